@@ -1,0 +1,105 @@
+package kafkatrace
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+var (
+	_ kgo.HookProduceRecordBuffered   = (*Tracer)(nil)
+	_ kgo.HookProduceRecordUnbuffered = (*Tracer)(nil)
+)
+
+// OnProduceRecordBuffered starts the "send <topic>" span as a child of the
+// record's Context, injects its context into the record headers (replacing any
+// traceparent, tracestate and baggage headers already there) and stores the
+// span's context in r.Context for OnProduceRecordUnbuffered.
+func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
+	ctx := r.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	attrs := make([]attribute.KeyValue, 0, len(t.common)+5)
+	attrs = append(attrs, t.common...)
+	attrs = append(attrs,
+		semconv.MessagingOperationTypeSend,
+		semconv.MessagingOperationName(OpSend),
+		semconv.MessagingDestinationName(r.Topic),
+		semconv.MessagingMessageBodySize(len(r.Value)),
+	)
+	if r.Key != nil {
+		attrs = append(attrs, keyHash(r.Key))
+	}
+	ctx, _ = t.tracer.Start(ctx, t.namesFor(r.Topic).send,
+		trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attrs...))
+	t.Inject(ctx, r)
+	r.Context = ctx
+}
+
+// OnProduceRecordUnbuffered ends the send span at the broker's acknowledgement,
+// with the partition and offset, or records the produce error.
+func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
+	span := trace.SpanFromContext(r.Context)
+	if !span.IsRecording() {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+	} else {
+		span.SetAttributes(
+			semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),
+			semconv.MessagingKafkaOffset(int(r.Offset)),
+		)
+	}
+	span.End()
+}
+
+// Inject writes the trace context of ctx into the record headers. Existing
+// headers with the propagator's keys are removed first, so the record ends up
+// with exactly one of each and never a stale value from an earlier hop.
+func (t *Tracer) Inject(ctx context.Context, r *kgo.Record) {
+	r.Headers = removeHeaders(r.Headers, t.propKeys...)
+	t.prop.Inject(ctx, HeaderCarrier{Record: r})
+}
+
+// Extract returns ctx carrying the remote span context and baggage found in
+// the record headers. Missing or malformed headers leave ctx without a remote
+// span, so spans started from it become new roots.
+func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
+	return t.prop.Extract(ctx, HeaderCarrier{Record: r})
+}
+
+func keyHash(key []byte) attribute.KeyValue {
+	return KeyHashAttr.String(strconv.FormatUint(xxhash.Sum64(key), 16))
+}
+
+// errorType returns a low-cardinality error.type value for a produce error:
+// the Kafka error code name, the context error, or "_OTHER".
+func errorType(err error) string {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.Message
+	case errors.Is(err, context.Canceled):
+		return "context_canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "context_deadline_exceeded"
+	case errors.Is(err, kgo.ErrRecordTimeout):
+		return "record_timeout"
+	case errors.Is(err, kgo.ErrClientClosed):
+		return "client_closed"
+	}
+	return "_OTHER"
+}
