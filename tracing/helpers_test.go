@@ -1,0 +1,103 @@
+package tracing_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// syncBuffer is a bytes.Buffer safe for the SDK's background goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testLogger returns a logger writing text to the returned buffer.
+func testLogger() (*slog.Logger, *syncBuffer) {
+	buf := &syncBuffer{}
+	return slog.New(slog.NewTextHandler(buf, nil)), buf
+}
+
+// envMap returns a getenv function reading from m.
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// sumValue returns the value of the int64 sum named name in rm.
+func sumValue(t *testing.T, rm metricdata.ResourceMetrics, name string) (int64, bool) {
+	t.Helper()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			require.True(t, ok, "%s is %T, want Sum[int64]", name, m.Data)
+			require.True(t, sum.IsMonotonic, "%s must be a counter", name)
+			require.Len(t, sum.DataPoints, 1)
+			return sum.DataPoints[0].Value, true
+		}
+	}
+	return 0, false
+}
+
+// lastValueExporter is a metric exporter that keeps the latest value of
+// each int64 sum, so a test can read what the final collection at
+// shutdown reported.
+type lastValueExporter struct {
+	mu     sync.Mutex
+	values map[string]int64
+}
+
+func newLastValueExporter() *lastValueExporter {
+	return &lastValueExporter{values: map[string]int64{}}
+}
+
+func (e *lastValueExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	return sdkmetric.DefaultTemporalitySelector(k)
+}
+
+func (e *lastValueExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (e *lastValueExporter) Export(_ context.Context, rm *metricdata.ResourceMetrics) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && len(sum.DataPoints) == 1 {
+				e.values[m.Name] = sum.DataPoints[0].Value
+			}
+		}
+	}
+	return nil
+}
+
+func (e *lastValueExporter) value(name string) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.values[name]
+	return v, ok
+}
+
+func (*lastValueExporter) ForceFlush(context.Context) error { return nil }
+func (*lastValueExporter) Shutdown(context.Context) error   { return nil }

@@ -1,0 +1,120 @@
+package tracing
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// DefaultServiceName is the service.name used when neither
+// OTEL_SERVICE_NAME nor [WithServiceName] sets one.
+const DefaultServiceName = "kretrieve"
+
+type config struct {
+	serviceName     string
+	spanProcessors  []sdktrace.SpanProcessor
+	metricReaders   []sdkmetric.Reader
+	getenv          func(string) string
+	logger          *slog.Logger
+	exporterTimeout time.Duration
+	exportRetry     bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		serviceName: DefaultServiceName,
+		getenv:      os.Getenv,
+		exportRetry: true,
+	}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.getenv == nil {
+		c.getenv = os.Getenv
+	}
+	return c
+}
+
+// Option configures [Setup].
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithServiceName sets the service.name resource attribute used when
+// OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES) is not set;
+// the environment always wins. The default is [DefaultServiceName].
+func WithServiceName(name string) Option {
+	return optionFunc(func(c *config) {
+		if name != "" {
+			c.serviceName = name
+		}
+	})
+}
+
+// WithSpanProcessor registers an extra span processor, for example an
+// in-memory run-summary recorder. Extra processors are registered whether
+// or not an exporter is configured, see every sampled span, and are shut
+// down by [Providers.Shutdown]. They are not used when OTEL_SDK_DISABLED is
+// true. The option may be repeated; by default there are none.
+func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
+	return optionFunc(func(c *config) {
+		if sp != nil {
+			c.spanProcessors = append(c.spanProcessors, sp)
+		}
+	})
+}
+
+// WithMetricReader registers an extra metric reader (for example an
+// [sdkmetric.ManualReader] in tests) next to the OTLP periodic reader. It is
+// shut down by [Providers.Shutdown]. The option may be repeated; by default
+// there are none.
+func WithMetricReader(r sdkmetric.Reader) Option {
+	return optionFunc(func(c *config) {
+		if r != nil {
+			c.metricReaders = append(c.metricReaders, r)
+		}
+	})
+}
+
+// WithGetenv sets the function used to read OTEL_SDK_DISABLED, the
+// OTEL_EXPORTER_OTLP_*ENDPOINT and *_PROTOCOL variables and
+// OTEL_{TRACES,METRICS}_EXPORTER, i.e. the decisions this package makes
+// itself. The SDK and the exporters always read the real process
+// environment for everything else (sampler, resource, endpoint URL,
+// headers, ...), so getenv should agree with it. The default is [os.Getenv].
+func WithGetenv(getenv func(string) string) Option {
+	return optionFunc(func(c *config) { c.getenv = getenv })
+}
+
+// WithLogger sets the logger that receives OpenTelemetry SDK errors (failed
+// exports, invalid variables) at warn level; Setup installs it with
+// otel.SetErrorHandler. The default is [slog.Default] at the time Setup runs.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithExporterTimeout sets the timeout of each OTLP export request, for
+// traces and metrics, overriding OTEL_EXPORTER_OTLP_TIMEOUT and its
+// per-signal variants. By default (or with d <= 0) the exporters read those
+// variables, whose default is 10s.
+func WithExporterTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.exporterTimeout = d })
+}
+
+// WithExportRetry enables or disables the OTLP exporters' retries of
+// throttled or unavailable (429, 502, 503, 504) exports. The default is
+// enabled, with the exporters' own backoff (5s initial, 30s max, given up
+// after 1m). Disable it where a failed export must fail fast, e.g. tests.
+func WithExportRetry(enabled bool) Option {
+	return optionFunc(func(c *config) { c.exportRetry = enabled })
+}

@@ -1,0 +1,224 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Providers holds what [Setup] installed. Its fields are OTel API types so
+// that callers need not import the SDK.
+type Providers struct {
+	// TracerProvider is the installed tracer provider (a no-op one when
+	// Enabled is false).
+	TracerProvider trace.TracerProvider
+	// MeterProvider is the installed meter provider (a no-op one when
+	// Enabled is false).
+	MeterProvider metric.MeterProvider
+	// Propagator is the W3C TraceContext + Baggage propagator, installed
+	// even when Enabled is false so context still passes through.
+	Propagator propagation.TextMapPropagator
+	// Enabled is false when OTEL_SDK_DISABLED=true.
+	Enabled bool
+	// Exporting is true when spans are exported over OTLP.
+	Exporting bool
+	// ExportingMetrics is true when metrics are exported over OTLP.
+	ExportingMetrics bool
+
+	tp       *sdktrace.TracerProvider // nil when disabled
+	mp       *sdkmetric.MeterProvider // nil when disabled
+	counters *spanCounters
+	log      *slog.Logger
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Setup builds tracer and meter providers from the standard OTEL_*
+// variables (see the package doc), installs them and the W3C
+// TraceContext+Baggage propagator as OTel globals, routes SDK errors to the
+// logger, and returns the providers. Call [Providers.Shutdown] to flush and
+// stop everything. ctx is used only while building the resource and the
+// exporters.
+func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
+	cfg := newConfig(opts)
+	log := cfg.logger
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("opentelemetry error", "err", err)
+	}))
+
+	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	p := &Providers{Propagator: prop, counters: newSpanCounters(), log: log}
+
+	if sdkDisabled(cfg.getenv) {
+		p.TracerProvider = tracenoop.NewTracerProvider()
+		p.MeterProvider = metricnoop.NewMeterProvider()
+		p.install()
+		return p, nil
+	}
+	p.Enabled = true
+
+	exportTraces, err := exportEnabled(cfg.getenv, tracesEnv)
+	if err != nil {
+		return nil, err
+	}
+	exportMetrics, err := exportEnabled(cfg.getenv, metricsEnv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := newResource(ctx, cfg.serviceName, log)
+	if err != nil {
+		return nil, err
+	}
+
+	var spanExp sdktrace.SpanExporter
+	if exportTraces {
+		spanExp, err = newSpanExporter(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var metricExp sdkmetric.Exporter
+	if exportMetrics {
+		metricExp, err = newMetricExporter(ctx, cfg)
+		if err != nil {
+			if spanExp != nil {
+				err = errors.Join(err, spanExp.Shutdown(ctx))
+			}
+			return nil, err
+		}
+	}
+
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if spanExp != nil {
+		bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: spanExp, c: p.counters})
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: p.counters}))
+	}
+	for _, sp := range cfg.spanProcessors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sp))
+	}
+
+	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if metricExp != nil {
+		mpOpts = append(mpOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)))
+	}
+	for _, r := range cfg.metricReaders {
+		mpOpts = append(mpOpts, sdkmetric.WithReader(r))
+	}
+
+	p.tp = sdktrace.NewTracerProvider(tpOpts...)
+	p.mp = sdkmetric.NewMeterProvider(mpOpts...)
+	p.TracerProvider, p.MeterProvider = p.tp, p.mp
+	p.Exporting, p.ExportingMetrics = exportTraces, exportMetrics
+
+	if err := registerSpanMetrics(p.mp, p.counters); err != nil {
+		return nil, errors.Join(err, p.Shutdown(ctx))
+	}
+	p.install()
+	log.Debug("opentelemetry configured",
+		"exporting_traces", p.Exporting, "exporting_metrics", p.ExportingMetrics)
+	return p, nil
+}
+
+func (p *Providers) install() {
+	otel.SetTracerProvider(p.TracerProvider)
+	otel.SetMeterProvider(p.MeterProvider)
+	otel.SetTextMapPropagator(p.Propagator)
+}
+
+func newSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
+	var opts []otlptracehttp.Option
+	if cfg.exporterTimeout > 0 {
+		opts = append(opts, otlptracehttp.WithTimeout(cfg.exporterTimeout))
+	}
+	if !cfg.exportRetry {
+		opts = append(opts, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
+	}
+	return exp, nil
+}
+
+func newMetricExporter(ctx context.Context, cfg config) (sdkmetric.Exporter, error) {
+	var opts []otlpmetrichttp.Option
+	if cfg.exporterTimeout > 0 {
+		opts = append(opts, otlpmetrichttp.WithTimeout(cfg.exporterTimeout))
+	}
+	if !cfg.exportRetry {
+		opts = append(opts, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+	}
+	exp, err := otlpmetrichttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp metric exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// Stats returns the span export counters; see [SpanStats] for when Dropped
+// is exact. Safe for concurrent use.
+func (p *Providers) Stats() SpanStats { return p.counters.stats() }
+
+// DroppedSpans returns Stats().Dropped.
+func (p *Providers) DroppedSpans() int64 { return p.counters.dropped() }
+
+// ForceFlush exports all ended spans and collected metrics now, without
+// stopping anything. It is a no-op when Enabled is false.
+func (p *Providers) ForceFlush(ctx context.Context) error {
+	if !p.Enabled {
+		return nil
+	}
+	var errs []error
+	if err := p.tp.ForceFlush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("flush spans: %w", err))
+	}
+	if err := p.mp.ForceFlush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("flush metrics: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Shutdown flushes and stops the tracer provider (its span processors,
+// including those from [WithSpanProcessor], and the exporter), then the
+// meter provider, whose final collection reports the final
+// kretrieve.tracing.spans.dropped value; dropped spans are also logged at
+// warn level. Failed span exports are not returned as an error (they are
+// counted in [Providers.Stats] and logged). Call it once, on a fresh context
+// with a timeout, after everything producing spans has stopped. It is
+// idempotent: later calls return the first call's result. Errors from both
+// providers are joined.
+func (p *Providers) Shutdown(ctx context.Context) error {
+	p.shutdownOnce.Do(func() {
+		if !p.Enabled {
+			return
+		}
+		var errs []error
+		if err := p.tp.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shut down tracer provider: %w", err))
+		}
+		p.counters.markShutdown()
+		if st := p.counters.stats(); st.Dropped > 0 {
+			p.log.WarnContext(ctx, "spans were not exported",
+				"dropped", st.Dropped, "failed", st.Failed, "ended", st.Ended, "exported", st.Exported)
+		}
+		if err := p.mp.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shut down meter provider: %w", err))
+		}
+		p.shutdownErr = errors.Join(errs...)
+	})
+	return p.shutdownErr
+}
