@@ -1,0 +1,9 @@
+// Package broker runs an embedded Kafka-compatible broker, built on franz-go's
+// kfake, for development and tests.
+//
+// It speaks the Kafka protocol well enough for every kretrieve component
+// (produce, fetch, consumer groups, offsets, topic administration) and can
+// persist its state to a directory across restarts. It is not a production
+// broker: production deployments use real Apache Kafka (or a compatible
+// service) and point kretrieve at it with --brokers.
+package broker

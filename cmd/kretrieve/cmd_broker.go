@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// runBroker serves an embedded broker until ctx is done.
+func runBroker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadBrokerConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := tracing.NewLogger(stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.broker.Logger = logger
+	b, err := broker.Start(cfg.broker)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	logger.Info("broker listening", "addr", b.Addr(), "data_dir", cfg.broker.DataDir)
+	fmt.Fprintln(stdout, b.Addr())
+	<-ctx.Done()
+	logger.Info("broker stopping")
+	return nil
+}

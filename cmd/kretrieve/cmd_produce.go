@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
+)
+
+// runProduce publishes one request per query and prints its request and
+// trace ids; with --wait it prints each result as it arrives.
+func runProduce(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	cfg, err := loadProduceConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	queries, err := readQueries(cfg.queries, cfg.file)
+	if err != nil {
+		return err
+	}
+	comp, err := startComponent(ctx, "kretrieve-produce", cfg.logFormat, cfg.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
+
+	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+		return err
+	}
+	client, err := pipeline.NewClient(ctx, pc, cfg.wait)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, client.Close(context.WithoutCancel(ctx))) }()
+
+	calls := make([]*producer.Call, 0, len(queries))
+	var errs []error
+	for _, q := range queries {
+		call, err := client.Start(ctx, messages.Request{Query: q, TopK: cfg.topK}, cfg.wait)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("query %q: %w", truncate(q, 40), err))
+			continue
+		}
+		calls = append(calls, call)
+	}
+	p := printer{w: stdout, json: cfg.json}
+	for _, call := range calls {
+		rcpt, err := call.Acked(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !cfg.wait {
+			p.sent(call, rcpt)
+		}
+	}
+	if cfg.wait {
+		for _, call := range calls {
+			out, err := call.Wait(ctx, cfg.timeout)
+			p.outcome(call, out, err)
+			if err != nil || out.Failed {
+				errs = append(errs, fmt.Errorf("request %s: not completed", call.Request.RequestID))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readQueries returns the argument queries followed by the file's non-blank lines.
+func readQueries(args []string, file string) ([]string, error) {
+	queries := append([]string{}, args...)
+	if file == "" {
+		return queries, nil
+	}
+	var r io.Reader = os.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if q := strings.TrimSpace(sc.Text()); q != "" {
+			queries = append(queries, q)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	if len(queries) == 0 {
+		return nil, errors.New("no queries")
+	}
+	return queries, nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// printer writes produce's output as text or JSON lines.
+type printer struct {
+	w    io.Writer
+	json bool
+}
+
+type sentLine struct {
+	RequestID string `json:"request_id"`
+	TraceID   string `json:"trace_id"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
+
+type outcomeLine struct {
+	RequestID string           `json:"request_id"`
+	TraceID   string           `json:"trace_id"`
+	Outcome   string           `json:"outcome"`
+	Reason    string           `json:"reason,omitempty"`
+	Result    *messages.Result `json:"result,omitempty"`
+}
+
+func (p printer) sent(call *producer.Call, r producer.Receipt) {
+	if p.json {
+		_ = json.NewEncoder(p.w).Encode(sentLine{r.RequestID, call.TraceID, r.Partition, r.Offset})
+		return
+	}
+	fmt.Fprintf(p.w, "request_id=%s trace_id=%s partition=%d offset=%d\n", r.RequestID, orDash(call.TraceID), r.Partition, r.Offset)
+}
+
+func (p printer) outcome(call *producer.Call, out producer.Outcome, err error) {
+	line := outcomeLine{RequestID: call.Request.RequestID, TraceID: call.TraceID}
+	switch {
+	case err != nil:
+		line.Outcome, line.Reason = "timeout", err.Error()
+	case out.Failed:
+		line.Outcome, line.Reason = "failed", out.Reason
+	default:
+		line.Outcome, line.Result = "completed", &out.Result
+	}
+	if p.json {
+		_ = json.NewEncoder(p.w).Encode(line)
+		return
+	}
+	fmt.Fprintf(p.w, "request_id=%s trace_id=%s outcome=%s", line.RequestID, orDash(line.TraceID), line.Outcome)
+	if line.Reason != "" {
+		fmt.Fprintf(p.w, " reason=%q", line.Reason)
+	}
+	fmt.Fprintln(p.w)
+	if line.Result != nil {
+		for i, d := range line.Result.Documents {
+			fmt.Fprintf(p.w, "  %2d. %-32s %7.3f  %s\n", i+1, d.Title, d.Score, d.URL)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

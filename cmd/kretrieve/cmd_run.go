@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+//go:embed queries.txt
+var demoQueries string
+
+// runAll runs the whole pipeline in one process: an embedded broker (unless
+// --brokers is given), the workers, and --requests requests; it prints the
+// summary computed from the spans the run recorded.
+func runAll(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	cfg, err := loadRunConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	recorder := runsummary.NewRecorder(producer.RootSpanName, string(producer.OutcomeAttr))
+	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, tracing.WithSpanProcessor(recorder))
+	if err != nil {
+		return err
+	}
+	flushed := false
+	defer func() {
+		if !flushed {
+			err = errors.Join(err, comp.shutdown(10*time.Second))
+		}
+	}()
+
+	if cfg.brokers == "" {
+		b, err := broker.Start(broker.Config{Listen: cfg.listen, DefaultPartitions: cfg.partitions, Logger: comp.logger})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		cfg.brokers = b.Addr()
+		comp.logger.Info("embedded broker listening", "addr", b.Addr())
+	}
+	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	pc.Worker.Concurrency = cfg.concurrency
+	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+		return err
+	}
+	idx, err := search.DemoIndex()
+	if err != nil {
+		return err
+	}
+	workerCtx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	workers, err := pipeline.StartWorkers(workerCtx, pc, idx, cfg.retrievals, cfg.enrichments)
+	if err != nil {
+		return err
+	}
+	client, err := pipeline.NewClient(ctx, pc, true)
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	counts := send(ctx, client, cfg)
+	wall := time.Since(start)
+	counts.Duplicates = client.Collector.Duplicates()
+
+	if cfg.serve && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "serving: brokers=%s (interrupt to stop)\n", cfg.brokers)
+		<-ctx.Done()
+	}
+	stopWorkers()
+	err = errors.Join(workers.Wait(), client.Close(context.Background()))
+	flushed = true
+	if ferr := comp.shutdown(10 * time.Second); ferr != nil {
+		err = errors.Join(err, ferr)
+	}
+
+	topics := []string{cfg.topics.Requests, cfg.topics.Candidates, cfg.topics.Results}
+	summary := recorder.Summary(counts, wall, topics)
+	summary.TracingDisabled = !comp.telemetry.Enabled
+	summary.SpansDropped = comp.telemetry.Stats().Dropped
+	if werr := summary.WriteText(stdout); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	if cfg.summaryJSON != "" {
+		err = errors.Join(err, writeSummaryJSON(cfg.summaryJSON, summary))
+	}
+	if counts.Completed != counts.Sent {
+		err = errors.Join(err, fmt.Errorf("%d of %d requests did not complete", counts.Sent-counts.Completed, counts.Sent))
+	}
+	return err
+}
+
+// send publishes cfg.requests requests, at most cfg.inFlight awaiting their
+// result at once, and counts their outcomes.
+func send(ctx context.Context, client *pipeline.Client, cfg runConfig) runsummary.Requests {
+	queries := strings.Split(strings.TrimSpace(demoQueries), "\n")
+	var (
+		mu     sync.Mutex
+		counts runsummary.Requests
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, cfg.inFlight)
+	)
+	record := func(f func(*runsummary.Requests)) {
+		mu.Lock()
+		f(&counts)
+		mu.Unlock()
+	}
+	for i := 0; i < cfg.requests && ctx.Err() == nil; i++ {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		call, err := client.Start(ctx, messages.Request{Query: queries[i%len(queries)]}, true)
+		if err != nil {
+			<-slots
+			record(func(c *runsummary.Requests) { c.Sent++; c.Failed++ })
+			continue
+		}
+		record(func(c *runsummary.Requests) { c.Sent++ })
+		wg.Go(func() {
+			defer func() { <-slots }()
+			out, err := call.Wait(ctx, cfg.timeout)
+			record(func(c *runsummary.Requests) {
+				switch {
+				case errors.Is(err, producer.ErrTimeout):
+					c.TimedOut++
+				case err != nil || out.Failed:
+					c.Failed++
+				default:
+					c.Completed++
+				}
+			})
+		})
+	}
+	wg.Wait()
+	return counts
+}
+
+func writeSummaryJSON(path string, s runsummary.Summary) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := s.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// commonConfig is what every command that talks to Kafka shares.
+type commonConfig struct {
+	brokers           string
+	clientID          string
+	topics            messages.Topics
+	partitions        int
+	replicationFactor int
+	logFormat         string
+	logLevel          string
+}
+
+func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
+	s.str(&c.brokers, "brokers", defaultBrokers, "comma-separated Kafka bootstrap brokers")
+	s.str(&c.clientID, "client-id", "kretrieve-"+role, "Kafka client id (messaging.client.id)")
+	s.str(&c.topics.Requests, "topic-requests", messages.DefaultRequestsTopic, "requests topic")
+	s.str(&c.topics.Candidates, "topic-candidates", messages.DefaultCandidatesTopic, "candidates topic")
+	s.str(&c.topics.Results, "topic-results", messages.DefaultResultsTopic, "results topic")
+	s.integer(&c.partitions, "partitions", kafkaclient.DefaultPartitions, "partitions of topics created at start-up")
+	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
+	declareLogging(s, &c.logFormat, &c.logLevel)
+}
+
+func declareLogging(s *settings, format, level *string) {
+	s.str(format, "log-format", "text", "log format: text or json")
+	s.str(level, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+func (c commonConfig) validate() error {
+	var errs []error
+	if err := c.topics.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.partitions < 1 || c.partitions > 1<<20 {
+		errs = append(errs, errors.New("partitions: must be at least 1"))
+	}
+	if c.replicationFactor < -1 || c.replicationFactor == 0 || c.replicationFactor > 1<<15-1 {
+		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
+	}
+	return errors.Join(errs...)
+}
+
+// pipelineConfig builds the shared component configuration.
+func (c commonConfig) pipelineConfig(logger *slog.Logger, p *tracing.Providers) pipeline.Config {
+	return pipeline.Config{
+		Kafka: kafkaclient.Config{
+			Brokers:           kafkaclient.ParseBrokers(c.brokers),
+			ClientID:          c.clientID,
+			Partitions:        int32(c.partitions),
+			ReplicationFactor: int16(c.replicationFactor),
+		},
+		Topics:         c.topics,
+		Logger:         logger,
+		TracerProvider: p.TracerProvider,
+		MeterProvider:  p.MeterProvider,
+		Propagator:     p.Propagator,
+	}
+}
+
+// workerConfig configures the retrieval and enrichment commands.
+type workerConfig struct {
+	commonConfig
+	worker          consumers.Config
+	shutdownTimeout time.Duration
+}
+
+func loadWorkerConfig(role string, args []string, getenv func(string) string, out io.Writer) (workerConfig, error) {
+	var c workerConfig
+	s := newSettings(role, getenv, out)
+	c.declare(s, role, kafkaclient.DefaultBrokers)
+	s.str(&c.worker.Group, "group", role, "consumer group")
+	s.integer(&c.worker.Concurrency, "concurrency", 6, "partitions processed at once")
+	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll")
+	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
+	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
+	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	c.worker.CommitTimeout = c.shutdownTimeout
+	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate())
+}
+
+func validateBrokers(brokers string) error {
+	if len(kafkaclient.ParseBrokers(brokers)) == 0 {
+		return errors.New("brokers: at least one address is required")
+	}
+	return nil
+}
+
+// brokerConfig configures the broker command.
+type brokerConfig struct {
+	broker    broker.Config
+	logFormat string
+	logLevel  string
+}
+
+func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) (brokerConfig, error) {
+	var c brokerConfig
+	s := newSettings("broker", getenv, out)
+	s.str(&c.broker.Listen, "listen", broker.DefaultListen, "address to listen on")
+	s.str(&c.broker.DataDir, "data-dir", "", "directory to persist topics, records and offsets in (default: memory only)")
+	s.boolean(&c.broker.SyncWrites, "sync-writes", false, "fsync every produced batch (with --data-dir)")
+	s.integer(&c.broker.DefaultPartitions, "partitions", kafkaclient.DefaultPartitions, "partitions of auto-created topics")
+	declareLogging(s, &c.logFormat, &c.logLevel)
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	return c, c.broker.Validate()
+}
+
+// produceConfig configures the produce command.
+type produceConfig struct {
+	commonConfig
+	file    string
+	topK    int
+	wait    bool
+	json    bool
+	timeout time.Duration
+	queries []string
+}
+
+func loadProduceConfig(args []string, getenv func(string) string, out io.Writer) (produceConfig, error) {
+	var c produceConfig
+	s := newSettings("produce", getenv, out)
+	c.declare(s, "produce", kafkaclient.DefaultBrokers)
+	s.str(&c.file, "file", "", "read queries from FILE, one per line (- for stdin)")
+	s.integer(&c.topK, "top-k", messages.DefaultTopK, "documents per result")
+	s.boolean(&c.wait, "wait", false, "wait for each request's result and print it")
+	s.boolean(&c.json, "json", false, "print JSON lines")
+	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for a result")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	c.queries = s.fs.Args()
+	var errs []error
+	if len(c.queries) == 0 && c.file == "" {
+		errs = append(errs, errors.New("give queries as arguments or --file"))
+	}
+	if c.topK < messages.MinTopK || c.topK > messages.MaxTopK {
+		errs = append(errs, fmt.Errorf("top-k: must be between %d and %d", messages.MinTopK, messages.MaxTopK))
+	}
+	if c.timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
+}
+
+// runConfig configures the all-in-one run command.
+type runConfig struct {
+	commonConfig
+	listen      string
+	requests    int
+	inFlight    int
+	serve       bool
+	summaryJSON string
+	timeout     time.Duration
+	retrievals  int
+	enrichments int
+	concurrency int
+}
+
+func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (runConfig, error) {
+	var c runConfig
+	s := newSettings("run", getenv, out)
+	c.declare(s, "run", "")
+	s.str(&c.listen, "listen", "127.0.0.1:0", "embedded broker address when --brokers is empty (port 0: any free port)")
+	s.integer(&c.requests, "requests", 1000, "requests to send")
+	s.integer(&c.inFlight, "in-flight", 200, "requests awaiting their result at once")
+	s.boolean(&c.serve, "serve", false, "keep the broker and workers running after the requests, until interrupted")
+	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")
+	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
+	s.integer(&c.retrievals, "retrieval-workers", 1, "retrieval workers")
+	s.integer(&c.enrichments, "enrichment-workers", 1, "enrichment workers")
+	s.integer(&c.concurrency, "concurrency", 6, "partitions each worker processes at once")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	var errs []error
+	if c.requests < 0 {
+		errs = append(errs, errors.New("requests: must not be negative"))
+	}
+	if c.inFlight < 1 || c.retrievals < 1 || c.enrichments < 1 || c.concurrency < 1 {
+		errs = append(errs, errors.New("in-flight, retrieval-workers, enrichment-workers and concurrency: must be at least 1"))
+	}
+	if c.timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	return c, errors.Join(append(errs, c.validate())...)
+}
+
+// newLogger builds the process logger on stderr.
+func newLogger(format, level string) (*slog.Logger, error) {
+	return tracing.NewLogger(os.Stderr, format, level)
+}

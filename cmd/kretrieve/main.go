@@ -1,0 +1,100 @@
+// Command kretrieve runs the parts of the kretrieve pipeline: an embedded
+// development broker, the retrieval and enrichment workers, a request
+// producer, and an all-in-one run that prints a latency summary.
+//
+// It is the only place that reads flags and KRETRIEVE_* variables, installs
+// the OpenTelemetry globals and handles signals.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "kretrieve:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `kretrieve: a Kafka retrieval pipeline traced end to end.
+
+Usage:
+  kretrieve broker      [flags]            embedded development broker (kfake)
+  kretrieve retrieval   [flags]            retrieval worker (group "retrieval")
+  kretrieve enrichment  [flags]            enrichment worker (group "enrichment")
+  kretrieve produce     [flags] QUERY...   publish requests (--wait for results)
+  kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
+
+Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
+tracing reads the standard OTEL_* variables.
+`
+
+// run dispatches to a subcommand.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("missing command")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "broker":
+		return runBroker(ctx, rest, getenv, stdout, stderr)
+	case "retrieval", "enrichment":
+		return runWorker(ctx, cmd, rest, getenv, stderr)
+	case "produce":
+		return runProduce(ctx, rest, getenv, stdout, stderr)
+	case "run":
+		return runAll(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// component is the logger and telemetry of one running command.
+type component struct {
+	logger    *slog.Logger
+	telemetry *tracing.Providers
+}
+
+// startComponent builds the logger and the OpenTelemetry providers of a
+// command whose default service name is service.
+func startComponent(ctx context.Context, service, logFormat, logLevel string, stderr io.Writer, opts ...tracing.Option) (*component, error) {
+	logger, err := tracing.NewLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		return nil, err
+	}
+	slog.SetDefault(logger)
+	p, err := tracing.Setup(ctx, append([]tracing.Option{tracing.WithServiceName(service), tracing.WithLogger(logger)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	return &component{logger: logger, telemetry: p}, nil
+}
+
+// shutdown flushes telemetry on a fresh context bounded by timeout.
+func (c *component) shutdown(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := c.telemetry.Shutdown(ctx); err != nil {
+		return fmt.Errorf("flush telemetry: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// Message is one consumed record being processed.
+type Message struct {
+	// Record is the consumed record. Handlers must not modify it.
+	Record *kgo.Record
+	// QueueWait is how long the record sat in Kafka before processing started.
+	QueueWait kafkatrace.QueueWait
+	// Attempt counts handler attempts, starting at 1.
+	Attempt int
+}
+
+// Handler processes one message and returns the records to publish as its
+// output. The runtime produces them as children of the process span and
+// commits the input offset only once all of them are acknowledged.
+//
+// An error marked with Permanent (or matching messages.ErrInvalid) sends the
+// record to the dead-letter topic at once; other errors are retried by the
+// Retry middleware and dead-lettered when retries are exhausted.
+type Handler func(ctx context.Context, msg *Message) ([]*kgo.Record, error)
+
+// Middleware wraps a Handler with a cross-cutting concern.
+type Middleware func(Handler) Handler
+
+// Chain wraps h so that the first middleware is the outermost.
+func Chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as one that retrying cannot fix.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err was marked Permanent or is an invalid message.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p) || errors.Is(err, messages.ErrInvalid)
+}
+
+// errorKind returns "permanent" or "transient" for dead-letter headers.
+func errorKind(err error) string {
+	if IsPermanent(err) {
+		return "permanent"
+	}
+	return "transient"
+}
+
+// Recover turns a panicking handler into a permanent error, so a poison record
+// is dead-lettered instead of crashing the worker.
+func Recover() Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, msg *Message) (outs []*kgo.Record, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					outs, err = nil, Permanent(fmt.Errorf("handler panic: %v", r))
+				}
+			}()
+			return next(ctx, msg)
+		}
+	}
+}
+
+// Retry retries transient errors up to attempts times in all, sleeping
+// backoff, 2×backoff, … (at most maxBackoff) between attempts. Each retry is
+// an event on the process span. It stops early when ctx is done.
+func Retry(attempts int, backoff, maxBackoff time.Duration) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
+			wait := backoff
+			for {
+				outs, err := next(ctx, msg)
+				if err == nil || IsPermanent(err) || msg.Attempt >= attempts || ctx.Err() != nil {
+					return outs, err
+				}
+				trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
+					attribute.Int("kretrieve.retry.attempt", msg.Attempt),
+					attribute.String("kretrieve.retry.error", err.Error()),
+					attribute.Float64("kretrieve.retry.backoff_ms", float64(wait)/float64(time.Millisecond)),
+				))
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return nil, err
+				case <-t.C:
+				}
+				msg.Attempt++
+				wait = min(2*wait, maxBackoff)
+			}
+		}
+	}
+}

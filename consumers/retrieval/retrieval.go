@@ -1,0 +1,112 @@
+// Package retrieval is the retrieval worker's handler: it decodes a request,
+// searches the index and publishes the candidates for enrichment.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// ScopeName is the instrumentation scope of the retrieval spans.
+const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
+
+// Span attributes of the search span.
+const (
+	IndexNameAttr   = attribute.Key("kretrieve.index.name")
+	IndexDocsAttr   = attribute.Key("kretrieve.index.documents")
+	TopKAttr        = attribute.Key("kretrieve.search.top_k")
+	HitsAttr        = attribute.Key("kretrieve.search.hits")
+	QueryLengthAttr = attribute.Key("kretrieve.query.length")
+	QueryHashAttr   = attribute.Key("kretrieve.query.hash")
+	RequestIDAttr   = attribute.Key("kretrieve.request.id")
+)
+
+// Searcher finds the best documents for a query.
+type Searcher interface {
+	Search(ctx context.Context, query string, k int) ([]search.Hit, error)
+	// Name and Len describe the index on spans.
+	Name() string
+	Len() int
+}
+
+// Config configures the handler.
+type Config struct {
+	// CandidatesTopic is where candidates are published. Default:
+	// messages.DefaultCandidatesTopic.
+	CandidatesTopic string
+	// TracerProvider creates the search span. Default: the global provider.
+	TracerProvider trace.TracerProvider
+}
+
+// Handler returns the retrieval handler over s.
+func Handler(s Searcher, cfg Config) consumers.Handler {
+	if cfg.CandidatesTopic == "" {
+		cfg.CandidatesTopic = messages.DefaultCandidatesTopic
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	tracer := cfg.TracerProvider.Tracer(ScopeName)
+	return func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		req, err := messages.DecodeRequestKeyed(msg.Record.Value, msg.Record.Key)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		ctx, span := tracer.Start(ctx, "search", trace.WithAttributes(
+			RequestIDAttr.String(req.RequestID),
+			IndexNameAttr.String(s.Name()),
+			IndexDocsAttr.Int(s.Len()),
+			TopKAttr.Int(req.TopK),
+			QueryLengthAttr.Int(len(req.Query)),
+			QueryHashAttr.String(QueryHash(req.Query)),
+		))
+		hits, err := s.Search(ctx, req.Query, req.TopK)
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+			span.End()
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		span.SetAttributes(HitsAttr.Int(len(hits)))
+		span.End()
+
+		cands := make([]messages.Candidate, len(hits))
+		for i, h := range hits {
+			cands[i] = messages.Candidate{DocID: h.ID, Score: h.Score}
+		}
+		value, err := messages.EncodeCandidates(messages.Candidates{
+			RequestID:  req.RequestID,
+			Query:      req.Query,
+			TopK:       req.TopK,
+			Candidates: cands,
+			Timings: messages.Timings{
+				RetrievalQueueMS: millis(msg.QueueWait.Wait),
+				RetrievalMS:      millis(time.Since(start)),
+			},
+		})
+		if err != nil {
+			return nil, consumers.Permanent(fmt.Errorf("encode candidates: %w", err))
+		}
+		return []*kgo.Record{{Topic: cfg.CandidatesTopic, Key: []byte(req.RequestID), Value: value}}, nil
+	}
+}
+
+// QueryHash is the hex xxhash64 of a query: queries can be correlated in
+// telemetry without recording their text.
+func QueryHash(q string) string { return strconv.FormatUint(xxhash.Sum64String(q), 16) }
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

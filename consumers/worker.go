@@ -1,0 +1,315 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
+)
+
+// Config configures a Worker.
+type Config struct {
+	// Group is the consumer group. Required.
+	Group string
+	// Topic is the input topic. Required.
+	Topic string
+	// Concurrency is how many partitions are processed at once; records of
+	// one partition are always processed in order. Default: 6.
+	Concurrency int
+	// MaxPollRecords caps the records taken from one poll. Default: 500.
+	MaxPollRecords int
+	// Attempts is how many times a transient handler error is tried in all
+	// before the record is dead-lettered. Default: 3.
+	Attempts int
+	// RetryBackoff is the first retry's delay; it doubles up to 2 s. Default: 100 ms.
+	RetryBackoff time.Duration
+	// CommitTimeout bounds the final commit at shutdown. Default: 10 s.
+	CommitTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = 6
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = 500
+	}
+	if c.Attempts == 0 {
+		c.Attempts = 3
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = 100 * time.Millisecond
+	}
+	if c.CommitTimeout == 0 {
+		c.CommitTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// Validate reports configuration errors.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Group == "" {
+		errs = append(errs, errors.New("group: required"))
+	}
+	if c.Topic == "" {
+		errs = append(errs, errors.New("topic: required"))
+	}
+	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 {
+		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff and commit timeout must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Option configures a Worker beyond its Config.
+type Option interface{ apply(*Worker) }
+
+type optionFunc func(*Worker)
+
+func (f optionFunc) apply(w *Worker) { f(w) }
+
+// WithLogger sets the logger. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return optionFunc(func(w *Worker) { w.logger = l }) }
+
+// WithMiddleware adds middleware inside the default Recover and Retry. Default: none.
+func WithMiddleware(mws ...Middleware) Option {
+	return optionFunc(func(w *Worker) { w.middleware = append(w.middleware, mws...) })
+}
+
+// Worker consumes one topic as a member of one consumer group.
+type Worker struct {
+	cfg        Config
+	client     *kgo.Client
+	tracer     *kafkatrace.Tracer
+	handler    Handler
+	logger     *slog.Logger
+	middleware []Middleware
+
+	processed atomic.Int64
+	dead      atomic.Int64
+}
+
+// New returns a Worker for cfg. clientOpts are the connection options
+// (see kafkaclient.Options); New adds the group options and installs tracer
+// as a hook so the outputs get send spans. tracer should be configured with
+// the same consumer group.
+func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kgo.Opt, opts ...Option) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	if tracer == nil || handler == nil {
+		return nil, errors.New("worker: tracer and handler are required")
+	}
+	w := &Worker{cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default()}
+	for _, o := range opts {
+		o.apply(w)
+	}
+	w.handler = Chain(handler, append([]Middleware{Recover(), Retry(w.cfg.Attempts, w.cfg.RetryBackoff, 2*time.Second)}, w.middleware...)...)
+	w.logger = w.logger.With("group", cfg.Group, "topic", cfg.Topic)
+
+	all := append([]kgo.Opt{}, clientOpts...)
+	all = append(all,
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topic),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		// Partitions are not revoked while a polled batch is in flight: every
+		// batch is committed before AllowRebalance, so a revoke never loses
+		// progress and never hands a partition over mid-batch.
+		kgo.BlockRebalanceOnPoll(),
+		kgo.WithHooks(tracer),
+	)
+	client, err := kgo.NewClient(all...)
+	if err != nil {
+		return nil, fmt.Errorf("worker client: %w", err)
+	}
+	w.client = client
+	return w, nil
+}
+
+// Client returns the worker's Kafka client (for topic creation and admin).
+func (w *Worker) Client() *kgo.Client { return w.client }
+
+// Processed returns how many records the worker has finished (including dead-lettered ones).
+func (w *Worker) Processed() int64 { return w.processed.Load() }
+
+// DeadLettered returns how many records the worker has sent to a dead-letter topic.
+func (w *Worker) DeadLettered() int64 { return w.dead.Load() }
+
+// Run consumes until ctx is done, then finishes the batch in flight, commits
+// what was acknowledged, leaves the group and closes the client.
+func (w *Worker) Run(ctx context.Context) error {
+	defer func() {
+		// The last poll blocked rebalances; leaving the group waits for that
+		// block to be released.
+		w.client.AllowRebalance()
+		w.client.Close()
+	}()
+	w.logger.InfoContext(ctx, "worker started")
+	for {
+		fetches := w.client.PollRecords(ctx, w.cfg.MaxPollRecords)
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		if ctx.Err() != nil {
+			// Records polled at the moment of shutdown are not processed and
+			// not committed: the group redelivers them.
+			break
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			w.logger.WarnContext(ctx, "fetch error", "topic", topic, "partition", partition, "err", err)
+		})
+		w.processFetches(ctx, fetches)
+		w.client.AllowRebalance()
+	}
+	w.logger.InfoContext(ctx, "worker stopping", "processed", w.processed.Load(), "dead_lettered", w.dead.Load())
+	return nil
+}
+
+// partitionBatch tracks one partition's records of a poll.
+type partitionBatch struct {
+	topic     string
+	partition int32
+	last      *kgo.Record
+	// firstFailed is the lowest offset whose processing or output failed.
+	firstFailed atomic.Int64
+}
+
+func (b *partitionBatch) fail(offset int64) {
+	for {
+		cur := b.firstFailed.Load()
+		if offset >= cur || b.firstFailed.CompareAndSwap(cur, offset) {
+			return
+		}
+	}
+}
+
+// processFetches processes a poll's partitions concurrently (records of one
+// partition in order), waits for every output to be acknowledged, then
+// commits each partition up to its first failure and rewinds failed
+// partitions so their records are fetched again.
+func (w *Worker) processFetches(ctx context.Context, fetches kgo.Fetches) {
+	var (
+		batches []*partitionBatch
+		work    sync.WaitGroup
+		outputs sync.WaitGroup
+		sem     = make(chan struct{}, w.cfg.Concurrency)
+	)
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		b := &partitionBatch{topic: p.Topic, partition: p.Partition, last: p.Records[len(p.Records)-1]}
+		b.firstFailed.Store(math.MaxInt64)
+		batches = append(batches, b)
+		sem <- struct{}{}
+		work.Go(func() {
+			defer func() { <-sem }()
+			for _, rec := range p.Records {
+				if ctx.Err() != nil {
+					b.fail(rec.Offset)
+					return
+				}
+				w.processRecord(ctx, p.HighWatermark, rec, b, &outputs)
+			}
+		})
+	})
+	work.Wait()
+	outputs.Wait()
+	w.commit(ctx, batches)
+}
+
+// processRecord runs the handler on rec inside its process span and produces
+// its outputs (or its dead letter).
+func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kgo.Record, b *partitionBatch, outputs *sync.WaitGroup) {
+	pctx, span, qw := w.tracer.StartProcess(ctx, rec, highWatermark)
+	msg := &Message{Record: rec, QueueWait: qw, Attempt: 1}
+	outs, err := w.handler(pctx, msg)
+	errType := ""
+	if err != nil {
+		if ctx.Err() != nil {
+			// Shutting down: leave the record uncommitted for redelivery
+			// rather than dead-lettering work that was merely interrupted.
+			kafkatrace.EndProcess(span, err, "shutdown")
+			b.fail(rec.Offset)
+			return
+		}
+		errType = errorKind(err)
+		w.logger.WarnContext(pctx, "dead-lettering record", "partition", rec.Partition, "offset", rec.Offset,
+			"error_type", errType, "attempts", msg.Attempt, "err", err)
+		outs = []*kgo.Record{deadLetter(rec, err, msg.Attempt, w.cfg.Group)}
+		w.dead.Add(1)
+	}
+	// The outputs outlive a shutdown signal: they must still be acknowledged
+	// before the input offset can be committed.
+	produceCtx := context.WithoutCancel(pctx)
+	for _, out := range outs {
+		out.Context = pctx
+		outputs.Add(1)
+		w.client.Produce(produceCtx, out, func(r *kgo.Record, perr error) {
+			defer outputs.Done()
+			if perr != nil {
+				w.logger.ErrorContext(r.Context, "output not acknowledged; input will be redelivered",
+					"output_topic", r.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", perr)
+				b.fail(rec.Offset)
+			}
+		})
+	}
+	kafkatrace.EndProcess(span, err, errType)
+	w.processed.Add(1)
+}
+
+// commit commits every partition up to its first failed record and rewinds
+// partitions that failed so the failed record is fetched again.
+func (w *Worker) commit(ctx context.Context, batches []*partitionBatch) {
+	offsets := make(map[string]map[int32]kgo.EpochOffset)
+	rewind := make(map[string]map[int32]kgo.EpochOffset)
+	for _, b := range batches {
+		next := b.last.Offset + 1
+		if f := b.firstFailed.Load(); f != math.MaxInt64 {
+			next = f
+			if ctx.Err() == nil {
+				setOffset(rewind, b.topic, b.partition, kgo.EpochOffset{Epoch: -1, Offset: f})
+			}
+		}
+		setOffset(offsets, b.topic, b.partition, kgo.EpochOffset{Epoch: b.last.LeaderEpoch, Offset: next})
+	}
+	if len(offsets) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
+	defer cancel()
+	w.client.CommitOffsetsSync(cctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			w.logger.ErrorContext(ctx, "commit failed; records will be redelivered", "err", err)
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					w.logger.ErrorContext(ctx, "commit failed for partition; records will be redelivered",
+						"topic", t.Topic, "partition", p.Partition, "error_code", p.ErrorCode)
+				}
+			}
+		}
+	})
+	if len(rewind) > 0 {
+		w.client.SetOffsets(rewind)
+	}
+}
+
+func setOffset(m map[string]map[int32]kgo.EpochOffset, topic string, partition int32, eo kgo.EpochOffset) {
+	if m[topic] == nil {
+		m[topic] = make(map[int32]kgo.EpochOffset)
+	}
+	m[topic][partition] = eo
+}

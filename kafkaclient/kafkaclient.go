@@ -1,0 +1,128 @@
+package kafkaclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/plugin/kotel"
+	"github.com/twmb/franz-go/plugin/kslog"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Defaults for Config.
+const (
+	DefaultBrokers           = "127.0.0.1:9092"
+	DefaultPartitions        = 6
+	DefaultReplicationFactor = -1 // the broker's default.replication.factor
+)
+
+// Config is the connection and topic-creation configuration shared by every
+// component.
+type Config struct {
+	// Brokers are the seed brokers. Default: DefaultBrokers.
+	Brokers []string
+	// ClientID is the Kafka client id, also messaging.client.id on spans.
+	ClientID string
+	// Partitions is the partition count of topics created at start-up.
+	// Default: DefaultPartitions.
+	Partitions int32
+	// ReplicationFactor of topics created at start-up; -1 uses the broker's
+	// default. Default: DefaultReplicationFactor.
+	ReplicationFactor int16
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if len(c.Brokers) == 0 {
+		c.Brokers = []string{DefaultBrokers}
+	}
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = DefaultReplicationFactor
+	}
+	return c
+}
+
+// Validate reports configuration errors.
+func (c Config) Validate() error {
+	var errs []error
+	for _, b := range c.Brokers {
+		if strings.TrimSpace(b) == "" {
+			errs = append(errs, errors.New("brokers: empty address"))
+		}
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, errors.New("partitions: must be positive"))
+	}
+	if c.ReplicationFactor < -1 {
+		errs = append(errs, errors.New("replication factor: must be positive or -1"))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseBrokers splits a comma-separated broker list, dropping blanks.
+func ParseBrokers(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Options returns franz-go options for c: seed brokers, client id, franz-go's
+// own logs through kslog at warn and above, kotel client metrics on mp (when
+// not nil), and the given hooks (typically a kafkatrace.Tracer).
+func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kgo.Hook) []kgo.Opt {
+	c = c.WithDefaults()
+	if logger == nil {
+		logger = slog.Default()
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.Brokers...),
+		kgo.WithLogger(warnLogger{kslog.New(logger.With("component", "franz-go"))}),
+	}
+	if c.ClientID != "" {
+		opts = append(opts, kgo.ClientID(c.ClientID))
+	}
+	if mp != nil {
+		hooks = append(hooks, kotel.NewMeter(kotel.MeterProvider(mp)))
+	}
+	if len(hooks) > 0 {
+		opts = append(opts, kgo.WithHooks(hooks...))
+	}
+	return opts
+}
+
+// warnLogger caps franz-go's log level at warn: its info and debug logs are
+// per-request chatter.
+type warnLogger struct{ *kslog.Logger }
+
+func (warnLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+// EnsureTopics creates the topics that do not exist yet with c's partition
+// count and replication factor. Topics that exist are left as they are.
+func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...string) error {
+	c = c.WithDefaults()
+	adm := kadm.NewClient(client)
+	resps, err := adm.CreateTopics(ctx, c.Partitions, c.ReplicationFactor, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("create topics: %w", err)
+	}
+	var errs []error
+	for _, r := range resps.Sorted() {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			errs = append(errs, fmt.Errorf("create topic %s: %w", r.Topic, r.Err))
+		}
+	}
+	return errors.Join(errs...)
+}

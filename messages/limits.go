@@ -1,0 +1,28 @@
+package messages
+
+// Payload names, used in errors and as names for [Schema].
+const (
+	PayloadRequest    = "request"
+	PayloadCandidates = "candidates"
+	PayloadResult     = "result"
+)
+
+// Limits shared by the payloads.
+const (
+	// SchemaVersion is the payload version this code writes and the highest
+	// it reads. An absent or zero schema_version is read as version 1.
+	SchemaVersion = 1
+
+	// MaxRequestIDLen is the maximum length of a request id, in characters
+	// (Unicode code points).
+	MaxRequestIDLen = 128
+
+	// MaxQueryBytes is the maximum length of a query, in bytes of UTF-8.
+	MaxQueryBytes = 4096
+
+	// MinTopK and MaxTopK bound the number of documents a request may ask
+	// for; DefaultTopK is used when a request does not say.
+	MinTopK     = 1
+	MaxTopK     = 100
+	DefaultTopK = 10
+)

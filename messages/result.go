@@ -1,0 +1,124 @@
+package messages
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Document is one enriched document of a [Result].
+type Document struct {
+	// ID identifies the document; it must not be empty.
+	ID string `json:"id"`
+	// Title is the document's title; it may be empty.
+	Title string `json:"title"`
+	// Score is the retrieval score, higher is better; it must be finite.
+	Score float64 `json:"score"`
+	// Snippet is an excerpt matching the query; it may be empty.
+	Snippet string `json:"snippet"`
+	// URL locates the document, if it has an address.
+	URL string `json:"url,omitempty"`
+	// Source names where the document came from, if known.
+	Source string `json:"source,omitempty"`
+}
+
+// Result is what an enrichment worker publishes for one request: the
+// enriched documents, best first, and the timings of every stage.
+type Result struct {
+	// SchemaVersion is the payload version. Zero means [SchemaVersion];
+	// [EncodeResult] always writes [SchemaVersion].
+	SchemaVersion int `json:"schema_version"`
+	// RequestID is the id of the request, following the request_id rules
+	// of [Request]; it must not be empty.
+	RequestID string `json:"request_id"`
+	// Documents holds at most [MaxTopK] documents. A nil slice is written
+	// as [].
+	Documents []Document `json:"documents"`
+	// Timings holds the retrieval and enrichment timings.
+	Timings Timings `json:"timings"`
+}
+
+// Validate reports, as a [*ValidationError], the first field of r that
+// breaks the rules documented on [Result] and [Document]. Text fields are
+// not checked for valid UTF-8: encoding replaces invalid bytes with U+FFFD.
+func (r Result) Validate() error {
+	v := validator{payload: PayloadResult}
+	v.check(checkSchemaVersion(r.SchemaVersion), named("schema_version"))
+	v.check(checkRequestID(r.RequestID), named("request_id"))
+	if v.err == nil && len(r.Documents) > MaxTopK {
+		v.check("must have at most "+strconv.Itoa(MaxTopK)+" items", named("documents"))
+	}
+	for i, doc := range r.Documents {
+		if v.err != nil {
+			break
+		}
+		if doc.ID == "" {
+			v.check(reasonEmpty, func() string { return loc{"documents", i}.field("id") })
+		}
+		v.check(checkFinite(doc.Score), func() string { return loc{"documents", i}.field("score") })
+	}
+	v.checkTimings(r.Timings)
+	return v.err
+}
+
+// EncodeResult validates r and returns it as JSON with schema_version set
+// to [SchemaVersion].
+func EncodeResult(r Result) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	r.SchemaVersion = SchemaVersion
+	if r.Documents == nil {
+		r.Documents = []Document{}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeResult decodes and validates a result record value.
+//
+// The value must be a single JSON object, or a [*DecodeError] is returned.
+// Member names are case-sensitive, unknown members are ignored and a null
+// member counts as absent. schema_version follows the rules of
+// [DecodeRequest]; request_id and documents are required, and each
+// document needs id, title, score and snippet; url and source are
+// optional, as are timings and its durations (zero). Strings must be valid
+// UTF-8. Any broken rule is returned as a [*ValidationError]. The returned
+// Documents slice is never nil.
+func DecodeResult(b []byte) (Result, error) {
+	obj, err := decodeObject(PayloadResult, b)
+	if err != nil {
+		return Result{}, err
+	}
+	d := decoder{payload: PayloadResult}
+	d.schemaVersion(obj)
+	r := Result{
+		SchemaVersion: SchemaVersion,
+		RequestID:     d.string(obj, top, "request_id", true),
+	}
+	items := d.array(obj, top, "documents", true)
+	r.Documents = make([]Document, 0, len(items))
+	for i, raw := range items {
+		l := loc{parent: "documents", index: i}
+		item := d.object(raw, l, true)
+		r.Documents = append(r.Documents, Document{
+			ID:      d.string(item, l, "id", true),
+			Title:   d.string(item, l, "title", true),
+			Score:   d.float(item, l, "score", true),
+			Snippet: d.string(item, l, "snippet", true),
+			URL:     d.string(item, l, "url", false),
+			Source:  d.string(item, l, "source", false),
+		})
+	}
+	r.Timings = d.timings(obj)
+	if d.err != nil {
+		return Result{}, d.err
+	}
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}

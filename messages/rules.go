@@ -1,0 +1,120 @@
+package messages
+
+import (
+	"math"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Reasons reported for fields that break a rule.
+const (
+	reasonUnsupported = "unsupported"
+	reasonEmpty       = "must not be empty"
+	reasonControl     = "must not contain control characters"
+	reasonEdgeSpace   = "must not have leading or trailing whitespace"
+	reasonOnlySpace   = "must not be only whitespace"
+)
+
+var (
+	reasonIDTooLong    = "must be at most " + strconv.Itoa(MaxRequestIDLen) + " characters"
+	reasonQueryTooLong = "must be at most " + strconv.Itoa(MaxQueryBytes) + " bytes"
+	reasonTopK         = "must be between " + strconv.Itoa(MinTopK) + " and " + strconv.Itoa(MaxTopK)
+)
+
+// checkSchemaVersion accepts 0 (meaning the current version) through
+// SchemaVersion.
+func checkSchemaVersion(v int) string {
+	if v < 0 || v > SchemaVersion {
+		return reasonUnsupported
+	}
+	return ""
+}
+
+// checkRequestID applies the request_id rules to a non-empty id: valid
+// UTF-8, at most MaxRequestIDLen characters, no control characters and no
+// leading or trailing whitespace (Unicode White_Space, as unicode.IsSpace).
+func checkRequestID(id string) string {
+	if id == "" {
+		return reasonRequired
+	}
+	if !utf8.ValidString(id) {
+		return reasonUTF8
+	}
+	n := 0
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return reasonControl
+		}
+		n++
+	}
+	if n > MaxRequestIDLen {
+		return reasonIDTooLong
+	}
+	first, _ := utf8.DecodeRuneInString(id)
+	last, _ := utf8.DecodeLastRuneInString(id)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return reasonEdgeSpace
+	}
+	return ""
+}
+
+// checkQuery applies the query rules: 1 to MaxQueryBytes bytes of valid
+// UTF-8 with at least one character that is not Unicode White_Space.
+func checkQuery(q string) string {
+	switch {
+	case q == "":
+		return reasonRequired
+	case len(q) > MaxQueryBytes:
+		return reasonQueryTooLong
+	case !utf8.ValidString(q):
+		return reasonUTF8
+	}
+	for _, r := range q {
+		if !unicode.IsSpace(r) {
+			return ""
+		}
+	}
+	return reasonOnlySpace
+}
+
+func checkTopK(k int) string {
+	if k < MinTopK || k > MaxTopK {
+		return reasonTopK
+	}
+	return ""
+}
+
+func checkFinite(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return reasonFinite
+	}
+	return ""
+}
+
+// validator collects the first rule a payload breaks.
+type validator struct {
+	payload string
+	err     error
+}
+
+// check records reason against the field named by field, unless reason is
+// empty or an earlier check failed. field is called only on failure, so
+// that names of nested fields are built only when needed.
+func (v *validator) check(reason string, field func() string) {
+	if reason != "" && v.err == nil {
+		v.err = &ValidationError{Payload: v.payload, Field: field(), Reason: reason}
+	}
+}
+
+func named(name string) func() string { return func() string { return name } }
+
+// checkTimings checks that all durations are finite. They may be negative:
+// each is measured on one worker's clock against a record timestamp set by
+// another machine.
+func (v *validator) checkTimings(t Timings) {
+	v.check(checkFinite(t.RetrievalQueueMS), named("timings.retrieval_queue_ms"))
+	v.check(checkFinite(t.RetrievalMS), named("timings.retrieval_ms"))
+	v.check(checkFinite(t.EnrichmentQueueMS), named("timings.enrichment_queue_ms"))
+	v.check(checkFinite(t.EnrichmentMS), named("timings.enrichment_ms"))
+}

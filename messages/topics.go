@@ -1,0 +1,111 @@
+package messages
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Default topic names and the suffix of dead-letter topics.
+const (
+	DefaultRequestsTopic   = "retrieval.requests"
+	DefaultCandidatesTopic = "retrieval.candidates"
+	DefaultResultsTopic    = "retrieval.results"
+	DLQSuffix              = ".dlq"
+)
+
+// MaxTopicLen is the longest topic name Kafka accepts.
+const MaxTopicLen = 249
+
+// DLQTopic returns the dead-letter topic for topic: topic + [DLQSuffix].
+func DLQTopic(topic string) string {
+	return topic + DLQSuffix
+}
+
+// Topics names the three pipeline topics. Each has a dead-letter topic
+// named by [DLQTopic].
+type Topics struct {
+	// Requests receives [Request] payloads. Default [DefaultRequestsTopic].
+	Requests string
+	// Candidates receives [Candidates] payloads. Default [DefaultCandidatesTopic].
+	Candidates string
+	// Results receives [Result] payloads. Default [DefaultResultsTopic].
+	Results string
+}
+
+// DefaultTopics returns the default topic names.
+func DefaultTopics() Topics {
+	return Topics{
+		Requests:   DefaultRequestsTopic,
+		Candidates: DefaultCandidatesTopic,
+		Results:    DefaultResultsTopic,
+	}
+}
+
+// Validate reports whether every topic is a legal Kafka topic name whose
+// dead-letter topic is legal too: not empty, not "." or "..", only ASCII
+// letters, digits, '.', '_' and '-', and at most [MaxTopicLen] characters
+// once [DLQSuffix] is appended. No topic may end with [DLQSuffix], and the
+// topics must be distinct, also in Kafka's sense where '.' and '_' collide.
+func (t Topics) Validate() error {
+	named := [...]struct{ name, topic string }{
+		{"requests", t.Requests},
+		{"candidates", t.Candidates},
+		{"results", t.Results},
+	}
+	for _, n := range named {
+		if err := validateTopic(n.topic); err != nil {
+			return fmt.Errorf("%s topic: %w", n.name, err)
+		}
+	}
+	for i := range named {
+		for j := i + 1; j < len(named); j++ {
+			a, b := named[i], named[j]
+			switch {
+			case a.topic == b.topic:
+				return fmt.Errorf("%s and %s topics are both %q", a.name, b.name, a.topic)
+			case collisionKey(a.topic) == collisionKey(b.topic):
+				return fmt.Errorf("%s topic %q and %s topic %q collide: kafka treats '.' and '_' alike", a.name, a.topic, b.name, b.topic)
+			}
+		}
+	}
+	return nil
+}
+
+// All returns the three topics followed by their three dead-letter topics.
+func (t Topics) All() []string {
+	return []string{
+		t.Requests, t.Candidates, t.Results,
+		DLQTopic(t.Requests), DLQTopic(t.Candidates), DLQTopic(t.Results),
+	}
+}
+
+func validateTopic(topic string) error {
+	switch {
+	case topic == "":
+		return errors.New("empty")
+	case topic == "." || topic == "..":
+		return fmt.Errorf("%q is not a legal name", topic)
+	case len(topic)+len(DLQSuffix) > MaxTopicLen:
+		return fmt.Errorf("longer than %d characters, leaving no room for %q", MaxTopicLen-len(DLQSuffix), DLQSuffix)
+	case strings.HasSuffix(topic, DLQSuffix):
+		return fmt.Errorf("%q ends with %q", topic, DLQSuffix)
+	}
+	for i := 0; i < len(topic); i++ {
+		if !legalTopicByte(topic[i]) {
+			return fmt.Errorf("%q: illegal character %q", topic, topic[i])
+		}
+	}
+	return nil
+}
+
+func legalTopicByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '.' || c == '_' || c == '-'
+}
+
+// collisionKey maps topics that Kafka refuses to hold side by side (because
+// their metric names would clash) to the same key.
+func collisionKey(topic string) string {
+	return strings.ReplaceAll(topic, ".", "_")
+}

@@ -1,0 +1,287 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// harness is an in-process pipeline on kfake with in-memory telemetry.
+type harness struct {
+	t      *testing.T
+	cfg    pipeline.Config
+	spans  *tracetest.SpanRecorder
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+	idx    *search.Index
+}
+
+func newHarness(t *testing.T, partitions int) *harness {
+	t.Helper()
+	b := kafkatest.NewBroker(t, partitions)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	idx, err := search.DemoIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{
+		t:     t,
+		spans: spans, tp: tp, reader: reader, idx: idx,
+		cfg: pipeline.Config{
+			Kafka:          kafkaclient.Config{Brokers: []string{b.Addr()}, ClientID: "test", Partitions: int32(partitions)},
+			Topics:         messages.DefaultTopics(),
+			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+			TracerProvider: tp,
+			MeterProvider:  mp,
+			Propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		},
+	}
+	if err := pipeline.EnsureTopics(t.Context(), h.cfg); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// startWorkers starts one retrieval and one enrichment worker; the returned
+// function stops them and waits until they have left their groups.
+func (h *harness) startWorkers() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ws, err := pipeline.StartWorkers(ctx, h.cfg, h.idx, 1, 1)
+	if err != nil {
+		cancel()
+		h.t.Fatal(err)
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := ws.Wait(); err != nil {
+			h.t.Errorf("workers: %v", err)
+		}
+	}
+	h.t.Cleanup(stop)
+	return stop
+}
+
+func (h *harness) client(collect bool) *pipeline.Client {
+	c, err := pipeline.NewClient(h.t.Context(), h.cfg, collect)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// span is a finished span from either the in-memory recorder or the OTLP sink.
+type span struct {
+	TraceID, SpanID, ParentID string
+	Name, Kind                string
+	Attrs                     map[string]any
+	Links                     []string // linked span ids
+	Start, End                time.Time
+	Service                   string
+}
+
+func (h *harness) recorded() []span {
+	var out []span
+	for _, s := range h.spans.Ended() {
+		sp := span{
+			TraceID: s.SpanContext().TraceID().String(),
+			SpanID:  s.SpanContext().SpanID().String(),
+			Name:    s.Name(),
+			Kind:    s.SpanKind().String(),
+			Attrs:   map[string]any{},
+			Start:   s.StartTime(),
+			End:     s.EndTime(),
+		}
+		if s.Parent().IsValid() {
+			sp.ParentID = s.Parent().SpanID().String()
+		}
+		for _, kv := range s.Attributes() {
+			sp.Attrs[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		for _, l := range s.Links() {
+			sp.Links = append(sp.Links, l.SpanContext.SpanID().String())
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func fromOTLP(in []otlptest.Span) []span {
+	var out []span
+	for _, s := range in {
+		sp := span{
+			TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentSpanID,
+			Name: s.Name, Kind: kindName(s.Kind), Attrs: s.Attributes, Start: s.Start, End: s.End, Service: s.ServiceName,
+		}
+		for _, l := range s.Links {
+			sp.Links = append(sp.Links, l.SpanID)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// kindName maps OTLP kind names to the SDK's SpanKind.String() spelling.
+func kindName(k string) string {
+	switch k {
+	case "INTERNAL":
+		return "internal"
+	case "SERVER":
+		return "server"
+	case "CLIENT":
+		return "client"
+	case "PRODUCER":
+		return "producer"
+	case "CONSUMER":
+		return "consumer"
+	}
+	return k
+}
+
+func byTrace(spans []span) map[string][]span {
+	m := make(map[string][]span)
+	for _, s := range spans {
+		m[s.TraceID] = append(m[s.TraceID], s)
+	}
+	return m
+}
+
+// checkTrace asserts the full structure of one request's trace. rootParent is
+// the span id the first send's parent must have; "" means the trace's own
+// root span named "request" (which must then exist and have no parent).
+func checkTrace(t *testing.T, spans []span, topics messages.Topics) {
+	t.Helper()
+	byName := map[string][]span{}
+	byID := map[string]span{}
+	for _, s := range spans {
+		byName[s.Name] = append(byName[s.Name], s)
+		byID[s.SpanID] = s
+	}
+	one := func(name string) span {
+		t.Helper()
+		got := byName[name]
+		if len(got) != 1 {
+			names := make([]string, 0, len(spans))
+			for _, s := range spans {
+				names = append(names, s.Name)
+			}
+			sort.Strings(names)
+			t.Fatalf("trace %s: %d spans named %q, want 1 (spans: %v)", spans[0].TraceID, len(got), name, names)
+		}
+		return got[0]
+	}
+	childOf := func(child, parent span) {
+		t.Helper()
+		if child.ParentID != parent.SpanID {
+			t.Errorf("%s: parent is %q (%s), want %s", child.Name, child.ParentID, byID[child.ParentID].Name, parent.Name)
+		}
+	}
+	attr := func(s span, key string, want any) {
+		t.Helper()
+		if got := s.Attrs[key]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %s = %v, want %v", s.Name, key, got, want)
+		}
+	}
+	has := func(s span, key string) {
+		t.Helper()
+		if _, ok := s.Attrs[key]; !ok {
+			t.Errorf("%s: attribute %s missing", s.Name, key)
+		}
+	}
+
+	root := one("request")
+	if root.ParentID != "" {
+		t.Errorf("root span has parent %s", root.ParentID)
+	}
+	parent := root
+	hops := []struct{ topic, group string }{
+		{topics.Requests, "retrieval"},
+		{topics.Candidates, "enrichment"},
+		{topics.Results, ""},
+	}
+	work := map[string]string{topics.Requests: "search", topics.Candidates: "enrich"}
+	for _, hop := range hops {
+		send := one("send " + hop.topic)
+		wait := one("wait " + hop.topic)
+		proc := one("process " + hop.topic)
+		childOf(send, parent)
+		childOf(wait, send)
+		childOf(proc, send)
+		if send.Kind != "producer" || proc.Kind != "consumer" || wait.Kind != "internal" {
+			t.Errorf("%s kinds: send %s wait %s process %s", hop.topic, send.Kind, wait.Kind, proc.Kind)
+		}
+		if len(proc.Links) != 1 || proc.Links[0] != send.SpanID {
+			t.Errorf("process %s links %v, want [%s]", hop.topic, proc.Links, send.SpanID)
+		}
+		for _, s := range []span{send, wait, proc} {
+			attr(s, "messaging.system", "kafka")
+			attr(s, "messaging.destination.name", hop.topic)
+			has(s, "messaging.destination.partition.id")
+			has(s, "messaging.kafka.offset")
+			attr(s, "messaging.client.id", "test")
+			has(s, "server.address")
+			has(s, "server.port")
+			has(s, "messaging.message.body.size")
+			has(s, "kretrieve.message.key_hash")
+			if _, raw := s.Attrs["messaging.kafka.message.key"]; raw {
+				t.Errorf("%s: raw key recorded", s.Name)
+			}
+		}
+		attr(send, "messaging.operation.type", "send")
+		attr(send, "messaging.operation.name", "send")
+		attr(proc, "messaging.operation.type", "process")
+		attr(proc, "messaging.operation.name", "process")
+		if hop.group != "" {
+			attr(proc, "messaging.consumer.group.name", hop.group)
+			attr(wait, "messaging.consumer.group.name", hop.group)
+		} else if _, ok := proc.Attrs["messaging.consumer.group.name"]; ok {
+			t.Errorf("process %s: group set for a direct consumer", hop.topic)
+		}
+		attr(send, "messaging.destination.partition.id", proc.Attrs["messaging.destination.partition.id"])
+		attr(send, "messaging.kafka.offset", proc.Attrs["messaging.kafka.offset"])
+		has(wait, "kretrieve.queue_wait.ms")
+		has(wait, "kretrieve.queue_wait.offset_lag")
+		attr(wait, "kretrieve.queue_wait.timestamp_type", "CreateTime")
+		if wait.End.Before(wait.Start) {
+			t.Errorf("wait %s negative: %v..%v", hop.topic, wait.Start, wait.End)
+		}
+		if wait.End.After(proc.Start) {
+			t.Errorf("wait %s ends %v after process starts %v", hop.topic, wait.End, proc.Start)
+		}
+		if name, ok := work[hop.topic]; ok {
+			childOf(one(name), proc)
+		}
+		parent = proc
+	}
+	if want := 1 + 3*3 + 2; len(spans) != want {
+		t.Errorf("trace %s has %d spans, want %d", root.TraceID, len(spans), want)
+	}
+}

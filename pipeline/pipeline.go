@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/consumers/enrichment"
+	"github.com/kretrieve/kretrieve/consumers/retrieval"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// Default consumer groups.
+const (
+	RetrievalGroup  = "retrieval"
+	EnrichmentGroup = "enrichment"
+)
+
+// Config is the shared configuration of every component.
+type Config struct {
+	// Kafka is the connection and topic-creation configuration.
+	Kafka kafkaclient.Config
+	// Topics are the pipeline's topics. Default: messages.DefaultTopics().
+	Topics messages.Topics
+	// Worker tunes the workers; Group and Topic are filled in per role.
+	Worker consumers.Config
+	// Logger is the logger of every component. Default: slog.Default().
+	Logger *slog.Logger
+	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagator     propagation.TextMapPropagator
+}
+
+func (c Config) withDefaults() Config {
+	c.Kafka = c.Kafka.WithDefaults()
+	if c.Topics == (messages.Topics{}) {
+		c.Topics = messages.DefaultTopics()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = otel.GetTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = otel.GetMeterProvider()
+	}
+	if c.Propagator == nil {
+		c.Propagator = otel.GetTextMapPropagator()
+	}
+	return c
+}
+
+// Validate reports configuration errors.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	return errors.Join(c.Kafka.Validate(), c.Topics.Validate())
+}
+
+// tracer returns a kafkatrace.Tracer for one client of the given group ("" for none).
+func (c Config) tracer(group string) *kafkatrace.Tracer {
+	return kafkatrace.New(
+		kafkatrace.WithTracerProvider(c.TracerProvider),
+		kafkatrace.WithMeterProvider(c.MeterProvider),
+		kafkatrace.WithPropagator(c.Propagator),
+		kafkatrace.WithClientID(c.Kafka.ClientID),
+		kafkatrace.WithConsumerGroup(group),
+		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
+	)
+}
+
+func (c Config) clientOpts(hooks ...kgo.Hook) []kgo.Opt {
+	return kafkaclient.Options(c.Kafka, c.Logger, c.MeterProvider, hooks...)
+}
+
+// EnsureTopics creates the pipeline topics and their dead-letter topics when missing.
+func EnsureTopics(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	client, err := kgo.NewClient(cfg.clientOpts()...)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	return kafkaclient.EnsureTopics(ctx, client, cfg.Kafka, cfg.Topics.All()...)
+}
+
+// NewRetrievalWorker returns a retrieval worker searching s.
+func NewRetrievalWorker(cfg Config, s retrieval.Searcher) (*consumers.Worker, error) {
+	cfg = cfg.withDefaults()
+	wc := cfg.Worker
+	if wc.Group == "" {
+		wc.Group = RetrievalGroup
+	}
+	wc.Topic = cfg.Topics.Requests
+	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider})
+	return consumers.New(wc, cfg.tracer(wc.Group), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+}
+
+// NewEnrichmentWorker returns an enrichment worker reading documents from store.
+func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker, error) {
+	cfg = cfg.withDefaults()
+	wc := cfg.Worker
+	if wc.Group == "" {
+		wc.Group = EnrichmentGroup
+	}
+	wc.Topic = cfg.Topics.Candidates
+	h := enrichment.Handler(store, enrichment.Config{ResultsTopic: cfg.Topics.Results, TracerProvider: cfg.TracerProvider})
+	return consumers.New(wc, cfg.tracer(wc.Group), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+}
+
+// Client is a publishing client with its outcome collector.
+type Client struct {
+	*producer.Client
+	Collector *producer.Collector
+
+	pubClient *kgo.Client
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// NewClient returns a client publishing to the requests topic. With collect,
+// it also starts a Collector (from the current end of the outcome topics) so
+// calls can wait for their outcomes.
+func NewClient(ctx context.Context, cfg Config, collect bool) (*Client, error) {
+	cfg = cfg.withDefaults()
+	tracer := cfg.tracer("")
+	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(cfg.Topics.Requests))...)
+	if err != nil {
+		return nil, fmt.Errorf("publisher client: %w", err)
+	}
+	c := &Client{pubClient: pubClient, done: make(chan struct{})}
+	if collect {
+		col, err := producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, cfg.Logger)
+		if err != nil {
+			pubClient.Close()
+			return nil, err
+		}
+		c.Collector = col
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c.cancel = cancel
+		go func() {
+			defer close(c.done)
+			_ = col.Run(runCtx)
+		}()
+	} else {
+		close(c.done)
+	}
+	c.Client = producer.NewClient(producer.NewPublisher(pubClient, cfg.Topics.Requests), c.Collector, cfg.TracerProvider)
+	return c, nil
+}
+
+// Close flushes unacknowledged requests and stops the collector.
+func (c *Client) Close(ctx context.Context) error {
+	err := c.pubClient.Flush(ctx)
+	c.pubClient.Close()
+	if c.cancel != nil {
+		c.cancel()
+	}
+	<-c.done
+	return err
+}
+
+// Workers runs a set of workers until their context is done.
+type Workers struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+	all  []*consumers.Worker
+}
+
+// StartWorkers starts retrieval and enrichment workers over idx (at least
+// one of each).
+func StartWorkers(ctx context.Context, cfg Config, idx *search.Index, retrievals, enrichments int) (*Workers, error) {
+	ws := &Workers{}
+	add := func(w *consumers.Worker, err error) error {
+		if err != nil {
+			for _, w := range ws.all {
+				w.Client().Close()
+			}
+			return err
+		}
+		ws.all = append(ws.all, w)
+		return nil
+	}
+	for i := 0; i < max(retrievals, 1); i++ {
+		if err := add(NewRetrievalWorker(cfg, idx)); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < max(enrichments, 1); i++ {
+		if err := add(NewEnrichmentWorker(cfg, idx)); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range ws.all {
+		ws.wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				ws.mu.Lock()
+				ws.errs = append(ws.errs, err)
+				ws.mu.Unlock()
+			}
+		})
+	}
+	return ws, nil
+}
+
+// All returns the workers.
+func (ws *Workers) All() []*consumers.Worker { return ws.all }
+
+// Wait waits for every worker to stop and returns their errors.
+func (ws *Workers) Wait() error {
+	ws.wg.Wait()
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return errors.Join(ws.errs...)
+}

@@ -1,0 +1,160 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// ScopeName is the instrumentation scope of the root request spans.
+const ScopeName = "github.com/kretrieve/kretrieve/producer"
+
+// RootSpanName is the name of the span at the root of every request's trace
+// when the request starts here (not at an HTTP server).
+const RootSpanName = "request"
+
+// Attributes of the root span.
+const (
+	RequestIDAttr   = attribute.Key("kretrieve.request.id")
+	TopKAttr        = attribute.Key("kretrieve.request.top_k")
+	QueryLengthAttr = attribute.Key("kretrieve.query.length")
+	OutcomeAttr     = attribute.Key("kretrieve.request.outcome") // "completed", "failed", "timeout", "sent"
+)
+
+// ErrTimeout is returned by Call.Wait when no outcome arrived in time.
+var ErrTimeout = errors.New("timed out waiting for the result")
+
+// Client publishes requests, each under its own root span, and waits for
+// their outcomes.
+type Client struct {
+	pub    *Publisher
+	col    *Collector
+	tracer trace.Tracer
+}
+
+// NewClient returns a Client. col may be nil when outcomes are not awaited.
+func NewClient(pub *Publisher, col *Collector, tp trace.TracerProvider) *Client {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &Client{pub: pub, col: col, tracer: tp.Tracer(ScopeName)}
+}
+
+// Call is a request in flight.
+type Call struct {
+	Request messages.Request
+	// TraceID is the request's trace id in hex, "" when tracing is off.
+	TraceID string
+
+	span    trace.Span
+	acked   chan error
+	outcome <-chan Outcome
+	col     *Collector
+	receipt Receipt
+	ended   sync.Once
+}
+
+// Start publishes req (with defaults applied) as the root of a new trace, or
+// as a child of the span in ctx when there is one. With wait, the outcome is
+// awaited with Call.Wait, and the root span ends when it arrives.
+func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*Call, error) {
+	req = req.WithDefaults()
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if wait && c.col == nil {
+		return nil, errors.New("start: no collector to wait with")
+	}
+	ctx, span := c.tracer.Start(ctx, RootSpanName, trace.WithAttributes(
+		RequestIDAttr.String(req.RequestID),
+		TopKAttr.Int(req.TopK),
+		QueryLengthAttr.Int(len(req.Query)),
+	))
+	call := &Call{Request: req, span: span, acked: make(chan error, 1), col: c.col}
+	if sc := span.SpanContext(); sc.IsValid() {
+		call.TraceID = sc.TraceID().String()
+	}
+	if wait {
+		call.outcome = c.col.Expect(req.RequestID)
+	}
+	err := c.pub.Publish(ctx, req, func(r Receipt, err error) {
+		call.receipt = r
+		call.acked <- err
+	})
+	if err != nil {
+		call.finish(err, "failed")
+		if wait {
+			c.col.Forget(req.RequestID)
+		}
+		return nil, err
+	}
+	return call, nil
+}
+
+// Acked waits for the broker's acknowledgement. Without wait, it also ends
+// the root span.
+func (call *Call) Acked(ctx context.Context) (Receipt, error) {
+	select {
+	case err := <-call.acked:
+		call.acked <- err // later callers see it too
+		if err != nil {
+			call.finish(err, "failed")
+		} else if call.outcome == nil {
+			call.finish(nil, "sent")
+		}
+		return call.receipt, err
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+}
+
+// Wait waits for the request's outcome at most timeout and ends the root span.
+func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, error) {
+	if call.outcome == nil {
+		return Outcome{}, errors.New("wait: call was started without wait")
+	}
+	if _, err := call.Acked(ctx); err != nil {
+		call.col.Forget(call.Request.RequestID)
+		return Outcome{}, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case out := <-call.outcome:
+		if out.Failed {
+			call.finish(fmt.Errorf("dead-lettered on %s: %s", out.Topic, out.Reason), "failed")
+		} else {
+			call.finish(nil, "completed")
+		}
+		return out, nil
+	case <-t.C:
+		call.col.Forget(call.Request.RequestID)
+		call.finish(ErrTimeout, "timeout")
+		return Outcome{}, ErrTimeout
+	case <-ctx.Done():
+		call.col.Forget(call.Request.RequestID)
+		call.finish(ctx.Err(), "canceled")
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// finish ends the root span once, with the first outcome.
+func (call *Call) finish(err error, outcome string) {
+	call.ended.Do(func() {
+		call.span.SetAttributes(OutcomeAttr.String(outcome))
+		if err != nil {
+			call.span.RecordError(err)
+			call.span.SetStatus(codes.Error, err.Error())
+		}
+		call.span.End()
+	})
+}

@@ -1,0 +1,197 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// Outcome is what became of a request: a result, or a dead letter.
+type Outcome struct {
+	RequestID string
+	// Result is set when the request completed.
+	Result messages.Result
+	// Failed is true when the request (or its candidates) was dead-lettered.
+	Failed bool
+	// Reason and Topic say why and where a failed request was dead-lettered.
+	Reason string
+	Topic  string
+	// TraceID is the hex trace id found on the outcome record.
+	TraceID string
+}
+
+// dedupWindow is how long a delivered request id is remembered to recognise
+// duplicate results.
+const dedupWindow = 10 * time.Minute
+
+// Collector reads results and dead letters and delivers each request's first
+// outcome to the channel returned by Expect. Later outcomes for the same
+// request (redeliveries under at-least-once) are counted as duplicates.
+type Collector struct {
+	client *kgo.Client
+	tracer *kafkatrace.Tracer
+	logger *slog.Logger
+
+	mu        sync.Mutex
+	waiting   map[string]chan Outcome
+	delivered map[string]time.Time
+	inserts   int
+
+	duplicates atomic.Int64
+	unexpected atomic.Int64
+	undecoded  atomic.Int64
+}
+
+// NewCollector starts consuming topics.Results and the dead-letter topics of
+// requests and candidates from their current ends, so every outcome of a
+// request published after NewCollector returns is seen. clientOpts are the
+// connection options (see kafkaclient.Options); tracer creates the wait and
+// process spans and should have no consumer group. Call Run to process.
+func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, topics messages.Topics, logger *slog.Logger) (*Collector, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	names := []string{topics.Results, messages.DLQTopic(topics.Requests), messages.DLQTopic(topics.Candidates)}
+	admin, err := kgo.NewClient(clientOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	ends, err := kadm.NewClient(admin).ListEndOffsets(ctx, names...)
+	admin.Close()
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collector: list end offsets: %w", err)
+	}
+	start := make(map[string]map[int32]kgo.Offset)
+	ends.Each(func(o kadm.ListedOffset) {
+		if start[o.Topic] == nil {
+			start[o.Topic] = make(map[int32]kgo.Offset)
+		}
+		start[o.Topic][o.Partition] = kgo.NewOffset().At(o.Offset)
+	})
+	opts := append(append([]kgo.Opt{}, clientOpts...), kgo.ConsumePartitions(start))
+	client, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	return &Collector{
+		client:    client,
+		tracer:    tracer,
+		logger:    logger,
+		waiting:   make(map[string]chan Outcome),
+		delivered: make(map[string]time.Time),
+	}, nil
+}
+
+// Expect registers interest in requestID's outcome. Call it before publishing
+// the request. The channel receives exactly one Outcome.
+func (c *Collector) Expect(requestID string) <-chan Outcome {
+	ch := make(chan Outcome, 1)
+	c.mu.Lock()
+	c.waiting[requestID] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+// Forget withdraws interest in requestID (after a timeout).
+func (c *Collector) Forget(requestID string) {
+	c.mu.Lock()
+	delete(c.waiting, requestID)
+	c.mu.Unlock()
+}
+
+// Duplicates counts outcomes for requests whose outcome was already delivered.
+func (c *Collector) Duplicates() int64 { return c.duplicates.Load() }
+
+// Unexpected counts outcomes nobody was waiting for (other producers' requests).
+func (c *Collector) Unexpected() int64 { return c.unexpected.Load() }
+
+// Undecodable counts result records that could not be decoded.
+func (c *Collector) Undecodable() int64 { return c.undecoded.Load() }
+
+// Run processes outcome records until ctx is done, then closes the client.
+func (c *Collector) Run(ctx context.Context) error {
+	defer c.client.Close()
+	for {
+		fetches := c.client.PollFetches(ctx)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			return nil
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				c.logger.WarnContext(ctx, "fetch error", "topic", topic, "partition", partition, "err", err)
+			}
+		})
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			for _, rec := range p.Records {
+				c.process(ctx, p.HighWatermark, rec)
+			}
+		})
+	}
+}
+
+func (c *Collector) process(ctx context.Context, highWatermark int64, rec *kgo.Record) {
+	pctx, span, _ := c.tracer.StartProcess(ctx, rec, highWatermark)
+	out, err := c.decode(rec)
+	if err != nil {
+		c.undecoded.Add(1)
+		c.logger.WarnContext(pctx, "undecodable outcome record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+		kafkatrace.EndProcess(span, err, messages.Reason(err))
+		return
+	}
+	if sc := span.SpanContext(); sc.IsValid() {
+		out.TraceID = sc.TraceID().String()
+	}
+	c.deliver(out)
+	kafkatrace.EndProcess(span, nil, "")
+}
+
+func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
+	if strings.HasSuffix(rec.Topic, messages.DLQSuffix) {
+		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(messages.HeaderDLQReason)
+		return Outcome{RequestID: string(rec.Key), Failed: true, Reason: reason, Topic: rec.Topic}, nil
+	}
+	res, err := messages.DecodeResult(rec.Value)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{RequestID: res.RequestID, Result: res, Topic: rec.Topic}, nil
+}
+
+func (c *Collector) deliver(out Outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, done := c.delivered[out.RequestID]; done {
+		c.duplicates.Add(1)
+		return
+	}
+	ch, ok := c.waiting[out.RequestID]
+	if !ok {
+		c.unexpected.Add(1)
+		return
+	}
+	delete(c.waiting, out.RequestID)
+	ch <- out
+	now := time.Now()
+	c.delivered[out.RequestID] = now
+	if c.inserts++; c.inserts%1024 == 0 {
+		for id, at := range c.delivered {
+			if now.Sub(at) > dedupWindow {
+				delete(c.delivered, id)
+			}
+		}
+	}
+}

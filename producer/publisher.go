@@ -1,0 +1,73 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// Receipt is the broker's acknowledgement of a published request.
+type Receipt struct {
+	RequestID string
+	// TraceID is the hex trace id of the request, "" when tracing is off.
+	TraceID   string
+	Partition int32
+	Offset    int64
+}
+
+// Publisher produces requests to the requests topic.
+type Publisher struct {
+	client *kgo.Client
+	topic  string
+}
+
+// NewPublisher returns a Publisher producing to topic through client. Install
+// a kafkatrace.Tracer on the client (kgo.WithHooks) to get send spans and
+// trace headers.
+func NewPublisher(client *kgo.Client, topic string) *Publisher {
+	return &Publisher{client: client, topic: topic}
+}
+
+// Publish validates and encodes req and produces it, keyed by its request id,
+// without waiting; done is called with the acknowledgement. Encoding errors
+// are returned at once and done is not called.
+func (p *Publisher) Publish(ctx context.Context, req messages.Request, done func(Receipt, error)) error {
+	value, err := messages.EncodeRequest(req)
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx}
+	p.client.Produce(context.WithoutCancel(ctx), rec, func(r *kgo.Record, err error) {
+		rcpt := Receipt{RequestID: req.RequestID, Partition: r.Partition, Offset: r.Offset}
+		if sc := trace.SpanContextFromContext(r.Context); sc.IsValid() {
+			rcpt.TraceID = sc.TraceID().String()
+		}
+		if err != nil {
+			err = fmt.Errorf("publish %s: %w", req.RequestID, err)
+		}
+		done(rcpt, err)
+	})
+	return nil
+}
+
+// PublishSync publishes req and waits for the acknowledgement.
+func (p *Publisher) PublishSync(ctx context.Context, req messages.Request) (Receipt, error) {
+	type ack struct {
+		r   Receipt
+		err error
+	}
+	ch := make(chan ack, 1)
+	if err := p.Publish(ctx, req, func(r Receipt, err error) { ch <- ack{r, err} }); err != nil {
+		return Receipt{}, err
+	}
+	select {
+	case a := <-ch:
+		return a.r, a.err
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+}

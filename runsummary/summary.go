@@ -1,0 +1,120 @@
+package runsummary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Summary is a run's outcome. Its JSON keys are documented in README.md.
+type Summary struct {
+	Requests        Requests      `json:"requests"`
+	WallSeconds     float64       `json:"wall_seconds"`
+	ThroughputPerS  float64       `json:"throughput_per_second"`
+	EndToEndMS      Percentiles   `json:"end_to_end_ms"`
+	Topics          []TopicStages `json:"topics"`
+	SpansRecorded   int64         `json:"spans_recorded"`
+	SpansDropped    int64         `json:"spans_dropped"`
+	TracingDisabled bool          `json:"tracing_disabled,omitempty"`
+}
+
+// Requests counts what became of the requests.
+type Requests struct {
+	Sent       int   `json:"sent"`
+	Completed  int   `json:"completed"`
+	Failed     int   `json:"failed"`
+	TimedOut   int   `json:"timed_out"`
+	Duplicates int64 `json:"duplicates"`
+}
+
+// Percentiles of a latency distribution, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// TopicStages are the latencies of one topic's hop.
+type TopicStages struct {
+	Topic       string      `json:"topic"`
+	SendMS      Percentiles `json:"send_ms"`
+	QueueWaitMS Percentiles `json:"queue_wait_ms"`
+	ProcessMS   Percentiles `json:"process_ms"`
+}
+
+func percentiles(h *hdrhistogram.Histogram) Percentiles {
+	if h == nil || h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Percentiles{
+		Count: h.TotalCount(),
+		P50:   ms(h.ValueAtQuantile(50)),
+		P95:   ms(h.ValueAtQuantile(95)),
+		P99:   ms(h.ValueAtQuantile(99)),
+		Max:   ms(h.Max()),
+	}
+}
+
+// Summary builds the run summary: requests and wall time come from the
+// caller, latencies from the recorded spans, in the order of topics.
+func (r *Recorder) Summary(req Requests, wall time.Duration, topics []string) Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Summary{
+		Requests:      req,
+		WallSeconds:   wall.Seconds(),
+		EndToEndMS:    percentiles(r.e2e),
+		SpansRecorded: r.spans,
+	}
+	if wall > 0 {
+		s.ThroughputPerS = float64(req.Completed) / wall.Seconds()
+	}
+	for _, t := range topics {
+		s.Topics = append(s.Topics, TopicStages{
+			Topic:       t,
+			SendMS:      percentiles(r.stages[stageKey{t, StageSend}]),
+			QueueWaitMS: percentiles(r.stages[stageKey{t, StageWait}]),
+			ProcessMS:   percentiles(r.stages[stageKey{t, StageProcess}]),
+		})
+	}
+	return s
+}
+
+// WriteJSON writes s as indented JSON.
+func (s Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteText writes s as a human-readable table.
+func (s Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "requests\tsent %d\tcompleted %d\tfailed %d\ttimed out %d\tduplicates %d\n",
+		s.Requests.Sent, s.Requests.Completed, s.Requests.Failed, s.Requests.TimedOut, s.Requests.Duplicates)
+	fmt.Fprintf(tw, "wall time\t%.2f s\tthroughput %.1f req/s\t\t\t\n", s.WallSeconds, s.ThroughputPerS)
+	if s.TracingDisabled {
+		fmt.Fprintln(tw, "tracing disabled (OTEL_SDK_DISABLED): no latency breakdown")
+		return tw.Flush()
+	}
+	fmt.Fprintf(tw, "spans\trecorded %d\tdropped %d\t\t\t\n", s.SpansRecorded, s.SpansDropped)
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp95\tp99\tmax")
+	row := func(name string, p Percentiles) {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\n", name, p.Count, p.P50, p.P95, p.P99, p.Max)
+	}
+	row("end-to-end", s.EndToEndMS)
+	for _, t := range s.Topics {
+		row("  send "+t.Topic, t.SendMS)
+		row("  wait "+t.Topic, t.QueueWaitMS)
+		row("  process "+t.Topic, t.ProcessMS)
+	}
+	return tw.Flush()
+}
