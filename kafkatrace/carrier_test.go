@@ -99,16 +99,16 @@ func TestInjectReplacesStaleTraceHeaders(t *testing.T) {
 func TestExtractMalformedHeadersGiveNoParent(t *testing.T) {
 	tr := New(WithPropagator(testPropagator()))
 	for name, tp := range map[string]string{
-		"version ff":      "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-		"zero trace id":   "00-00000000000000000000000000000000-b7ad6b7169203331-01",
-		"zero span id":    "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
-		"uppercase hex":   "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01",
-		"short trace id":  "00-0af7651916cd43dd8448eb211c8031-b7ad6b7169203331-01",
-		"garbage":         "not a traceparent",
-		"empty":           "",
-		"missing flags":   "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
-		"non-hex trace":   "00-0af7651916cd43dd8448eb211c80319g-b7ad6b7169203331-01",
-		"extra for v00":   "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
+		"version ff":     "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		"zero trace id":  "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+		"zero span id":   "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+		"uppercase hex":  "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01",
+		"short trace id": "00-0af7651916cd43dd8448eb211c8031-b7ad6b7169203331-01",
+		"garbage":        "not a traceparent",
+		"empty":          "",
+		"missing flags":  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
+		"non-hex trace":  "00-0af7651916cd43dd8448eb211c80319g-b7ad6b7169203331-01",
+		"extra for v00":  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := &kgo.Record{Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte(tp)}}}

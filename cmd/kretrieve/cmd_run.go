@@ -162,4 +162,3 @@ func writeSummaryJSON(path string, s runsummary.Summary) error {
 	}
 	return f.Close()
 }
-

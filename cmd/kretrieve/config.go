@@ -95,6 +95,10 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 		return c, err
 	}
 	c.worker.CommitTimeout = c.shutdownTimeout
+	c.worker.Topic = c.topics.Requests
+	if role == "enrichment" {
+		c.worker.Topic = c.topics.Candidates
+	}
 	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate())
 }
 

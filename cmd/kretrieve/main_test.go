@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/runsummary"
+)
+
+func mapEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadWorkerConfig(t *testing.T) {
+	env := mapEnv(map[string]string{
+		"KRETRIEVE_BROKERS":        "k1:9092, k2:9092",
+		"KRETRIEVE_CONCURRENCY":    "3",
+		"KRETRIEVE_TOPIC_REQUESTS": "req",
+		"KRETRIEVE_RETRY_BACKOFF":  "250ms",
+	})
+	cfg, err := loadWorkerConfig("retrieval", []string{"--concurrency", "9"}, env, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.brokers != "k1:9092, k2:9092" || cfg.topics.Requests != "req" || cfg.worker.RetryBackoff != 250*time.Millisecond {
+		t.Fatalf("variables not applied: %+v", cfg)
+	}
+	if cfg.worker.Concurrency != 9 {
+		t.Fatalf("flag did not override the variable: concurrency %d", cfg.worker.Concurrency)
+	}
+	if cfg.worker.Group != "retrieval" || cfg.topics.Results != "retrieval.results" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"bad integer variable", map[string]string{"KRETRIEVE_CONCURRENCY": "many"}, nil, "KRETRIEVE_CONCURRENCY"},
+		{"bad duration variable", map[string]string{"KRETRIEVE_RETRY_BACKOFF": "soon"}, nil, "KRETRIEVE_RETRY_BACKOFF"},
+		{"duplicate topics", nil, []string{"--topic-candidates", "retrieval.requests"}, "topic"},
+		{"no brokers", nil, []string{"--brokers", " , "}, "brokers"},
+		{"bad partitions", nil, []string{"--partitions", "0"}, "partitions"},
+		{"unknown flag", nil, []string{"--nope"}, "nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadWorkerConfig("enrichment", tt.args, mapEnv(tt.env), &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := loadProduceConfig(nil, mapEnv(nil), &bytes.Buffer{}); err == nil {
+		t.Fatal("produce without queries accepted")
+	}
+	if _, err := loadProduceConfig([]string{"--top-k", "101", "q"}, mapEnv(nil), &bytes.Buffer{}); err == nil {
+		t.Fatal("top-k 101 accepted")
+	}
+}
+
+// TestREADMEListsEveryVariable keeps the README's configuration table honest.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	var mu sync.Mutex
+	record := func(k string) string {
+		mu.Lock()
+		asked[k] = true
+		mu.Unlock()
+		return ""
+	}
+	out := &bytes.Buffer{}
+	_, _ = loadBrokerConfig(nil, record, out)
+	_, _ = loadWorkerConfig("retrieval", nil, record, out)
+	_, _ = loadProduceConfig(nil, record, out)
+	_, _ = loadRunConfig(nil, record, out)
+	if len(asked) < 20 {
+		t.Fatalf("only %d variables found", len(asked))
+	}
+	for k := range asked {
+		if !regexp.MustCompile(`\b` + k + `\b`).Match(readme) {
+			t.Errorf("README.md does not document %s", k)
+		}
+	}
+}
+
+func TestRunPrintsSummaryFromSpans(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "summary.json")
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"run", "--requests", "60", "--summary-json", file, "--log-level", "warn"}, mapEnv(nil), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s runsummary.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests.Sent != 60 || s.Requests.Completed != 60 || s.EndToEndMS.Count != 60 || s.SpansDropped != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	if len(s.Topics) != 3 {
+		t.Fatalf("topics %+v", s.Topics)
+	}
+	for _, tp := range s.Topics {
+		if tp.QueueWaitMS.Count != 60 || tp.ProcessMS.Count != 60 || tp.SendMS.Count != 60 {
+			t.Errorf("topic %s counts: %+v", tp.Topic, tp)
+		}
+		if tp.QueueWaitMS.P99 < tp.QueueWaitMS.P50 || tp.QueueWaitMS.Max > s.EndToEndMS.Max {
+			t.Errorf("topic %s queue wait %+v vs end-to-end %+v", tp.Topic, tp.QueueWaitMS, s.EndToEndMS)
+		}
+	}
+	for _, want := range []string{"end-to-end", "wait retrieval.requests", "process retrieval.results", "completed 60"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("summary text lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestProduceWaitAgainstWorkerCommands runs the retrieval and enrichment
+// commands against a broker and publishes through the produce command.
+func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
+	b := kafkatest.NewBroker(t, 3)
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn"})
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for _, role := range []string{"retrieval", "enrichment"} {
+		wg.Go(func() {
+			var stderr bytes.Buffer
+			if err := run(ctx, []string{role}, env, &bytes.Buffer{}, &stderr); err != nil {
+				t.Errorf("%s: %v\n%s", role, err, stderr.String())
+			}
+		})
+	}
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+
+	queries := filepath.Join(t.TempDir(), "queries.txt")
+	if err := os.WriteFile(queries, []byte("read zip archives\n\nsha256 hash\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"produce", "--wait", "--json", "--timeout", "20s", "--top-k", "3", "--file", queries, "parse a URL"}, env, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("produce: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(&stdout)
+	n := 0
+	for sc.Scan() {
+		var line outcomeLine
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if line.Outcome != "completed" || line.Result == nil || len(line.Result.Documents) == 0 || len(line.Result.Documents) > 3 {
+			t.Fatalf("line %+v", line)
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(line.TraceID) || line.Result.RequestID != line.RequestID {
+			t.Fatalf("ids in %+v", line)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("%d results, want 3:\n%s", n, stdout.String())
+	}
+}
