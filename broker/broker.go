@@ -93,6 +93,8 @@ func Start(cfg Config) (*Broker, error) {
 			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
 		}),
 		kfake.DefaultNumPartitions(partitions),
+		// Like Kafka's auto.create.topics.enable=true default.
+		kfake.AllowAutoTopicCreation(),
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
 	if cfg.DataDir != "" {

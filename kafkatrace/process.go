@@ -31,24 +31,42 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
 	names := t.namesFor(r.Topic)
+	dest := semconv.MessagingDestinationName(r.Topic)
 
-	attrs := make([]attribute.KeyValue, 0, len(t.common)+14)
-	attrs = append(attrs, t.common...)
-	attrs = append(attrs,
-		semconv.MessagingDestinationName(r.Topic),
-		semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),
-		semconv.MessagingKafkaOffset(int(r.Offset)),
-		semconv.MessagingMessageBodySize(len(r.Value)),
-	)
-	if t.group != "" {
-		attrs = append(attrs, semconv.MessagingConsumerGroupName(t.group))
+	// The process span is started first: its sampling decision is the
+	// record's, so an unsampled record never builds the wait span or any
+	// attribute beyond the few a sampler sees at start.
+	startOpts := []trace.SpanStartOption{
+		consumerKind,
+		trace.WithTimestamp(now),
+		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, dest),
 	}
-	if r.Key != nil {
-		attrs = append(attrs, keyHash(r.Key))
+	if remote.IsValid() {
+		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
-	base := len(attrs)
+	ctx, span := t.tracer.Start(parent, names.process, startOpts...)
+	if !span.IsRecording() {
+		return ctx, span, qw
+	}
+	attrs := t.consumedAttrs(r, 2)
+	attrs = append(attrs, semconv.MessagingOperationName(OpProcess))
+	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
+		attrs = append(attrs, TraceContextInvalidAttr.Bool(true))
+	}
+	span.SetAttributes(attrs...)
 
-	// The wait span: its own attributes after the shared ones.
+	// The wait span is the process span's sibling under the producer's span;
+	// when the record starts a new trace it is the process span's child, so
+	// both stay in one trace.
+	waitParent := parent
+	if !remote.IsValid() {
+		waitParent = ctx
+	}
+	_, wait := t.tracer.Start(waitParent, names.wait,
+		internalKind,
+		trace.WithTimestamp(qw.Start),
+		trace.WithAttributes(semconv.MessagingSystemKafka, dest))
+	attrs = t.consumedAttrs(r, 6)
 	attrs = append(attrs,
 		TimestampTypeAttr.String(qw.TimestampType),
 		QueueWaitMSAttr.Float64(float64(qw.Wait)/float64(time.Millisecond)),
@@ -59,26 +77,34 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if qw.Skew > 0 {
 		attrs = append(attrs, ClockSkewAttr.Bool(true), ClockSkewMSAttr.Float64(float64(qw.Skew)/float64(time.Millisecond)))
 	}
-	_, wait := t.tracer.Start(parent, names.wait,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithTimestamp(qw.Start),
-		trace.WithAttributes(attrs...))
+	wait.SetAttributes(attrs...)
 	wait.End(trace.WithTimestamp(qw.End))
-
-	// The process span: shared attributes plus the operation.
-	attrs = append(attrs[:base], semconv.MessagingOperationTypeProcess, semconv.MessagingOperationName(OpProcess))
-	startOpts := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithTimestamp(now),
-		trace.WithAttributes(attrs...),
-	}
-	if remote.IsValid() {
-		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
-	} else if (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
-		startOpts = append(startOpts, trace.WithAttributes(TraceContextInvalidAttr.Bool(true)))
-	}
-	ctx, span := t.tracer.Start(parent, names.process, startOpts...)
 	return ctx, span, qw
+}
+
+// Span kinds as prebuilt options: building them per record allocates.
+var (
+	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
+// consumedAttrs returns the attributes shared by wait and process spans
+// (beyond system and destination), with room for extra more.
+func (t *Tracer) consumedAttrs(r *kgo.Record, extra int) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(t.common)+6+extra)
+	attrs = append(attrs, t.common[1:]...) // common[0] is messaging.system, set at start
+	attrs = append(attrs,
+		semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),
+		semconv.MessagingKafkaOffset(int(r.Offset)),
+		semconv.MessagingMessageBodySize(len(r.Value)),
+	)
+	if t.group != "" {
+		attrs = append(attrs, semconv.MessagingConsumerGroupName(t.group))
+	}
+	if r.Key != nil {
+		attrs = append(attrs, keyHash(r.Key))
+	}
+	return attrs
 }
 
 // EndProcess ends a process span, recording err (when not nil) as the span's

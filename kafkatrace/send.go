@@ -28,23 +28,22 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	attrs := make([]attribute.KeyValue, 0, len(t.common)+5)
-	attrs = append(attrs, t.common...)
-	attrs = append(attrs,
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingOperationName(OpSend),
-		semconv.MessagingDestinationName(r.Topic),
-		semconv.MessagingMessageBodySize(len(r.Value)),
-	)
-	if r.Key != nil {
-		attrs = append(attrs, keyHash(r.Key))
+	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, producerKind,
+		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic)))
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, len(t.common)+2)
+		attrs = append(attrs, t.common[1:]...) // common[0] is messaging.system, set at start
+		attrs = append(attrs, semconv.MessagingOperationName(OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
+		if r.Key != nil {
+			attrs = append(attrs, keyHash(r.Key))
+		}
+		span.SetAttributes(attrs...)
 	}
-	ctx, _ = t.tracer.Start(ctx, t.namesFor(r.Topic).send,
-		trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attrs...))
 	t.Inject(ctx, r)
 	r.Context = ctx
 }
+
+var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
 
 // OnProduceRecordUnbuffered ends the send span at the broker's acknowledgement,
 // with the partition and offset, or records the produce error.

@@ -190,6 +190,9 @@ func TestStartProcessClockSkewAndNewRoot(t *testing.T) {
 	if _, ok := attrMap(wait.Attributes())[string(OffsetLagAttr)]; ok {
 		t.Fatal("offset lag set without a high watermark")
 	}
+	if wait.Parent().SpanID() != process.SpanContext().SpanID() || wait.SpanContext().TraceID() != process.SpanContext().TraceID() {
+		t.Fatal("in a new trace the wait span must be the process span's child")
+	}
 	if process.Parent().IsValid() || len(process.Links()) != 0 {
 		t.Fatalf("malformed traceparent was used: parent %v links %v", process.Parent(), process.Links())
 	}

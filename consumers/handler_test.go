@@ -1,0 +1,157 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+func TestRecoverTurnsPanicIntoPermanentError(t *testing.T) {
+	h := Chain(func(context.Context, *Message) ([]*kgo.Record, error) { panic("poison") }, Recover())
+	outs, err := h(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
+	if outs != nil || err == nil || !IsPermanent(err) || !strings.Contains(err.Error(), "poison") {
+		t.Fatalf("outs %v err %v", outs, err)
+	}
+}
+
+func TestIsPermanent(t *testing.T) {
+	_, decodeErr := messages.DecodeRequest([]byte("nope"))
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{errors.New("broker down"), false},
+		{Permanent(errors.New("bad")), true},
+		{fmt.Errorf("wrapped: %w", Permanent(errors.New("bad"))), true},
+		{decodeErr, true},
+		{fmt.Errorf("handle: %w", decodeErr), true},
+	}
+	for _, tt := range tests {
+		if got := IsPermanent(tt.err); got != tt.want {
+			t.Errorf("IsPermanent(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+	if Permanent(nil) != nil {
+		t.Error("Permanent(nil) is not nil")
+	}
+}
+
+func TestRetry(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	ctx, span := tp.Tracer("t").Start(t.Context(), "process")
+
+	calls := 0
+	flaky := func(context.Context, *Message) ([]*kgo.Record, error) {
+		calls++
+		if calls < 3 {
+			return nil, errors.New("transient")
+		}
+		return []*kgo.Record{{Topic: "out"}}, nil
+	}
+	msg := &Message{Record: &kgo.Record{}, Attempt: 1}
+	outs, err := Chain(flaky, Retry(5, time.Millisecond, 4*time.Millisecond))(ctx, msg)
+	span.End()
+	if err != nil || len(outs) != 1 || calls != 3 || msg.Attempt != 3 {
+		t.Fatalf("err %v outs %d calls %d attempt %d", err, len(outs), calls, msg.Attempt)
+	}
+	if ev := rec.Ended()[0].Events(); len(ev) != 2 || ev[0].Name != "retry" {
+		t.Fatalf("events %v, want two retry events", ev)
+	}
+
+	t.Run("gives up after attempts", func(t *testing.T) {
+		calls := 0
+		msg := &Message{Record: &kgo.Record{}, Attempt: 1}
+		_, err := Chain(func(context.Context, *Message) ([]*kgo.Record, error) {
+			calls++
+			return nil, errors.New("down")
+		}, Retry(3, time.Millisecond, time.Millisecond))(t.Context(), msg)
+		if err == nil || calls != 3 || msg.Attempt != 3 {
+			t.Fatalf("err %v calls %d attempt %d", err, calls, msg.Attempt)
+		}
+	})
+	t.Run("permanent errors are not retried", func(t *testing.T) {
+		calls := 0
+		_, err := Chain(func(context.Context, *Message) ([]*kgo.Record, error) {
+			calls++
+			return nil, Permanent(errors.New("bad"))
+		}, Retry(3, time.Millisecond, time.Millisecond))(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
+		if err == nil || calls != 1 {
+			t.Fatalf("err %v calls %d", err, calls)
+		}
+	})
+	t.Run("stops when the context is done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		calls := 0
+		_, err := Chain(func(context.Context, *Message) ([]*kgo.Record, error) {
+			calls++
+			cancel()
+			return nil, errors.New("down")
+		}, Retry(10, time.Hour, time.Hour))(ctx, &Message{Record: &kgo.Record{}, Attempt: 1})
+		if err == nil || calls != 1 {
+			t.Fatalf("err %v calls %d", err, calls)
+		}
+	})
+}
+
+func TestDeadLetter(t *testing.T) {
+	ts := time.Date(2026, 11, 22, 8, 0, 0, 123, time.UTC)
+	in := &kgo.Record{
+		Topic: "retrieval.requests", Partition: 4, Offset: 99, Timestamp: ts,
+		Key: []byte("k"), Value: []byte("v"),
+		Headers: []kgo.RecordHeader{
+			{Key: "traceparent", Value: []byte("00-aa-bb-01")},
+			{Key: messages.HeaderDLQReason, Value: []byte("from an earlier trip")},
+		},
+	}
+	out := deadLetter(in, Permanent(errors.New(strings.Repeat("x", 5000))), 2, "retrieval")
+	if out.Topic != "retrieval.requests.dlq" || string(out.Key) != "k" || string(out.Value) != "v" {
+		t.Fatalf("record %+v", out)
+	}
+	got := map[string][]string{}
+	for _, h := range out.Headers {
+		got[h.Key] = append(got[h.Key], string(h.Value))
+	}
+	want := map[string]string{
+		"traceparent":                       "00-aa-bb-01",
+		messages.HeaderDLQErrorType:         "permanent",
+		messages.HeaderDLQOriginalTopic:     "retrieval.requests",
+		messages.HeaderDLQOriginalPartition: "4",
+		messages.HeaderDLQOriginalOffset:    "99",
+		messages.HeaderDLQOriginalTimestamp: "2026-11-22T08:00:00.000000123Z",
+		messages.HeaderDLQAttempts:          "2",
+		messages.HeaderDLQConsumerGroup:     "retrieval",
+	}
+	for k, v := range want {
+		if len(got[k]) != 1 || got[k][0] != v {
+			t.Errorf("header %s = %q, want [%q]", k, got[k], v)
+		}
+	}
+	if r := got[messages.HeaderDLQReason]; len(r) != 1 || len(r[0]) > maxReasonBytes || r[0] == "from an earlier trip" {
+		t.Errorf("reason headers %q: want one fresh, capped reason", r)
+	}
+	if len(in.Headers) != 2 {
+		t.Error("the input record's headers were modified")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "group") || !strings.Contains(err.Error(), "topic") {
+		t.Fatalf("err %v", err)
+	}
+	if err := (Config{Group: "g", Topic: "t", Concurrency: -1}).Validate(); err == nil {
+		t.Fatal("negative concurrency accepted")
+	}
+	if err := (Config{Group: "g", Topic: "t"}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
