@@ -47,4 +47,3 @@ func TestWorkersRestartMidStreamLoseNothing(t *testing.T) {
 		t.Log("note: every request completed before the restart")
 	}
 }
-
