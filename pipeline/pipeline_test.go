@@ -83,6 +83,23 @@ func TestEveryRequestIsOneConnectedTrace(t *testing.T) {
 		}
 		checkTrace(t, spans, h.cfg.Topics)
 	}
+	// No query text in any attribute: only lengths and hashes.
+	for _, s := range h.recorded() {
+		for k, v := range s.Attrs {
+			for _, q := range queries {
+				if str, ok := v.(string); ok && strings.Contains(str, q) {
+					t.Fatalf("%s: attribute %s carries the query text", s.Name, k)
+				}
+			}
+		}
+		if s.Name == "search" || s.Name == "request" {
+			for _, k := range []string{"kretrieve.query.length", "kretrieve.query.hash", "kretrieve.request.id"} {
+				if _, ok := s.Attrs[k]; !ok {
+					t.Errorf("%s: %s missing", s.Name, k)
+				}
+			}
+		}
+	}
 	if d := c.Collector.Duplicates(); d != 0 {
 		t.Errorf("duplicates = %d on a run without failures", d)
 	}

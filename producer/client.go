@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/messages"
 )
 
@@ -24,10 +25,10 @@ const RootSpanName = "request"
 
 // Attributes of the root span.
 const (
-	RequestIDAttr   = attribute.Key("kretrieve.request.id")
-	TopKAttr        = attribute.Key("kretrieve.request.top_k")
-	QueryLengthAttr = attribute.Key("kretrieve.query.length")
-	OutcomeAttr     = attribute.Key("kretrieve.request.outcome") // "completed", "failed", "timeout", "sent"
+	// TopKAttr is the requested number of documents.
+	TopKAttr = attribute.Key("kretrieve.request.top_k")
+	// OutcomeAttr is "completed", "failed", "timeout", "canceled" or "sent".
+	OutcomeAttr = attribute.Key("kretrieve.request.outcome")
 )
 
 // ErrTimeout is returned by Call.Wait when no outcome arrived in time.
@@ -75,10 +76,9 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		return nil, errors.New("start: no collector to wait with")
 	}
 	ctx, span := c.tracer.Start(ctx, RootSpanName, trace.WithAttributes(
-		RequestIDAttr.String(req.RequestID),
+		attrs.RequestID.String(req.RequestID),
 		TopKAttr.Int(req.TopK),
-		QueryLengthAttr.Int(len(req.Query)),
-	))
+	), trace.WithAttributes(attrs.Query(req.Query)...))
 	call := &Call{Request: req, span: span, acked: make(chan error, 1), col: c.col}
 	if sc := span.SpanContext(); sc.IsValid() {
 		call.TraceID = sc.TraceID().String()

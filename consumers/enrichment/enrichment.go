@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/search"
@@ -26,7 +27,6 @@ const (
 	CandidatesAttr = attribute.Key("kretrieve.enrich.candidates")
 	DocumentsAttr  = attribute.Key("kretrieve.enrich.documents")
 	MissingAttr    = attribute.Key("kretrieve.enrich.missing")
-	RequestIDAttr  = attribute.Key("kretrieve.request.id")
 )
 
 // DefaultSnippetRunes is the snippet length when Config.SnippetRunes is 0.
@@ -67,7 +67,7 @@ func Handler(store Store, cfg Config) consumers.Handler {
 		}
 		start := time.Now()
 		_, span := tracer.Start(ctx, "enrich", trace.WithAttributes(
-			RequestIDAttr.String(c.RequestID),
+			attrs.RequestID.String(c.RequestID),
 			CandidatesAttr.Int(len(c.Candidates)),
 		))
 		docs := make([]messages.Document, 0, len(c.Candidates))

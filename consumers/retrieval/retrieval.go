@@ -5,16 +5,15 @@ package retrieval
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/search"
@@ -25,13 +24,10 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
 
 // Span attributes of the search span.
 const (
-	IndexNameAttr   = attribute.Key("kretrieve.index.name")
-	IndexDocsAttr   = attribute.Key("kretrieve.index.documents")
-	TopKAttr        = attribute.Key("kretrieve.search.top_k")
-	HitsAttr        = attribute.Key("kretrieve.search.hits")
-	QueryLengthAttr = attribute.Key("kretrieve.query.length")
-	QueryHashAttr   = attribute.Key("kretrieve.query.hash")
-	RequestIDAttr   = attribute.Key("kretrieve.request.id")
+	IndexNameAttr = attribute.Key("kretrieve.index.name")
+	IndexDocsAttr = attribute.Key("kretrieve.index.documents")
+	TopKAttr      = attribute.Key("kretrieve.search.top_k")
+	HitsAttr      = attribute.Key("kretrieve.search.hits")
 )
 
 // Searcher finds the best documents for a query.
@@ -67,13 +63,11 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 		}
 		start := time.Now()
 		ctx, span := tracer.Start(ctx, "search", trace.WithAttributes(
-			RequestIDAttr.String(req.RequestID),
+			attrs.RequestID.String(req.RequestID),
 			IndexNameAttr.String(s.Name()),
 			IndexDocsAttr.Int(s.Len()),
 			TopKAttr.Int(req.TopK),
-			QueryLengthAttr.Int(len(req.Query)),
-			QueryHashAttr.String(QueryHash(req.Query)),
-		))
+		), trace.WithAttributes(attrs.Query(req.Query)...))
 		hits, err := s.Search(ctx, req.Query, req.TopK)
 		if err != nil {
 			span.RecordError(err)
@@ -104,9 +98,5 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 		return []*kgo.Record{{Topic: cfg.CandidatesTopic, Key: []byte(req.RequestID), Value: value}}, nil
 	}
 }
-
-// QueryHash is the hex xxhash64 of a query: queries can be correlated in
-// telemetry without recording their text.
-func QueryHash(q string) string { return strconv.FormatUint(xxhash.Sum64String(q), 16) }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
