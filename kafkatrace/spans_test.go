@@ -201,3 +201,20 @@ func TestStartProcessClockSkewAndNewRoot(t *testing.T) {
 		t.Fatal("error not recorded")
 	}
 }
+
+// TestStartProcessLogAppendTime: with a broker-set timestamp the wait span is
+// measured from the broker's clock and says so. (kfake ignores the topic's
+// message.timestamp.type, so this is checked here rather than end to end.)
+func TestStartProcessLogAppendTime(t *testing.T) {
+	tr, rec := newTestTracer(t)
+	r := &kgo.Record{
+		Topic: "t", Timestamp: time.Now().Add(-2 * time.Second),
+		Attrs: kgo.NewRecordAttrs(kgo.RecordAttrsOpts{TimestampType: 1}),
+	}
+	_, span, qw := tr.StartProcess(context.Background(), r, -1)
+	EndProcess(span, nil, "")
+	if qw.TimestampType != LogAppendTime || qw.Wait < 2*time.Second {
+		t.Fatalf("queue wait %+v", qw)
+	}
+	wantAttrs(t, rec.Ended()[0], map[string]any{string(TimestampTypeAttr): LogAppendTime})
+}
