@@ -15,14 +15,6 @@ import (
 	"unicode"
 )
 
-// Document is one searchable document.
-type Document struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	URL    string `json:"url,omitempty"`
-	Source string `json:"source,omitempty"`
-}
 
 // Hit is a scored search result.
 type Hit struct {
