@@ -174,10 +174,10 @@ func byTrace(spans []span) map[string][]span {
 	return m
 }
 
-// checkTrace asserts the full structure of one request's trace. rootParent is
-// the span id the first send's parent must have; "" means the trace's own
-// root span named "request" (which must then exist and have no parent).
-func checkTrace(t *testing.T, spans []span, topics messages.Topics) {
+// checkTrace asserts the full structure of one request's trace, whose root
+// span (no parent) is named root: the CLI's "request" span or the gateway's
+// HTTP server span.
+func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string) {
 	t.Helper()
 	byName := map[string][]span{}
 	byID := map[string]span{}
@@ -217,11 +217,11 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics) {
 		}
 	}
 
-	root := one("request")
-	if root.ParentID != "" {
-		t.Errorf("root span has parent %s", root.ParentID)
+	rootSpan := one(root)
+	if rootSpan.ParentID != "" {
+		t.Errorf("root span has parent %s", rootSpan.ParentID)
 	}
-	parent := root
+	parent := rootSpan
 	hops := []struct{ topic, group string }{
 		{topics.Requests, "retrieval"},
 		{topics.Candidates, "enrichment"},
@@ -282,6 +282,6 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics) {
 		parent = proc
 	}
 	if want := 1 + 3*3 + 2; len(spans) != want {
-		t.Errorf("trace %s has %d spans, want %d", root.TraceID, len(spans), want)
+		t.Errorf("trace %s has %d spans, want %d", rootSpan.TraceID, len(spans), want)
 	}
 }

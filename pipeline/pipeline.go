@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -227,4 +228,50 @@ func (ws *Workers) Wait() error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return errors.Join(ws.errs...)
+}
+
+// Ready returns a readiness check: Kafka answers and every pipeline topic exists.
+func Ready(cfg Config) func(context.Context) error {
+	cfg = cfg.withDefaults()
+	return func(ctx context.Context) error {
+		client, err := kgo.NewClient(cfg.clientOpts()...)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		topics, err := kadm.NewClient(client).ListTopics(ctx, cfg.Topics.All()...)
+		if err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+		for _, t := range cfg.Topics.All() {
+			if !topics.Has(t) {
+				return fmt.Errorf("topic %s does not exist", t)
+			}
+			if err := topics[t].Err; err != nil {
+				return fmt.Errorf("topic %s: %w", t, err)
+			}
+		}
+		return nil
+	}
+}
+
+// NewGateway returns an HTTP gateway publishing through a new Client with a
+// collector (close it with the returned Client's Close). The collector's
+// dropped-result counters are exported on cfg's meter provider.
+func NewGateway(ctx context.Context, cfg Config, gw producer.GatewayConfig) (*producer.Gateway, *Client, error) {
+	cfg = cfg.withDefaults()
+	client, err := NewClient(ctx, cfg, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := client.Collector.RegisterMetrics(cfg.MeterProvider); err != nil {
+		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
+	}
+	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
+	g, err := producer.NewGateway(client.Client, Ready(cfg), gw)
+	if err != nil {
+		_ = client.Close(ctx)
+		return nil, nil, err
+	}
+	return g, client, nil
 }

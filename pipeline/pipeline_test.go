@@ -81,7 +81,7 @@ func TestEveryRequestIsOneConnectedTrace(t *testing.T) {
 		if !ok {
 			t.Fatalf("no trace %s for request %s", out.TraceID, out.RequestID)
 		}
-		checkTrace(t, spans, h.cfg.Topics)
+		checkTrace(t, spans, h.cfg.Topics, "request")
 	}
 	// No query text in any attribute: only lengths and hashes.
 	for _, s := range h.recorded() {

@@ -62,11 +62,14 @@ type Call struct {
 	col     *Collector
 	receipt Receipt
 	ended   sync.Once
+	ownSpan bool // whether the root span is ours to end
 }
 
-// Start publishes req (with defaults applied) as the root of a new trace, or
-// as a child of the span in ctx when there is one. With wait, the outcome is
-// awaited with Call.Wait, and the root span ends when it arrives.
+// Start publishes req (with defaults applied). When ctx carries a local span
+// (an HTTP server span) the request is published under it and the span is
+// annotated; otherwise a "request" span is started as the root of a new trace
+// (or as the child of a remote parent in ctx) and ends with the outcome. With
+// wait, the outcome is awaited with Call.Wait.
 func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*Call, error) {
 	req = req.WithDefaults()
 	if err := req.Validate(); err != nil {
@@ -75,11 +78,18 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if wait && c.col == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}
-	ctx, span := c.tracer.Start(ctx, RootSpanName, trace.WithAttributes(
-		attrs.RequestID.String(req.RequestID),
-		TopKAttr.Int(req.TopK),
-	), trace.WithAttributes(attrs.Query(req.Query)...))
-	call := &Call{Request: req, span: span, acked: make(chan error, 1), col: c.col}
+	call := &Call{Request: req, acked: make(chan error, 1), col: c.col}
+	reqAttrs := append([]attribute.KeyValue{attrs.RequestID.String(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
+	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
+		// A local span (an HTTP server span) already stands for the
+		// request: annotate it instead of nesting another root under it.
+		call.span = parent
+		parent.SetAttributes(reqAttrs...)
+	} else {
+		ctx, call.span = c.tracer.Start(ctx, RootSpanName, trace.WithAttributes(reqAttrs...))
+		call.ownSpan = true
+	}
+	span := call.span
 	if sc := span.SpanContext(); sc.IsValid() {
 		call.TraceID = sc.TraceID().String()
 	}
@@ -147,7 +157,7 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 	}
 }
 
-// finish ends the root span once, with the first outcome.
+// finish records the first outcome on the root span and ends it if it is ours.
 func (call *Call) finish(err error, outcome string) {
 	call.ended.Do(func() {
 		call.span.SetAttributes(OutcomeAttr.String(outcome))
@@ -155,6 +165,8 @@ func (call *Call) finish(err error, outcome string) {
 			call.span.RecordError(err)
 			call.span.SetStatus(codes.Error, err.Error())
 		}
-		call.span.End()
+		if call.ownSpan {
+			call.span.End()
+		}
 	})
 }

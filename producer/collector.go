@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -45,10 +47,12 @@ type Collector struct {
 
 	mu        sync.Mutex
 	waiting   map[string]chan Outcome
-	delivered map[string]time.Time
+	delivered map[string]time.Time // ids whose outcome was delivered
+	abandoned map[string]time.Time // ids whose waiter gave up (Forget)
 	inserts   int
 
 	duplicates atomic.Int64
+	late       atomic.Int64
 	unexpected atomic.Int64
 	undecoded  atomic.Int64
 }
@@ -93,6 +97,7 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 		logger:    logger,
 		waiting:   make(map[string]chan Outcome),
 		delivered: make(map[string]time.Time),
+		abandoned: make(map[string]time.Time),
 	}, nil
 }
 
@@ -106,18 +111,53 @@ func (c *Collector) Expect(requestID string) <-chan Outcome {
 	return ch
 }
 
-// Forget withdraws interest in requestID (after a timeout).
+// Forget withdraws interest in requestID (after a timeout); an outcome that
+// arrives later is dropped and counted as late.
 func (c *Collector) Forget(requestID string) {
 	c.mu.Lock()
-	delete(c.waiting, requestID)
+	if _, ok := c.waiting[requestID]; ok {
+		delete(c.waiting, requestID)
+		c.abandoned[requestID] = time.Now()
+	}
 	c.mu.Unlock()
 }
 
 // Duplicates counts outcomes for requests whose outcome was already delivered.
 func (c *Collector) Duplicates() int64 { return c.duplicates.Load() }
 
-// Unexpected counts outcomes nobody was waiting for (other producers' requests).
+// Late counts outcomes that arrived after their waiter gave up.
+func (c *Collector) Late() int64 { return c.late.Load() }
+
+// Unexpected counts outcomes nobody here was waiting for: requests of other
+// producers or other gateway instances.
 func (c *Collector) Unexpected() int64 { return c.unexpected.Load() }
+
+// RegisterMetrics exports the collector's counters on mp as
+// kretrieve.results.dropped{reason=duplicate|late|foreign|undecodable}.
+func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registration, error) {
+	meter := mp.Meter(ScopeName)
+	dropped, err := meter.Int64ObservableCounter("kretrieve.results.dropped",
+		metric.WithUnit("{record}"),
+		metric.WithDescription("Outcome records not handed to a waiter, by reason."))
+	if err != nil {
+		return nil, err
+	}
+	reasons := []struct {
+		set metric.ObserveOption
+		n   *atomic.Int64
+	}{
+		{metric.WithAttributes(attribute.String("reason", "duplicate")), &c.duplicates},
+		{metric.WithAttributes(attribute.String("reason", "late")), &c.late},
+		{metric.WithAttributes(attribute.String("reason", "foreign")), &c.unexpected},
+		{metric.WithAttributes(attribute.String("reason", "undecodable")), &c.undecoded},
+	}
+	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, r := range reasons {
+			o.ObserveInt64(dropped, r.n.Load(), r.set)
+		}
+		return nil
+	}, dropped)
+}
 
 // Undecodable counts result records that could not be decoded.
 func (c *Collector) Undecodable() int64 { return c.undecoded.Load() }
@@ -180,7 +220,12 @@ func (c *Collector) deliver(out Outcome) {
 	}
 	ch, ok := c.waiting[out.RequestID]
 	if !ok {
-		c.unexpected.Add(1)
+		if _, gaveUp := c.abandoned[out.RequestID]; gaveUp {
+			delete(c.abandoned, out.RequestID)
+			c.late.Add(1)
+		} else {
+			c.unexpected.Add(1)
+		}
 		return
 	}
 	delete(c.waiting, out.RequestID)
@@ -188,9 +233,11 @@ func (c *Collector) deliver(out Outcome) {
 	now := time.Now()
 	c.delivered[out.RequestID] = now
 	if c.inserts++; c.inserts%1024 == 0 {
-		for id, at := range c.delivered {
-			if now.Sub(at) > dedupWindow {
-				delete(c.delivered, id)
+		for _, m := range []map[string]time.Time{c.delivered, c.abandoned} {
+			for id, at := range m {
+				if now.Sub(at) > dedupWindow {
+					delete(m, id)
+				}
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func newTestCollector() *Collector {
-	return &Collector{waiting: make(map[string]chan Outcome), delivered: make(map[string]time.Time)}
+	return &Collector{waiting: make(map[string]chan Outcome), delivered: make(map[string]time.Time), abandoned: make(map[string]time.Time)}
 }
 
 func TestCollectorDeliversOnceAndCountsDuplicates(t *testing.T) {
@@ -39,8 +39,8 @@ func TestCollectorForget(t *testing.T) {
 	c.Expect("a")
 	c.Forget("a")
 	c.deliver(Outcome{RequestID: "a"})
-	if c.Unexpected() != 1 {
-		t.Fatalf("unexpected %d after Forget", c.Unexpected())
+	if c.Late() != 1 || c.Unexpected() != 0 {
+		t.Fatalf("late %d unexpected %d after Forget", c.Late(), c.Unexpected())
 	}
 }
 

@@ -1,0 +1,248 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// Gateway defaults.
+const (
+	DefaultGatewayTimeout = 10 * time.Second
+	DefaultMaxBodyBytes   = 64 << 10
+)
+
+// GatewayConfig configures the HTTP gateway.
+type GatewayConfig struct {
+	// Timeout bounds how long POST /v1/search waits for a result.
+	// Default: DefaultGatewayTimeout.
+	Timeout time.Duration
+	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// TrustBoundary makes every request start a new trace linked to (not
+	// parented by) an incoming traceparent. Default: false (continue it).
+	TrustBoundary bool
+	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagator     propagation.TextMapPropagator
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports configuration errors.
+func (c GatewayConfig) Validate() error {
+	if c.Timeout < 0 || c.MaxBodyBytes < 0 {
+		return errors.New("gateway: timeout and max body bytes must not be negative")
+	}
+	return nil
+}
+
+// Gateway serves the HTTP API: POST /v1/search (publish and wait),
+// POST /v1/requests (publish only), GET /healthz and GET /readyz.
+type Gateway struct {
+	cfg    GatewayConfig
+	client *Client
+	ready  func(context.Context) error
+	mux    *http.ServeMux
+}
+
+// NewGateway returns the gateway over client, whose Collector must be set
+// for /v1/search. ready reports whether Kafka is reachable and the topics
+// exist; /readyz answers 503 with its error.
+func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayConfig) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultGatewayTimeout
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.MeterProvider == nil {
+		cfg.MeterProvider = otel.GetMeterProvider()
+	}
+	if cfg.Propagator == nil {
+		cfg.Propagator = otel.GetTextMapPropagator()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g := &Gateway{cfg: cfg, client: client, ready: ready, mux: http.NewServeMux()}
+	g.route("POST /v1/search", g.search)
+	g.route("POST /v1/requests", g.enqueue)
+	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	g.mux.HandleFunc("GET /readyz", g.readyz)
+	return g, nil
+}
+
+// route installs an API handler behind otelhttp, whose server span is the
+// root of the request's trace (or continues an incoming traceparent).
+func (g *Gateway) route(pattern string, h http.HandlerFunc) {
+	opts := []otelhttp.Option{
+		otelhttp.WithTracerProvider(g.cfg.TracerProvider),
+		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
+		otelhttp.WithPropagators(g.cfg.Propagator),
+		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
+	}
+	if g.cfg.TrustBoundary {
+		opts = append(opts, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
+	}
+	g.mux.Handle(pattern, otelhttp.NewHandler(h, pattern, opts...))
+}
+
+// ServeHTTP implements http.Handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+// searchRequest is the HTTP body of both API calls.
+type searchRequest struct {
+	RequestID string `json:"request_id,omitempty"`
+	Query     string `json:"query"`
+	TopK      *int   `json:"top_k,omitempty"`
+}
+
+// SearchResponse is the body of a completed POST /v1/search.
+type SearchResponse struct {
+	RequestID string              `json:"request_id"`
+	TraceID   string              `json:"trace_id"`
+	Documents []messages.Document `json:"documents"`
+	Timings   messages.Timings    `json:"timings"`
+}
+
+// AcceptedResponse is the body of 202 and of errors that concern a published
+// request (504, 502): the ids to find the request and its trace.
+type AcceptedResponse struct {
+	RequestID string    `json:"request_id"`
+	TraceID   string    `json:"trace_id"`
+	Error     *APIError `json:"error,omitempty"`
+}
+
+// APIError is the error body: {"error": {"code", "message", "field"}}.
+type APIError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+type errorBody struct {
+	Error APIError `json:"error"`
+}
+
+func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.decode(w, r)
+	if !ok {
+		return
+	}
+	call, err := g.client.Start(r.Context(), req, true)
+	if err != nil {
+		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+		return
+	}
+	out, err := call.Wait(r.Context(), g.cfg.Timeout)
+	switch {
+	case errors.Is(err, ErrTimeout):
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
+	case err != nil:
+		writeJSON(w, http.StatusServiceUnavailable, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "publish_failed", Message: err.Error()}})
+	case out.Failed:
+		writeJSON(w, http.StatusBadGateway, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}})
+	default:
+		docs := out.Result.Documents
+		if docs == nil {
+			docs = []messages.Document{}
+		}
+		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, out.Result.Timings})
+	}
+}
+
+func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
+	req, ok := g.decode(w, r)
+	if !ok {
+		return
+	}
+	call, err := g.client.Start(r.Context(), req, false)
+	if err == nil {
+		_, err = call.Acked(r.Context())
+	}
+	if err != nil {
+		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, AcceptedResponse{RequestID: call.Request.RequestID, TraceID: call.TraceID})
+}
+
+// decode enforces content type, body size and the request contract, writing
+// the 415/413/400 answer itself when it fails.
+func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Request, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{APIError{Code: "unsupported_media_type", Message: "Content-Type must be application/json"}})
+		return messages.Request{}, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{APIError{Code: "body_too_large", Message: fmt.Sprintf("body exceeds %d bytes", g.cfg.MaxBodyBytes)}})
+		} else {
+			writeJSON(w, http.StatusBadRequest, errorBody{APIError{Code: "bad_body", Message: err.Error()}})
+		}
+		return messages.Request{}, false
+	}
+	// The HTTP body follows the Kafka request contract exactly, so one
+	// decoder decides for both.
+	req, err := messages.DecodeRequest(body)
+	if err != nil {
+		e := APIError{Code: "invalid_request", Message: err.Error()}
+		var ve *messages.ValidationError
+		if errors.As(err, &ve) {
+			e.Field = ve.Field
+		}
+		writeJSON(w, http.StatusBadRequest, errorBody{e})
+		return messages.Request{}, false
+	}
+	return req, true
+}
+
+func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
+	g.cfg.Logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
+	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
+}
+
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := g.ready(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
