@@ -20,6 +20,13 @@ type Document struct {
 	URL string `json:"url,omitempty"`
 	// Source names where the document came from, if known.
 	Source string `json:"source,omitempty"`
+	// Kind is the document's kind ("package", "func", "type", "method",
+	// "const", "var" for the Go corpus), if known.
+	Kind string `json:"kind,omitempty"`
+	// ImportPath is the Go import path, for Go corpus documents.
+	ImportPath string `json:"import_path,omitempty"`
+	// Metadata holds the document's extra string fields, if any.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Result is what an enrichment worker publishes for one request: the
@@ -84,8 +91,8 @@ func EncodeResult(r Result) ([]byte, error) {
 // Member names are case-sensitive, unknown members are ignored and a null
 // member counts as absent. schema_version follows the rules of
 // [DecodeRequest]; request_id and documents are required, and each
-// document needs id, title, score and snippet; url and source are
-// optional, as are timings and its durations (zero). Strings must be valid
+// document needs id, title, score and snippet; url, source, kind,
+// import_path and metadata (an object of strings) are optional, as are timings and its durations (zero). Strings must be valid
 // UTF-8. Any broken rule is returned as a [*ValidationError]. The returned
 // Documents slice is never nil.
 func DecodeResult(b []byte) (Result, error) {
@@ -105,12 +112,15 @@ func DecodeResult(b []byte) (Result, error) {
 		l := loc{parent: "documents", index: i}
 		item := d.object(raw, l, true)
 		r.Documents = append(r.Documents, Document{
-			ID:      d.string(item, l, "id", true),
-			Title:   d.string(item, l, "title", true),
-			Score:   d.float(item, l, "score", true),
-			Snippet: d.string(item, l, "snippet", true),
-			URL:     d.string(item, l, "url", false),
-			Source:  d.string(item, l, "source", false),
+			ID:         d.string(item, l, "id", true),
+			Title:      d.string(item, l, "title", true),
+			Score:      d.float(item, l, "score", true),
+			Snippet:    d.string(item, l, "snippet", true),
+			URL:        d.string(item, l, "url", false),
+			Source:     d.string(item, l, "source", false),
+			Kind:       d.string(item, l, "kind", false),
+			ImportPath: d.string(item, l, "import_path", false),
+			Metadata:   d.stringMap(item, l, "metadata"),
 		})
 	}
 	r.Timings = d.timings(obj)

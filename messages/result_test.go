@@ -1,6 +1,7 @@
 package messages_test
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -130,5 +131,29 @@ func TestEncodeResultRejects(t *testing.T) {
 				t.Errorf("got output %s with an error", b)
 			}
 		})
+	}
+}
+
+func TestResultDocumentMetadataRoundTrip(t *testing.T) {
+	in := messages.Result{RequestID: "r", Documents: []messages.Document{{
+		ID: "net/url.ParseQuery", Title: "net/url.ParseQuery", Score: 1, Snippet: "s",
+		Kind: "func", ImportPath: "net/url", Metadata: map[string]string{"team": "search", "n": "1"},
+	}}}
+	b, err := messages.EncodeResult(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := messages.DecodeResult(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := out.Documents[0]
+	if d.Kind != "func" || d.ImportPath != "net/url" || d.Metadata["team"] != "search" || d.Metadata["n"] != "1" || len(d.Metadata) != 2 {
+		t.Fatalf("document %+v", d)
+	}
+	_, err = messages.DecodeResult([]byte(`{"request_id":"r","documents":[{"id":"a","title":"","score":1,"snippet":"","metadata":{"n":1}}]}`))
+	var ve *messages.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "documents[0].metadata.n" {
+		t.Fatalf("non-string metadata: %v", err)
 	}
 }

@@ -306,3 +306,27 @@ func saturateInt(n int64) int {
 	}
 	return int(n)
 }
+
+// stringMap reads an optional object whose members are all strings.
+func (d *decoder) stringMap(obj object, l loc, key string) map[string]string {
+	raw := d.get(obj, l, key, false)
+	if raw == nil {
+		return nil
+	}
+	ml := loc{parent: l.field(key), index: -1}
+	m := d.object(raw, ml, false)
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, mem := range m {
+		name := string(mem.name)
+		if v := d.string(m, ml, name, true); d.err == nil {
+			out[name] = v
+		}
+	}
+	if d.err != nil {
+		return nil
+	}
+	return out
+}
