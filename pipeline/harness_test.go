@@ -47,6 +47,7 @@ func newHarness(t *testing.T, partitions int) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = idx.Close() })
 	h := &harness{
 		t:     t,
 		spans: spans, tp: tp, reader: reader, idx: idx,
@@ -227,7 +228,7 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string)
 		{topics.Candidates, "enrichment"},
 		{topics.Results, ""},
 	}
-	work := map[string]string{topics.Requests: "search", topics.Candidates: "enrich"}
+	work := map[string][]string{topics.Requests: {"search"}, topics.Candidates: {"load documents", "dedupe", "rerank"}}
 	for _, hop := range hops {
 		send := one("send " + hop.topic)
 		wait := one("wait " + hop.topic)
@@ -276,12 +277,12 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string)
 		if wait.End.After(proc.Start) {
 			t.Errorf("wait %s ends %v after process starts %v", hop.topic, wait.End, proc.Start)
 		}
-		if name, ok := work[hop.topic]; ok {
+		for _, name := range work[hop.topic] {
 			childOf(one(name), proc)
 		}
 		parent = proc
 	}
-	if want := 1 + 3*3 + 2; len(spans) != want {
+	if want := 1 + 3*3 + 4; len(spans) != want {
 		t.Errorf("trace %s has %d spans, want %d", rootSpan.TraceID, len(spans), want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
 	"github.com/kretrieve/kretrieve/consumers/retrieval"
+	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -38,6 +39,8 @@ type Config struct {
 	Topics messages.Topics
 	// Worker tunes the workers; Group and Topic are filled in per role.
 	Worker consumers.Config
+	// RecordQueryText puts query text on search spans (debugging only).
+	RecordQueryText bool
 	// Logger is the logger of every component. Default: slog.Default().
 	Logger *slog.Logger
 	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
@@ -107,11 +110,11 @@ func NewRetrievalWorker(cfg Config, s retrieval.Searcher) (*consumers.Worker, er
 		wc.Group = RetrievalGroup
 	}
 	wc.Topic = cfg.Topics.Requests
-	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider})
+	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider, RecordQueryText: cfg.RecordQueryText})
 	return consumers.New(wc, cfg.tracer(wc.Group), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
-// NewEnrichmentWorker returns an enrichment worker reading documents from store.
+// NewEnrichmentWorker returns an enrichment worker loading documents and snippets from store.
 func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker, error) {
 	cfg = cfg.withDefaults()
 	wc := cfg.Worker
@@ -274,4 +277,21 @@ func NewGateway(ctx context.Context, cfg Config, gw producer.GatewayConfig) (*pr
 		return nil, nil, err
 	}
 	return g, client, nil
+}
+
+// GoStdlibIndexName names the index built from the Go standard library.
+const GoStdlibIndexName = "go-stdlib"
+
+// OpenIndex opens the on-disk index in dir read-only or, when dir is empty,
+// builds an in-memory index of the Go standard library documentation found
+// in the local Go installation. Close the index when done.
+func OpenIndex(ctx context.Context, dir string) (*search.Index, error) {
+	if dir != "" {
+		return search.Open(dir)
+	}
+	docs, err := corpus.GoStdlib(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("go corpus: %w", err)
+	}
+	return search.NewMemory(ctx, GoStdlibIndexName, docs)
 }

@@ -217,9 +217,10 @@ func TestForeignProducerTraceIsContinued(t *testing.T) {
 	case <-time.After(resultTimeout):
 		t.Fatal("no result")
 	}
-	// process+wait+search, send/wait/process+enrich, send/wait/process: the
-	// last send span ends at its acknowledgement, which may trail the result.
-	eventually(t, func() bool { return len(byTrace(h.recorded())[traceID]) == 10 }, "10 spans in trace %s", traceID)
+	// process+wait+search, send/wait/process+3 enrichment steps,
+	// send/wait/process: the last send span ends at its acknowledgement,
+	// which may trail the result.
+	eventually(t, func() bool { return len(byTrace(h.recorded())[traceID]) == 12 }, "12 spans in trace %s", traceID)
 	trace := byTrace(h.recorded())[traceID]
 	var proc *span
 	for i := range trace {

@@ -28,7 +28,9 @@ const (
 
 type stageKey struct{ topic, stage string }
 
-// Recorder aggregates span durations. It is safe for concurrent use.
+// Recorder aggregates span durations: root spans as end-to-end latency,
+// send/wait/process spans per topic, and every other span by name (the work
+// inside process spans, such as "search" or "rerank"). It is safe for concurrent use.
 type Recorder struct {
 	rootName    string
 	outcomeAttr string
@@ -81,8 +83,7 @@ func (r *Recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	case strings.HasPrefix(name, kafkatrace.OpProcess+" "):
 		key = stageKey{name[len(kafkatrace.OpProcess)+1:], StageProcess}
 	default:
-		r.count()
-		return
+		key = stageKey{"", name}
 	}
 	r.mu.Lock()
 	h := r.stages[key]

@@ -31,7 +31,7 @@ func TestRecorderSummary(t *testing.T) {
 	span("request", time.Hour, attribute.String("outcome", "timeout")) // not end-to-end
 	span("search", time.Millisecond)
 
-	s := rec.Summary(runsummary.Requests{Sent: 101, Completed: 100, TimedOut: 1}, 2*time.Second, []string{"topic-a", "topic-b"})
+	s := rec.Summary(runsummary.Requests{Sent: 101, Completed: 100, TimedOut: 1}, 2*time.Second, []string{"topic-a", "topic-b"}, []string{"search"})
 	if s.EndToEndMS.Count != 100 || s.EndToEndMS.P50 < 49.9 || s.EndToEndMS.P50 > 50.1 || s.EndToEndMS.P99 < 98.9 || s.EndToEndMS.Max > 100.1 {
 		t.Fatalf("end-to-end %+v", s.EndToEndMS)
 	}
@@ -41,6 +41,9 @@ func TestRecorderSummary(t *testing.T) {
 	}
 	if s.Topics[1].QueueWaitMS.Count != 0 {
 		t.Fatalf("topic-b %+v", s.Topics[1])
+	}
+	if len(s.Work) != 1 || s.Work[0].Span != "search" || s.Work[0].MS.Count != 1 || s.Work[0].MS.P50 < 0.99 || s.Work[0].MS.P50 > 1.01 {
+		t.Fatalf("work %+v", s.Work)
 	}
 	if s.SpansRecorded != 302 || s.ThroughputPerS != 50 {
 		t.Fatalf("spans %d throughput %v", s.SpansRecorded, s.ThroughputPerS)

@@ -17,6 +17,7 @@ type Summary struct {
 	ThroughputPerS  float64       `json:"throughput_per_second"`
 	EndToEndMS      Percentiles   `json:"end_to_end_ms"`
 	Topics          []TopicStages `json:"topics"`
+	Work            []Work        `json:"work"`
 	SpansRecorded   int64         `json:"spans_recorded"`
 	SpansDropped    int64         `json:"spans_dropped"`
 	TracingDisabled bool          `json:"tracing_disabled,omitempty"`
@@ -38,6 +39,12 @@ type Percentiles struct {
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
 	Max   float64 `json:"max"`
+}
+
+// Work is the latency of spans of one name inside the process spans.
+type Work struct {
+	Span string      `json:"span"`
+	MS   Percentiles `json:"ms"`
 }
 
 // TopicStages are the latencies of one topic's hop.
@@ -63,8 +70,9 @@ func percentiles(h *hdrhistogram.Histogram) Percentiles {
 }
 
 // Summary builds the run summary: requests and wall time come from the
-// caller, latencies from the recorded spans, in the order of topics.
-func (r *Recorder) Summary(req Requests, wall time.Duration, topics []string) Summary {
+// caller, latencies from the recorded spans, in the order of topics and of
+// work (span names).
+func (r *Recorder) Summary(req Requests, wall time.Duration, topics, work []string) Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
@@ -83,6 +91,9 @@ func (r *Recorder) Summary(req Requests, wall time.Duration, topics []string) Su
 			QueueWaitMS: percentiles(r.stages[stageKey{t, StageWait}]),
 			ProcessMS:   percentiles(r.stages[stageKey{t, StageProcess}]),
 		})
+	}
+	for _, name := range work {
+		s.Work = append(s.Work, Work{Span: name, MS: percentiles(r.stages[stageKey{"", name}])})
 	}
 	return s
 }
@@ -115,6 +126,9 @@ func (s Summary) WriteText(w io.Writer) error {
 		row("  send "+t.Topic, t.SendMS)
 		row("  wait "+t.Topic, t.QueueWaitMS)
 		row("  process "+t.Topic, t.ProcessMS)
+	}
+	for _, wk := range s.Work {
+		row("  "+wk.Span, wk.MS)
 	}
 	return tw.Flush()
 }

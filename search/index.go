@@ -1,186 +1,303 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"sort"
+	"os"
+	"path/filepath"
 	"strings"
-	"unicode"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
-
-// Hit is a scored search result.
-type Hit struct {
-	ID    string
-	Score float64
-}
-
-// BM25 parameters (the usual defaults).
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
+// Keys of the values kretrieve keeps in the index's internal storage.
+var (
+	internalName   = []byte("kretrieve.name")
+	internalFormat = []byte("kretrieve.format")
 )
 
-// Index is an in-memory BM25 index. It is immutable after NewIndex and safe
-// for concurrent use.
+// format is the version of the index layout (mapping and field names) that
+// this package writes and reads. Open refuses other versions.
+const format = "1"
+
+// openTimeout bounds how long Open waits for the index's bolt lock, which is
+// only ever held exclusively by a process writing the index.
+const openTimeout = "10s"
+
+// Index is a bleve index of Documents, scored with BM25. It is safe for
+// concurrent use; Close it when done.
 type Index struct {
-	name   string
-	docs   []Document
-	byID   map[string]int
-	terms  []map[string]int // per document: term -> frequency
-	lens   []int
-	avgLen float64
-	df     map[string]int
+	idx  bleve.Index
+	name string
+	n    int
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// NewIndex indexes docs. Documents with an empty or duplicate id are an error.
-func NewIndex(name string, docs []Document) (*Index, error) {
-	ix := &Index{name: name, docs: docs, byID: make(map[string]int, len(docs)), df: make(map[string]int)}
-	total := 0
-	for i, d := range docs {
-		if d.ID == "" {
-			return nil, fmt.Errorf("document %d: empty id", i)
-		}
-		if _, dup := ix.byID[d.ID]; dup {
-			return nil, fmt.Errorf("document %d: duplicate id %q", i, d.ID)
-		}
-		ix.byID[d.ID] = i
-		tf := make(map[string]int)
-		n := 0
-		for _, t := range Tokenize(d.Title + " " + d.Body) {
-			tf[t]++
-			n++
-		}
-		for t := range tf {
-			ix.df[t]++
-		}
-		ix.terms = append(ix.terms, tf)
-		ix.lens = append(ix.lens, n)
-		total += n
+// Build creates an on-disk index named name at dir from docs, in batches,
+// and closes it. dir must not exist or must be an empty directory.
+//
+// The index is written to a temporary directory next to dir and renamed to
+// dir once complete, so Open never sees a partial index and a failed or
+// cancelled Build leaves dir as it was. Documents must have unique, non-empty
+// ids. ctx is checked between batches (see WithBatchSize).
+func Build(ctx context.Context, dir, name string, docs []Document, opts ...Option) (err error) {
+	cfg := newConfig(opts)
+	if dir == "" {
+		return errors.New("build index: empty directory name")
 	}
-	if len(docs) > 0 {
-		ix.avgLen = float64(total) / float64(len(docs))
+	if err := checkDocs(docs); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := checkEmptyDir(dir); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	// Build in a fresh directory next to dir, on the same file system.
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
+			err = fmt.Errorf("build index: %w", rerr)
+		}
+	}()
+	m, err := newMapping()
+	if err != nil {
+		return fmt.Errorf("build index: mapping: %w", err)
+	}
+	built := filepath.Join(tmp, "index")
+	idx, err := bleve.NewUsing(built, m, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := fill(ctx, idx, name, docs, cfg.batchSize); err != nil {
+		_ = idx.Close()
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := compact(ctx, idx); err != nil {
+		_ = idx.Close()
+		return fmt.Errorf("build index: compact: %w", err)
+	}
+	if err := idx.Close(); err != nil {
+		return fmt.Errorf("build index: close: %w", err)
+	}
+	// dir is absent or empty (checked above); an empty dir must go before
+	// the rename on systems that do not replace empty directories.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("build index: %w", err)
+	}
+	if err := os.Rename(built, dir); err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	return nil
+}
+
+// Open opens the on-disk index at dir, written by Build, read-only. Several
+// Index values, in one process or in several, may have the same directory
+// open at once.
+func Open(dir string) (*Index, error) {
+	idx, err := bleve.OpenUsing(dir, map[string]interface{}{
+		"read_only":    true,
+		"bolt_timeout": openTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
+	}
+	ix, err := newIndex(idx)
+	if err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
 	return ix, nil
 }
 
-// Name returns the index name.
+// NewMemory indexes docs in memory under the given name. Documents must have
+// unique, non-empty ids. ctx is checked between batches (see WithBatchSize).
+func NewMemory(ctx context.Context, name string, docs []Document, opts ...Option) (*Index, error) {
+	cfg := newConfig(opts)
+	if err := checkDocs(docs); err != nil {
+		return nil, fmt.Errorf("new index: %w", err)
+	}
+	m, err := newMapping()
+	if err != nil {
+		return nil, fmt.Errorf("new index: mapping: %w", err)
+	}
+	// Scorch, not bleve.NewMemOnly's upsidedown store: only scorch scores
+	// with BM25.
+	idx, err := bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("new index: %w", err)
+	}
+	if err := fill(ctx, idx, name, docs, cfg.batchSize); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("new index: %w", err)
+	}
+	ix, err := newIndex(idx)
+	if err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("new index: %w", err)
+	}
+	return ix, nil
+}
+
+// Close releases the index. Searches after Close fail; closing again
+// returns the first Close's result.
+func (ix *Index) Close() error {
+	ix.closeOnce.Do(func() { ix.closeErr = ix.idx.Close() })
+	return ix.closeErr
+}
+
+// Name returns the name the index was built with.
 func (ix *Index) Name() string { return ix.name }
 
-// Len returns the number of documents.
-func (ix *Index) Len() int { return len(ix.docs) }
+// Len returns the number of documents in the index.
+func (ix *Index) Len() int { return ix.n }
 
-// Document returns the document with the given id.
+// Document returns the stored document with the given id. It reports false
+// if there is no such document or it could not be read.
 func (ix *Index) Document(id string) (Document, bool) {
-	i, ok := ix.byID[id]
-	if !ok {
+	if id == "" {
 		return Document{}, false
 	}
-	return ix.docs[i], true
+	d, err := ix.idx.Document(id)
+	if err != nil || d == nil {
+		return Document{}, false
+	}
+	return fromStored(d), true
 }
 
-// Search returns up to k documents ranked by BM25 score, best first; ties
-// are broken by id so results are deterministic.
-func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error) {
-	if k <= 0 {
-		return nil, errors.New("search: k must be positive")
-	}
-	qterms := uniq(Tokenize(query))
-	var hits []Hit
-	n := float64(len(ix.docs))
-	for i, tf := range ix.terms {
-		if i%256 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		score := 0.0
-		for _, t := range qterms {
-			f := float64(tf[t])
-			if f == 0 {
-				continue
-			}
-			df := float64(ix.df[t])
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(ix.lens[i])/ix.avgLen)
-			score += idf * f * (bm25K1 + 1) / (f + norm)
-		}
-		if score > 0 {
-			hits = append(hits, Hit{ID: ix.docs[i].ID, Score: score})
-		}
-	}
-	sort.Slice(hits, func(a, b int) bool {
-		if hits[a].Score != hits[b].Score {
-			return hits[a].Score > hits[b].Score
-		}
-		return hits[a].ID < hits[b].ID
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits, nil
-}
-
-// Tokenize lower-cases s and splits it into letter/digit runs.
-func Tokenize(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
-
-func uniq(ts []string) []string {
-	seen := make(map[string]bool, len(ts))
-	out := ts[:0]
-	for _, t := range ts {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-//go:embed demo_corpus.jsonl
-var demoCorpus []byte
-
-// DemoIndex returns an index over the embedded demo corpus: the synopses of
-// the Go standard library's packages.
-func DemoIndex() (*Index, error) {
-	docs, err := ReadJSONL(bytes.NewReader(demoCorpus))
+// newIndex wraps idx, reading the name and document count.
+func newIndex(idx bleve.Index) (*Index, error) {
+	f, err := idx.GetInternal(internalFormat)
 	if err != nil {
-		return nil, fmt.Errorf("demo corpus: %w", err)
-	}
-	for i := range docs {
-		docs[i].Source = "go-stdlib"
-	}
-	return NewIndex("go-stdlib-demo", docs)
-}
-
-// ReadJSONL reads one JSON Document per line; blank lines are skipped.
-func ReadJSONL(r io.Reader) ([]Document, error) {
-	var docs []Document
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var d Document
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		docs = append(docs, d)
-	}
-	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	return docs, nil
+	if string(f) != format {
+		return nil, fmt.Errorf("not a kretrieve index (format %q, want %q)", f, format)
+	}
+	name, err := idx.GetInternal(internalName)
+	if err != nil {
+		return nil, err
+	}
+	n, err := idx.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	return &Index{idx: idx, name: string(name), n: int(n)}, nil
+}
+
+// fill indexes docs in batches, then records name and format.
+func fill(ctx context.Context, idx bleve.Index, name string, docs []Document, batchSize int) error {
+	contexts := packageContexts(docs)
+	b := idx.NewBatch()
+	for i, d := range docs {
+		if err := b.Index(d.ID, bleveDoc(d, contexts[d.ImportPath])); err != nil {
+			return fmt.Errorf("document %q: %w", d.ID, err)
+		}
+		if b.Size() < batchSize && i < len(docs)-1 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := idx.Batch(b); err != nil {
+			return err
+		}
+		b.Reset()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.SetInternal(internalName, []byte(name))
+	b.SetInternal(internalFormat, []byte(format))
+	return idx.Batch(b)
+}
+
+// compact merges the index's segments into one, which makes opening and
+// searching the finished, read-only index faster.
+func compact(ctx context.Context, idx bleve.Index) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	// ForceMerge does not watch ctx while it waits for the merger (which
+	// retries failed merges); closing the index, as Build does on error,
+	// releases it.
+	done := make(chan error, 1)
+	go func() { done <- s.ForceMerge(ctx, nil) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// checkDocs rejects empty and duplicate ids.
+func checkDocs(docs []Document) error {
+	seen := make(map[string]struct{}, len(docs))
+	for i, d := range docs {
+		if d.ID == "" {
+			return fmt.Errorf("document %d: empty id", i)
+		}
+		if _, dup := seen[d.ID]; dup {
+			return fmt.Errorf("document %d: duplicate id %q", i, d.ID)
+		}
+		seen[d.ID] = struct{}{}
+	}
+	return nil
+}
+
+// checkEmptyDir reports an error unless dir is absent or an empty directory.
+func checkEmptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return fmt.Errorf("%s is not empty", dir)
+	}
+	return nil
+}
+
+// fromStored rebuilds a Document from its stored fields.
+func fromStored(d index.Document) Document {
+	doc := Document{ID: d.ID()}
+	d.VisitFields(func(f index.Field) {
+		v := string(f.Value())
+		switch name := f.Name(); name {
+		case fieldTitle:
+			doc.Title = v
+		case fieldBody:
+			doc.Body = v
+		case fieldKind:
+			doc.Kind = v
+		case fieldImportPath:
+			doc.ImportPath = v
+		case fieldURL:
+			doc.URL = v
+		case fieldSource:
+			doc.Source = v
+		default:
+			if key, ok := strings.CutPrefix(name, fieldMetadata+"."); ok {
+				if doc.Metadata == nil {
+					doc.Metadata = make(map[string]string)
+				}
+				doc.Metadata[key] = v
+			}
+		}
+	})
+	return doc
 }

@@ -2,19 +2,22 @@ package search
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Snippet returns up to maxRunes runes of body around the first occurrence of
 // a query term, with "…" where text was cut. Without a match it returns the
-// start of body.
+// start of body. The result is plain text: nothing is marked or escaped. It
+// needs no index; Highlight falls back to it, HTML-escaped, for documents
+// whose body does not match the query.
 func Snippet(body, query string, maxRunes int) string {
 	if utf8.RuneCountInString(body) <= maxRunes {
 		return body
 	}
 	lower := strings.ToLower(body)
 	at := -1
-	for _, t := range Tokenize(query) {
+	for _, t := range tokenize(query) {
 		if i := strings.Index(lower, t); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
@@ -46,4 +49,11 @@ func Snippet(body, query string, maxRunes int) string {
 		out += "…"
 	}
 	return out
+}
+
+// tokenize lower-cases s and splits it into letter/digit runs.
+func tokenize(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }

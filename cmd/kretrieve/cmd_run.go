@@ -16,7 +16,6 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
-	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -54,13 +53,15 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
 	pc.Worker.Concurrency = cfg.concurrency
+	pc.RecordQueryText = cfg.recordQuery
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
 		return err
 	}
-	idx, err := search.DemoIndex()
+	idx, err := openIndex(ctx, cfg.index, comp.logger)
 	if err != nil {
 		return err
 	}
+	defer idx.Close()
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	workers, err := pipeline.StartWorkers(workerCtx, pc, idx, cfg.retrievals, cfg.enrichments)
@@ -78,8 +79,10 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	counts.Duplicates = client.Collector.Duplicates()
 
 	if cfg.serve && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "serving: brokers=%s (interrupt to stop)\n", cfg.brokers)
-		<-ctx.Done()
+		fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s (interrupt to stop)\n", cfg.brokers, cfg.gateway.httpListen)
+		if serr := serveGateway(ctx, pc, cfg.gateway, comp.logger); serr != nil {
+			err = errors.Join(err, serr)
+		}
 	}
 	stopWorkers()
 	err = errors.Join(workers.Wait(), client.Close(context.Background()))
@@ -89,7 +92,8 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 
 	topics := []string{cfg.topics.Requests, cfg.topics.Candidates, cfg.topics.Results}
-	summary := recorder.Summary(counts, wall, topics)
+	work := []string{"search", "load documents", "dedupe", "rerank"}
+	summary := recorder.Summary(counts, wall, topics, work)
 	summary.TracingDisabled = !comp.telemetry.Enabled
 	summary.SpansDropped = comp.telemetry.Stats().Dropped
 	if werr := summary.WriteText(stdout); werr != nil {

@@ -5,11 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"time"
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 )
+
+// openIndex opens the index directory, or builds the Go standard library
+// index in memory when dir is empty, logging which and how long it took.
+func openIndex(ctx context.Context, dir string, logger *slog.Logger) (*search.Index, error) {
+	start := time.Now()
+	idx, err := pipeline.OpenIndex(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	logger.InfoContext(ctx, "index ready", "index", idx.Name(), "documents", idx.Len(), "dir", dir, "took", time.Since(start).Round(time.Millisecond))
+	return idx, nil
+}
 
 // runWorker runs a retrieval or enrichment worker until ctx is done.
 func runWorker(ctx context.Context, role string, args []string, getenv func(string) string, stderr io.Writer) (err error) {
@@ -25,13 +39,15 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 
 	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
 	pc.Worker = cfg.worker
+	pc.RecordQueryText = cfg.recordQueryText
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
 		return err
 	}
-	idx, err := search.DemoIndex()
+	idx, err := openIndex(ctx, cfg.index, comp.logger)
 	if err != nil {
 		return err
 	}
+	defer idx.Close()
 	var w *consumers.Worker
 	switch role {
 	case "retrieval":

@@ -79,6 +79,17 @@ type workerConfig struct {
 	commonConfig
 	worker          consumers.Config
 	shutdownTimeout time.Duration
+	index           string
+	recordQueryText bool
+}
+
+// declareIndex declares the flag naming the index directory.
+func declareIndex(s *settings, p *string) {
+	s.str(p, "index", "", "index directory built by `kretrieve index` (default: build the Go standard library docs in memory)")
+}
+
+func declareRecordQueryText(s *settings, p *bool) {
+	s.boolean(p, "record-query-text", false, "record query text on search spans (debugging only: queries are user data)")
 }
 
 func loadWorkerConfig(role string, args []string, getenv func(string) string, out io.Writer) (workerConfig, error) {
@@ -91,6 +102,10 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
 	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
+	declareIndex(s, &c.index)
+	if role == "retrieval" {
+		declareRecordQueryText(s, &c.recordQueryText)
+	}
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
@@ -179,6 +194,9 @@ type runConfig struct {
 	retrievals  int
 	enrichments int
 	concurrency int
+	gateway     gatewayFlags
+	index       string
+	recordQuery bool
 }
 
 func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (runConfig, error) {
@@ -188,7 +206,10 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	s.str(&c.listen, "listen", "127.0.0.1:0", "embedded broker address when --brokers is empty (port 0: any free port)")
 	s.integer(&c.requests, "requests", 1000, "requests to send")
 	s.integer(&c.inFlight, "in-flight", 200, "requests awaiting their result at once")
-	s.boolean(&c.serve, "serve", false, "keep the broker and workers running after the requests, until interrupted")
+	s.boolean(&c.serve, "serve", false, "keep the broker and workers running after the requests and serve the HTTP gateway, until interrupted")
+	c.gateway.declare(s)
+	declareIndex(s, &c.index)
+	declareRecordQueryText(s, &c.recordQuery)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
 	s.integer(&c.retrievals, "retrieval-workers", 1, "retrieval workers")
@@ -204,7 +225,10 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	if c.inFlight < 1 || c.retrievals < 1 || c.enrichments < 1 || c.concurrency < 1 {
 		errs = append(errs, errors.New("in-flight, retrieval-workers, enrichment-workers and concurrency: must be at least 1"))
 	}
-	if c.timeout <= 0 {
+	c.gateway.timeout = c.timeout
+	if c.serve {
+		errs = append(errs, c.gateway.validate())
+	} else if c.timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
 	return c, errors.Join(append(errs, c.validate())...)

@@ -38,6 +38,8 @@ Usage:
   kretrieve retrieval   [flags]            retrieval worker (group "retrieval")
   kretrieve enrichment  [flags]            enrichment worker (group "enrichment")
   kretrieve produce     [flags] QUERY...   publish requests (--wait for results)
+  kretrieve gateway     [flags]            HTTP gateway: POST /v1/search, POST /v1/requests
+  kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -58,6 +60,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runWorker(ctx, cmd, rest, getenv, stderr)
 	case "produce":
 		return runProduce(ctx, rest, getenv, stdout, stderr)
+	case "gateway":
+		return runGateway(ctx, rest, getenv, stderr)
+	case "index":
+		return runIndex(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

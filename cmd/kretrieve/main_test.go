@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,6 +94,8 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	_, _ = loadWorkerConfig("retrieval", nil, record, out)
 	_, _ = loadProduceConfig(nil, record, out)
 	_, _ = loadRunConfig(nil, record, out)
+	_, _ = loadGatewayConfig(nil, record, out)
+	_, _ = loadIndexConfig(nil, record, out)
 	if len(asked) < 20 {
 		t.Fatalf("only %d variables found", len(asked))
 	}
@@ -102,10 +106,42 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	}
 }
 
+// testIndex builds a small on-disk index with the index command from a JSONL
+// file (two bad lines among them, skipped) and returns its directory.
+func testIndex(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "docs.jsonl")
+	lines := []string{
+		`{"id":"zip","title":"archive/zip","body":"Read and write ZIP archives.","url":"https://pkg.go.dev/archive/zip","metadata":{"team":"go"}}`,
+		`{"id":"url","title":"net/url.ParseQuery","body":"ParseQuery parses the URL-encoded query string and returns a map."}`,
+		`not json`,
+		`{"id":"sha","title":"crypto/sha256.Sum256","body":"Sum256 returns the SHA256 checksum of the data."}`,
+		`{"title":"no id"}`,
+		`{"id":"gzip","title":"compress/gzip","body":"Reading and writing of gzip format compressed files."}`,
+	}
+	if err := os.WriteFile(jsonl, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "index")
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"index", "--index", index, "--jsonl", jsonl}, mapEnv(nil), &stdout, &stderr); err != nil {
+		t.Fatalf("index: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "indexed 4 documents") || !strings.Contains(stderr.String(), "line 3") || !strings.Contains(stderr.String(), "line 5") {
+		t.Fatalf("index output:\n%s\n%s", stdout.String(), stderr.String())
+	}
+	err := run(t.Context(), []string{"index", "--index", filepath.Join(dir, "strict"), "--jsonl", jsonl, "--strict"}, mapEnv(nil), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("strict index of a file with bad lines: %v", err)
+	}
+	return index
+}
+
 func TestRunPrintsSummaryFromSpans(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "summary.json")
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"run", "--requests", "60", "--summary-json", file, "--log-level", "warn"}, mapEnv(nil), &stdout, &stderr)
+	err := run(t.Context(), []string{"run", "--requests", "60", "--summary-json", file, "--log-level", "warn", "--index", testIndex(t)}, mapEnv(nil), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -142,7 +178,7 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 // commands against a broker and publishes through the produce command.
 func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 	b := kafkatest.NewBroker(t, 3)
-	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn"})
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t)})
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for _, role := range []string{"retrieval", "enrichment"} {
@@ -159,11 +195,11 @@ func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 	}()
 
 	queries := filepath.Join(t.TempDir(), "queries.txt")
-	if err := os.WriteFile(queries, []byte("read zip archives\n\nsha256 hash\n"), 0o600); err != nil {
+	if err := os.WriteFile(queries, []byte("read zip archives\n\nsha256 checksum\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"produce", "--wait", "--json", "--timeout", "20s", "--top-k", "3", "--file", queries, "parse a URL"}, env, &stdout, &stderr)
+	err := run(t.Context(), []string{"produce", "--wait", "--json", "--timeout", "30s", "--top-k", "3", "--file", queries, "parse a URL"}, env, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("produce: %v\n%s", err, stderr.String())
 	}
@@ -184,5 +220,64 @@ func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("%d results, want 3:\n%s", n, stdout.String())
+	}
+}
+
+// TestGatewayCommand serves the gateway command against worker commands and
+// searches through it over HTTP.
+func TestGatewayCommand(t *testing.T) {
+	b := kafkatest.NewBroker(t, 3)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr})
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for _, role := range []string{"retrieval", "enrichment", "gateway"} {
+		wg.Go(func() {
+			var stderr bytes.Buffer
+			if err := run(ctx, []string{role}, env, &bytes.Buffer{}, &stderr); err != nil {
+				t.Errorf("%s: %v\n%s", role, err, stderr.String())
+			}
+		})
+	}
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		RequestID string `json:"request_id"`
+		TraceID   string `json:"trace_id"`
+		Documents []struct {
+			ID, Snippet string
+		} `json:"documents"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || len(body.Documents) == 0 || body.Documents[0].ID != "url" || !strings.Contains(body.Documents[0].Snippet, "<mark>") {
+		t.Fatalf("status %d body %+v", resp.StatusCode, body)
 	}
 }

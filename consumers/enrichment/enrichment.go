@@ -1,6 +1,6 @@
-// Package enrichment is the enrichment worker's handler: it turns candidates
-// into result documents (title, url, snippet around the query terms) and
-// publishes the result.
+// Package enrichment is the enrichment worker's handler: it loads the
+// candidate documents with highlighted snippets, removes near-duplicates,
+// re-ranks them and publishes the result. Each step has its own span.
 package enrichment
 
 import (
@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/attrs"
@@ -22,19 +23,22 @@ import (
 // ScopeName is the instrumentation scope of the enrichment spans.
 const ScopeName = "github.com/kretrieve/kretrieve/consumers/enrichment"
 
-// Span attributes of the enrich span.
+// Span attributes of the enrichment steps.
 const (
 	CandidatesAttr = attribute.Key("kretrieve.enrich.candidates")
-	DocumentsAttr  = attribute.Key("kretrieve.enrich.documents")
+	LoadedAttr     = attribute.Key("kretrieve.enrich.loaded")
 	MissingAttr    = attribute.Key("kretrieve.enrich.missing")
+	DuplicatesAttr = attribute.Key("kretrieve.enrich.duplicates")
+	DocumentsAttr  = attribute.Key("kretrieve.enrich.documents")
+	ReorderedAttr  = attribute.Key("kretrieve.enrich.reordered")
 )
 
 // DefaultSnippetRunes is the snippet length when Config.SnippetRunes is 0.
 const DefaultSnippetRunes = 200
 
-// Store serves documents by id.
+// Store loads documents with snippets highlighted for a query.
 type Store interface {
-	Document(id string) (search.Document, bool)
+	Highlight(ctx context.Context, query string, ids []string, maxRunes int) (map[string]search.Highlighted, error)
 }
 
 // Config configures the handler.
@@ -44,7 +48,10 @@ type Config struct {
 	ResultsTopic string
 	// SnippetRunes is the snippet length. Default: DefaultSnippetRunes.
 	SnippetRunes int
-	// TracerProvider creates the enrich span. Default: the global provider.
+	// DuplicateThreshold is the body similarity that makes a near-duplicate.
+	// Default: DefaultDuplicateThreshold.
+	DuplicateThreshold float64
+	// TracerProvider creates the step spans. Default: the global provider.
 	TracerProvider trace.TracerProvider
 }
 
@@ -56,6 +63,9 @@ func Handler(store Store, cfg Config) consumers.Handler {
 	if cfg.SnippetRunes == 0 {
 		cfg.SnippetRunes = DefaultSnippetRunes
 	}
+	if cfg.DuplicateThreshold == 0 {
+		cfg.DuplicateThreshold = DefaultDuplicateThreshold
+	}
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
@@ -66,32 +76,10 @@ func Handler(store Store, cfg Config) consumers.Handler {
 			return nil, err
 		}
 		start := time.Now()
-		_, span := tracer.Start(ctx, "enrich", trace.WithAttributes(
-			attrs.RequestID.String(c.RequestID),
-			CandidatesAttr.Int(len(c.Candidates)),
-		))
-		docs := make([]messages.Document, 0, len(c.Candidates))
-		missing := 0
-		for _, cand := range c.Candidates {
-			d, ok := store.Document(cand.DocID)
-			if !ok {
-				// The index changed between retrieval and enrichment: the
-				// document is gone, so it is left out of the result.
-				missing++
-				continue
-			}
-			docs = append(docs, messages.Document{
-				ID:      d.ID,
-				Title:   d.Title,
-				Score:   cand.Score,
-				Snippet: search.Snippet(d.Body, c.Query, cfg.SnippetRunes),
-				URL:     d.URL,
-				Source:  d.Source,
-			})
+		docs, err := enrich(ctx, tracer, store, c, cfg)
+		if err != nil {
+			return nil, err
 		}
-		span.SetAttributes(DocumentsAttr.Int(len(docs)), MissingAttr.Int(missing))
-		span.End()
-
 		timings := c.Timings
 		timings.EnrichmentQueueMS = float64(msg.QueueWait.Wait) / float64(time.Millisecond)
 		timings.EnrichmentMS = float64(time.Since(start)) / float64(time.Millisecond)
@@ -101,4 +89,68 @@ func Handler(store Store, cfg Config) consumers.Handler {
 		}
 		return []*kgo.Record{{Topic: cfg.ResultsTopic, Key: []byte(c.RequestID), Value: value}}, nil
 	}
+}
+
+// enrich runs the steps, each in its own span: load (documents and
+// highlighted snippets), dedupe, rerank.
+func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config) ([]messages.Document, error) {
+	ids := make([]string, len(c.Candidates))
+	for i, cand := range c.Candidates {
+		ids[i] = cand.DocID
+	}
+	lctx, span := tracer.Start(ctx, "load documents", trace.WithAttributes(attrs.RequestID.String(c.RequestID), CandidatesAttr.Int(len(ids))))
+	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.End()
+		return nil, fmt.Errorf("load documents: %w", err)
+	}
+	scored := make([]Scored, 0, len(ids))
+	for _, cand := range c.Candidates {
+		h, ok := loaded[cand.DocID]
+		if !ok {
+			// Gone from the index since retrieval: left out of the result.
+			continue
+		}
+		scored = append(scored, Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
+	}
+	span.SetAttributes(LoadedAttr.Int(len(scored)), MissingAttr.Int(len(ids)-len(scored)))
+	span.End()
+
+	_, span = tracer.Start(ctx, "dedupe")
+	scored, dropped := Dedupe(scored, cfg.DuplicateThreshold)
+	span.SetAttributes(DuplicatesAttr.Int(dropped), DocumentsAttr.Int(len(scored)))
+	span.End()
+
+	_, span = tracer.Start(ctx, "rerank")
+	before := make([]string, len(scored))
+	for i, s := range scored {
+		before[i] = s.Doc.ID
+	}
+	scored = Rerank(c.Query, scored)
+	moved := 0
+	for i, s := range scored {
+		if before[i] != s.Doc.ID {
+			moved++
+		}
+	}
+	span.SetAttributes(DocumentsAttr.Int(len(scored)), ReorderedAttr.Int(moved))
+	span.End()
+
+	docs := make([]messages.Document, len(scored))
+	for i, s := range scored {
+		docs[i] = messages.Document{
+			ID:         s.Doc.ID,
+			Title:      s.Doc.Title,
+			Score:      s.Score,
+			Snippet:    s.Snippet,
+			URL:        s.Doc.URL,
+			Source:     s.Doc.Source,
+			Kind:       s.Doc.Kind,
+			ImportPath: s.Doc.ImportPath,
+			Metadata:   s.Doc.Metadata,
+		}
+	}
+	return docs, nil
 }

@@ -4,6 +4,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,8 @@ const (
 	IndexDocsAttr = attribute.Key("kretrieve.index.documents")
 	TopKAttr      = attribute.Key("kretrieve.search.top_k")
 	HitsAttr      = attribute.Key("kretrieve.search.hits")
+	// QueryTextAttr carries the query text, only with Config.RecordQueryText.
+	QueryTextAttr = attribute.Key("kretrieve.query.text")
 )
 
 // Searcher finds the best documents for a query.
@@ -45,6 +48,9 @@ type Config struct {
 	CandidatesTopic string
 	// TracerProvider creates the search span. Default: the global provider.
 	TracerProvider trace.TracerProvider
+	// RecordQueryText adds the query text to the search span, for debugging.
+	// Queries are user data: leave it off in production. Default: false.
+	RecordQueryText bool
 }
 
 // Handler returns the retrieval handler over s.
@@ -68,12 +74,20 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 			IndexDocsAttr.Int(s.Len()),
 			TopKAttr.Int(req.TopK),
 		), trace.WithAttributes(attrs.Query(req.Query)...))
+		if cfg.RecordQueryText {
+			span.SetAttributes(QueryTextAttr.String(req.Query))
+		}
 		hits, err := s.Search(ctx, req.Query, req.TopK)
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 			span.End()
-			return nil, fmt.Errorf("search: %w", err)
+			err = fmt.Errorf("search: %w", err)
+			if errors.Is(err, search.ErrInvalidQuery) {
+				// The same query fails again: no point retrying it.
+				return nil, consumers.Permanent(err)
+			}
+			return nil, err
 		}
 		span.SetAttributes(HitsAttr.Int(len(hits)))
 		span.End()

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
+)
+
+// gatewayConfig configures the gateway command.
+type gatewayConfig struct {
+	commonConfig
+	gatewayFlags
+}
+
+// gatewayFlags are the HTTP settings shared by gateway and run --serve.
+type gatewayFlags struct {
+	httpListen    string
+	timeout       time.Duration
+	maxBodyBytes  int
+	trustBoundary bool
+}
+
+func (g *gatewayFlags) declare(s *settings) {
+	s.str(&g.httpListen, "http-listen", "127.0.0.1:8080", "HTTP address of the gateway")
+	s.integer(&g.maxBodyBytes, "max-body-bytes", producer.DefaultMaxBodyBytes, "largest accepted HTTP request body")
+	s.boolean(&g.trustBoundary, "trust-boundary", false, "start a new trace per HTTP request, linked to (not continuing) an incoming traceparent")
+}
+
+func (g gatewayFlags) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(g.httpListen); err != nil {
+		errs = append(errs, fmt.Errorf("http-listen: %w", err))
+	}
+	if g.timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	if g.maxBodyBytes < 1024 {
+		errs = append(errs, errors.New("max-body-bytes: must be at least 1024"))
+	}
+	return errors.Join(errs...)
+}
+
+func (g gatewayFlags) config() producer.GatewayConfig {
+	return producer.GatewayConfig{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary}
+}
+
+func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer) (gatewayConfig, error) {
+	var c gatewayConfig
+	s := newSettings("gateway", getenv, out)
+	c.commonConfig.declare(s, "gateway", kafkaclient.DefaultBrokers)
+	c.gatewayFlags.declare(s)
+	s.duration(&c.timeout, "timeout", producer.DefaultGatewayTimeout, "how long POST /v1/search waits for the result")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	return c, errors.Join(c.commonConfig.validate(), validateBrokers(c.brokers), c.gatewayFlags.validate())
+}
+
+// runGateway serves the HTTP gateway until ctx is done.
+func runGateway(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) (err error) {
+	cfg, err := loadGatewayConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	comp, err := startComponent(ctx, "kretrieve-gateway", cfg.logFormat, cfg.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
+	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+		return err
+	}
+	return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
+}
+
+// serveGateway serves the gateway on flags.httpListen until ctx is done, then
+// drains in-flight HTTP requests.
+func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, logger *slog.Logger) error {
+	g, client, err := pipeline.NewGateway(ctx, pc, flags.config())
+	if err != nil {
+		return err
+	}
+	defer client.Close(context.WithoutCancel(ctx))
+	ln, err := net.Listen("tcp", flags.httpListen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second}
+	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flags.timeout+time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// indexConfig configures the index command.
+type indexConfig struct {
+	index     string
+	name      string
+	jsonl     string
+	strict    bool
+	goroot    string
+	logFormat string
+	logLevel  string
+}
+
+func loadIndexConfig(args []string, getenv func(string) string, out io.Writer) (indexConfig, error) {
+	var c indexConfig
+	s := newSettings("index", getenv, out)
+	s.str(&c.index, "index", "", "directory to create the index in (must not exist or be empty)")
+	s.str(&c.name, "index-name", "", "index name shown on spans (default: go-stdlib, or the JSONL file's base name)")
+	s.str(&c.jsonl, "jsonl", "", `index FILE's documents, one JSON object per line: {"id","title","body","url","metadata":{...}} (default: the Go standard library docs)`)
+	s.boolean(&c.strict, "strict", false, "with --jsonl: reject the whole file at the first bad line instead of skipping bad lines")
+	s.str(&c.goroot, "goroot", "", "Go installation to take the standard library docs from (default: this toolchain's GOROOT)")
+	declareLogging(s, &c.logFormat, &c.logLevel)
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	if c.index == "" {
+		return c, errors.New("index: the directory to build is required (--index DIR)")
+	}
+	if c.strict && c.jsonl == "" {
+		return c, errors.New("strict: only applies with --jsonl")
+	}
+	return c, nil
+}
+
+// runIndex builds an on-disk index that workers open read-only with --index.
+func runIndex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadIndexConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := tracing.NewLogger(stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var docs []search.Document
+	name := cfg.name
+	if cfg.jsonl != "" {
+		var bad []corpus.LineError
+		docs, bad, err = corpus.ReadJSONLFile(cfg.jsonl, cfg.strict)
+		if err != nil {
+			return err
+		}
+		for _, b := range bad {
+			fmt.Fprintf(stderr, "%s: skipped %v\n", cfg.jsonl, &b)
+		}
+		if len(bad) > 0 {
+			logger.Warn("bad lines skipped", "file", cfg.jsonl, "skipped", len(bad), "indexed", len(docs))
+		}
+		if name == "" {
+			name = baseName(cfg.jsonl)
+		}
+	} else {
+		if docs, err = corpus.GoStdlib(ctx, cfg.goroot); err != nil {
+			return err
+		}
+		if name == "" {
+			name = pipeline.GoStdlibIndexName
+		}
+	}
+	if len(docs) == 0 {
+		return errors.New("no documents to index")
+	}
+	if err := search.Build(ctx, cfg.index, name, docs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "indexed %d documents as %q in %s (%s)\n", len(docs), name, cfg.index, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func baseName(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}

@@ -1,0 +1,248 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// JSONLSource is the [search.Document.Source] of documents read by
+// [ReadJSONL] whose line does not set "source".
+const JSONLSource = "jsonl"
+
+// Limits of [ReadJSONL].
+const (
+	// MaxLineBytes is the longest line ReadJSONL accepts, excluding the
+	// line ending.
+	MaxLineBytes = 16 << 20
+	// MaxIDBytes is the longest document ID ReadJSONL accepts.
+	MaxIDBytes = 512
+)
+
+// Reasons a line is bad, wrapped by LineError.Err.
+var (
+	errLineTooLong    = errors.New("line too long")
+	errInvalidUTF8    = errors.New("invalid utf-8")
+	errInvalidJSON    = errors.New("invalid json")
+	errMissingID      = errors.New("missing id")
+	errIDTooLong      = errors.New("id too long")
+	errEmptyDocument  = errors.New("title and body are both empty")
+	errNestedMetadata = errors.New("nested metadata value")
+	errDuplicateID    = errors.New("duplicate id")
+)
+
+// LineError reports a bad line of a JSONL document file.
+type LineError struct {
+	// Line is the 1-based line number; blank lines count.
+	Line int
+	// ID is the document ID, when the line has one.
+	ID string
+	// Err says what is wrong with the line.
+	Err error
+}
+
+// Error returns the line number and the reason, as in
+// `line 7: duplicate id "x"`.
+func (e *LineError) Error() string {
+	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+}
+
+// Unwrap returns e.Err.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// jsonlRecord is one line of a JSONL document file. Unknown fields are
+// ignored.
+type jsonlRecord struct {
+	ID       string                     `json:"id"`
+	Title    string                     `json:"title"`
+	Body     string                     `json:"body"`
+	URL      string                     `json:"url"`
+	Kind     string                     `json:"kind"`
+	Source   string                     `json:"source"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// ReadJSONL reads users' documents from r, one JSON object per line:
+//
+//	{"id": "faq-12", "title": "Reset a password", "body": "...", "url": "https://...", "metadata": {"lang": "en", "rank": 3}}
+//
+// "id" is required (at most [MaxIDBytes] bytes, unique within r), and
+// "title" and "body" must not both be empty. "url", "kind" and "source"
+// are optional; source defaults to [JSONLSource]. Metadata values must be
+// scalars: strings are kept, and numbers, booleans and null are stored as
+// their JSON text ("3", "true", "null"). Blank lines are skipped, CRLF line
+// endings and a leading byte order mark are accepted, and lines may be up
+// to [MaxLineBytes] long.
+//
+// A bad line (invalid UTF-8 or JSON, missing id, empty document, nested
+// metadata, duplicate id — the later line is the bad one) is reported as a
+// [*LineError]. If strict is false, bad lines are skipped and returned in
+// bad, in line order. If strict is true, ReadJSONL stops at the first bad
+// line and returns it as err (match it with errors.As) and no documents.
+// err also reports read errors from r, with no documents.
+func ReadJSONL(r io.Reader, strict bool) (docs []search.Document, bad []LineError, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	seen := make(map[string]bool)
+	var buf []byte
+	for n := 1; ; n++ {
+		line, tooLong, eof, err := readLine(br, buf[:0])
+		buf = line
+		if err != nil {
+			return nil, nil, fmt.Errorf("read line %d: %w", n, err)
+		}
+		if eof && len(line) == 0 && !tooLong {
+			return docs, bad, nil
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+		}
+		var doc search.Document
+		var lerr *LineError
+		switch {
+		case tooLong:
+			lerr = &LineError{Line: n, Err: fmt.Errorf("%w: over %d bytes", errLineTooLong, MaxLineBytes)}
+		case len(bytes.TrimSpace(line)) == 0:
+			// Blank line.
+		default:
+			doc, lerr = parseLine(n, line, seen)
+		}
+		switch {
+		case lerr != nil && strict:
+			return nil, nil, lerr
+		case lerr != nil:
+			bad = append(bad, *lerr)
+		case doc.ID != "":
+			seen[doc.ID] = true
+			docs = append(docs, doc)
+		}
+		if eof {
+			return docs, bad, nil
+		}
+	}
+}
+
+// readLine reads the next line into buf, without its "\n" or "\r\n". A
+// line longer than MaxLineBytes is consumed up to its end but not kept:
+// tooLong is set instead. eof is set when the input ended with this line.
+func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong, eof bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > MaxLineBytes+2 { // room for "\r\n"
+				tooLong = true
+				buf = buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			// The line ended.
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			eof = true
+		default:
+			return buf, false, false, err
+		}
+		buf = bytes.TrimSuffix(buf, []byte("\n"))
+		buf = bytes.TrimSuffix(buf, []byte("\r"))
+		if len(buf) > MaxLineBytes {
+			tooLong = true
+			buf = buf[:0]
+		}
+		return buf, tooLong, eof, nil
+	}
+}
+
+// parseLine decodes line n into a document, checking it against the rules
+// of ReadJSONL and the IDs seen on earlier good lines.
+func parseLine(n int, line []byte, seen map[string]bool) (search.Document, *LineError) {
+	if !utf8.Valid(line) {
+		return search.Document{}, &LineError{Line: n, Err: errInvalidUTF8}
+	}
+	var rec jsonlRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return search.Document{}, &LineError{Line: n, Err: fmt.Errorf("%w: %w", errInvalidJSON, err)}
+	}
+	fail := func(err error) (search.Document, *LineError) {
+		return search.Document{}, &LineError{Line: n, ID: rec.ID, Err: err}
+	}
+	switch {
+	case strings.TrimSpace(rec.ID) == "":
+		return fail(errMissingID)
+	case len(rec.ID) > MaxIDBytes:
+		return fail(fmt.Errorf("%w: %d bytes, limit %d", errIDTooLong, len(rec.ID), MaxIDBytes))
+	case strings.TrimSpace(rec.Title) == "" && strings.TrimSpace(rec.Body) == "":
+		return fail(errEmptyDocument)
+	}
+	meta, err := stringMetadata(rec.Metadata)
+	if err != nil {
+		return fail(err)
+	}
+	if seen[rec.ID] {
+		return fail(fmt.Errorf("%w %q", errDuplicateID, rec.ID))
+	}
+	source := rec.Source
+	if source == "" {
+		source = JSONLSource
+	}
+	return search.Document{
+		ID:       rec.ID,
+		Title:    rec.Title,
+		Body:     rec.Body,
+		Kind:     rec.Kind,
+		URL:      rec.URL,
+		Source:   source,
+		Metadata: meta,
+	}, nil
+}
+
+// stringMetadata converts metadata values to strings: strings as they are,
+// other scalars as their JSON text. Objects and arrays are an error.
+func stringMetadata(raw map[string]json.RawMessage) (map[string]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	meta := make(map[string]string, len(raw))
+	for k, v := range raw {
+		v = bytes.TrimSpace(v)
+		switch {
+		case len(v) == 0:
+			// Not produced by encoding/json; keep the value empty.
+		case v[0] == '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, fmt.Errorf("metadata %q: %w", k, err)
+			}
+			meta[k] = s
+			continue
+		case v[0] == '{' || v[0] == '[':
+			return nil, fmt.Errorf("%w %q", errNestedMetadata, k)
+		}
+		meta[k] = string(v)
+	}
+	return meta, nil
+}
+
+// ReadJSONLFile reads the JSONL document file at path with [ReadJSONL].
+func ReadJSONLFile(path string, strict bool) (docs []search.Document, bad []LineError, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open jsonl: %w", err)
+	}
+	defer f.Close()
+	docs, bad, err = ReadJSONL(f, strict)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return docs, bad, nil
+}
