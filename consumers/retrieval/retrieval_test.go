@@ -1,0 +1,77 @@
+package retrieval_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/consumers/retrieval"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+type fakeSearcher struct {
+	hits []search.Hit
+	err  error
+}
+
+func (f fakeSearcher) Search(context.Context, string, int) ([]search.Hit, error) {
+	return f.hits, f.err
+}
+func (fakeSearcher) Name() string { return "fake" }
+func (fakeSearcher) Len() int     { return 42 }
+
+func handle(t *testing.T, s retrieval.Searcher, recordText bool, value string) ([]*kgo.Record, error, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	h := retrieval.Handler(s, retrieval.Config{TracerProvider: tp, RecordQueryText: recordText})
+	outs, err := h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("key-1"), Value: []byte(value)}, Attempt: 1})
+	return outs, err, rec
+}
+
+func TestSearchSpanAndCandidates(t *testing.T) {
+	s := fakeSearcher{hits: []search.Hit{{ID: "a", Score: 2}, {ID: "b", Score: 1}}}
+	for _, recordText := range []bool{false, true} {
+		outs, err, rec := handle(t, s, recordText, `{"query":"secret query","top_k":5}`)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("outs %v err %v", outs, err)
+		}
+		c, err := messages.DecodeCandidates(outs[0].Value)
+		if err != nil || c.RequestID != "key-1" || string(outs[0].Key) != "key-1" || len(c.Candidates) != 2 || c.Query != "secret query" {
+			t.Fatalf("candidates %+v err %v", c, err)
+		}
+		span := rec.Ended()[0]
+		got := map[string]any{}
+		for _, kv := range span.Attributes() {
+			got[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		if span.Name() != "search" || got["kretrieve.index.name"] != "fake" || got["kretrieve.index.documents"] != int64(42) ||
+			got["kretrieve.search.top_k"] != int64(5) || got["kretrieve.search.hits"] != int64(2) || got["kretrieve.query.length"] != int64(12) {
+			t.Fatalf("span %s attributes %v", span.Name(), got)
+		}
+		if _, has := got["kretrieve.query.text"]; has != recordText {
+			t.Fatalf("record text %v: attributes %v", recordText, got)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	_, err, _ := handle(t, fakeSearcher{}, false, `{"query":""}`)
+	if !consumers.IsPermanent(err) {
+		t.Fatalf("invalid request: %v", err)
+	}
+	_, err, _ = handle(t, fakeSearcher{err: errors.New("index busy")}, false, `{"query":"q"}`)
+	if err == nil || consumers.IsPermanent(err) {
+		t.Fatalf("search failure should be transient: %v", err)
+	}
+	_, err, _ = handle(t, fakeSearcher{err: search.ErrInvalidQuery}, false, `{"query":"q"}`)
+	if !consumers.IsPermanent(err) {
+		t.Fatalf("invalid query should be permanent: %v", err)
+	}
+}
