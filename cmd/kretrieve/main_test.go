@@ -179,20 +179,7 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 	b := kafkatest.NewBroker(t, 3)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t)})
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	for _, role := range []string{"retrieval", "enrichment"} {
-		wg.Go(func() {
-			var stderr bytes.Buffer
-			if err := run(ctx, []string{role}, env, &bytes.Buffer{}, &stderr); err != nil {
-				t.Errorf("%s: %v\n%s", role, err, stderr.String())
-			}
-		})
-	}
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
+	startCommands(t, env, "retrieval", "enrichment")
 
 	queries := filepath.Join(t.TempDir(), "queries.txt")
 	if err := os.WriteFile(queries, []byte("read zip archives\n\nsha256 checksum\n"), 0o600); err != nil {
@@ -234,20 +221,7 @@ func TestGatewayCommand(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr})
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	for _, role := range []string{"retrieval", "enrichment", "gateway"} {
-		wg.Go(func() {
-			var stderr bytes.Buffer
-			if err := run(ctx, []string{role}, env, &bytes.Buffer{}, &stderr); err != nil {
-				t.Errorf("%s: %v\n%s", role, err, stderr.String())
-			}
-		})
-	}
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
+	startCommands(t, env, "retrieval", "enrichment", "gateway")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -280,4 +254,24 @@ func TestGatewayCommand(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(body.Documents) == 0 || body.Documents[0].ID != "url" || !strings.Contains(body.Documents[0].Snippet, "<mark>") {
 		t.Fatalf("status %d body %+v", resp.StatusCode, body)
 	}
+}
+
+// startCommands runs long-running commands until the test ends, failing the
+// test if one returns an error.
+func startCommands(t *testing.T, env func(string) string, commands ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for _, cmd := range commands {
+		wg.Go(func() {
+			var stderr bytes.Buffer
+			if err := run(ctx, []string{cmd}, env, &bytes.Buffer{}, &stderr); err != nil {
+				t.Errorf("%s: %v\n%s", cmd, err, stderr.String())
+			}
+		})
+	}
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
 }
