@@ -239,7 +239,7 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 		if ctx.Err() != nil {
 			// Shutting down: leave the record uncommitted for redelivery
 			// rather than dead-lettering work that was merely interrupted.
-			kafkatrace.EndProcess(span, err, "shutdown")
+			w.tracer.EndProcess(pctx, rec, qw.End, span, err, "shutdown")
 			b.fail(rec.Offset)
 			return
 		}
@@ -264,7 +264,7 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 			}
 		})
 	}
-	kafkatrace.EndProcess(span, err, errType)
+	w.tracer.EndProcess(pctx, rec, qw.End, span, err, errType)
 	w.processed.Add(1)
 }
 

@@ -27,6 +27,7 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	now := time.Now()
 	qw := ComputeQueueWait(r, now)
 	t.queueWait.Record(ctx, qw.Wait.Seconds(), t.partitionMetricAttrs(r.Topic, r.Partition))
+	t.metrics.consumed.AddSet(ctx, 1, t.metricSet(OpProcess, r.Topic, r.Partition))
 
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
@@ -107,8 +108,23 @@ func (t *Tracer) consumedAttrs(r *kgo.Record, extra int) []attribute.KeyValue {
 	return attrs
 }
 
+// EndProcess ends the process span of r started by StartProcess (whose
+// QueueWait.End is start), recording err (when not nil) as the span's error
+// with the given low-cardinality error.type, and records
+// messaging.process.duration.
+func (t *Tracer) EndProcess(ctx context.Context, r *kgo.Record, start time.Time, span trace.Span, err error, errType string) {
+	if err == nil {
+		errType = ""
+	} else if errType == "" {
+		errType = "_OTHER"
+	}
+	t.recordProcessed(ctx, r.Topic, r.Partition, time.Since(start), errType)
+	EndProcess(span, err, errType)
+}
+
 // EndProcess ends a process span, recording err (when not nil) as the span's
-// error with the given low-cardinality error.type.
+// error with the given low-cardinality error.type. Tracer.EndProcess also
+// records the process duration metric.
 func EndProcess(span trace.Span, err error, errType string) {
 	if err != nil && span.IsRecording() {
 		span.RecordError(err)

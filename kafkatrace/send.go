@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,14 +41,25 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		span.SetAttributes(attrs...)
 	}
 	t.Inject(ctx, r)
-	r.Context = ctx
+	r.Context = context.WithValue(ctx, sendStartKey{}, time.Now())
 }
+
+// sendStartKey keys the time a record was produced in its Context, for
+// messaging.client.operation.duration.
+type sendStartKey struct{}
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
 
 // OnProduceRecordUnbuffered ends the send span at the broker's acknowledgement,
 // with the partition and offset, or records the produce error.
 func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
+	errType := ""
+	if err != nil {
+		errType = errorType(err)
+	}
+	if start, ok := r.Context.Value(sendStartKey{}).(time.Time); ok {
+		t.recordSent(r.Context, r.Topic, r.Partition, time.Since(start), errType)
+	}
 	span := trace.SpanFromContext(r.Context)
 	if !span.IsRecording() {
 		return
@@ -55,7 +67,7 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
 	} else {
 		span.SetAttributes(
 			semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),

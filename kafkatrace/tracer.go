@@ -78,7 +78,9 @@ type Tracer struct {
 	queueWait metric.Float64Histogram
 
 	names   sync.Map // topic -> *topicNames
-	metrics sync.Map // partitionKey -> metric.MeasurementOption
+	qwAttrs sync.Map // partitionKey -> metric.MeasurementOption
+	sets    sync.Map // metricKey -> attribute.Set
+	metrics messagingMetrics
 }
 
 type topicNames struct{ send, wait, process string }
@@ -130,6 +132,7 @@ func New(opts ...Option) *Tracer {
 		otel.Handle(err)
 	}
 	t.queueWait = qw
+	t.metrics = newMessagingMetrics(meter)
 	return t
 }
 
@@ -155,7 +158,7 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 // histogram for one partition, so recording a value does not allocate one.
 func (t *Tracer) partitionMetricAttrs(topic string, partition int32) metric.MeasurementOption {
 	k := partitionKey{topic, partition}
-	if o, ok := t.metrics.Load(k); ok {
+	if o, ok := t.qwAttrs.Load(k); ok {
 		return o.(metric.MeasurementOption)
 	}
 	kvs := []attribute.KeyValue{
@@ -166,6 +169,6 @@ func (t *Tracer) partitionMetricAttrs(topic string, partition int32) metric.Meas
 	if t.group != "" {
 		kvs = append(kvs, semconv.MessagingConsumerGroupName(t.group))
 	}
-	o, _ := t.metrics.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs...)))
+	o, _ := t.qwAttrs.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs...)))
 	return o.(metric.MeasurementOption)
 }

@@ -8,9 +8,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
@@ -131,6 +133,49 @@ func TestEveryRequestIsOneConnectedTrace(t *testing.T) {
 	for _, k := range []string{"retrieval.requests/retrieval", "retrieval.candidates/enrichment", "retrieval.results/"} {
 		if groups[k] != uint64(len(all)) {
 			t.Errorf("queue wait count %s = %d, want %d (all: %v)", k, groups[k], len(all), groups)
+		}
+	}
+
+	// The semconv messaging metrics count every record of every topic.
+	counts := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != kafkatrace.ScopeName {
+			continue // kotel's client metrics
+		}
+		for _, m := range sm.Metrics {
+			add := func(attrs attribute.Set, n int64) {
+				topic, _ := attrs.Value("messaging.destination.name")
+				op, _ := attrs.Value("messaging.operation.name")
+				if sys, _ := attrs.Value("messaging.system"); sys.AsString() != "kafka" {
+					t.Errorf("%s: messaging.system %v", m.Name, sys)
+				}
+				counts[m.Name+"/"+op.AsString()+"/"+topic.AsString()] += n
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					add(dp.Attributes, dp.Value)
+				}
+			case metricdata.Histogram[float64]:
+				if !strings.HasPrefix(m.Name, "messaging.") {
+					continue
+				}
+				for _, dp := range d.DataPoints {
+					add(dp.Attributes, int64(dp.Count))
+				}
+			}
+		}
+	}
+	for _, topic := range []string{"retrieval.requests", "retrieval.candidates", "retrieval.results"} {
+		for _, k := range []string{
+			"messaging.client.sent.messages/send/" + topic,
+			"messaging.client.operation.duration/send/" + topic,
+			"messaging.client.consumed.messages/process/" + topic,
+			"messaging.process.duration/process/" + topic,
+		} {
+			if counts[k] != int64(len(all)) {
+				t.Errorf("%s = %d, want %d", k, counts[k], len(all))
+			}
 		}
 	}
 }

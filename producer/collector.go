@@ -184,19 +184,19 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 func (c *Collector) process(ctx context.Context, highWatermark int64, rec *kgo.Record) {
-	pctx, span, _ := c.tracer.StartProcess(ctx, rec, highWatermark)
+	pctx, span, qw := c.tracer.StartProcess(ctx, rec, highWatermark)
 	out, err := c.decode(rec)
 	if err != nil {
 		c.undecoded.Add(1)
 		c.logger.WarnContext(pctx, "undecodable outcome record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
-		kafkatrace.EndProcess(span, err, messages.Reason(err))
+		c.tracer.EndProcess(pctx, rec, qw.End, span, err, messages.Reason(err))
 		return
 	}
 	if sc := span.SpanContext(); sc.IsValid() {
 		out.TraceID = sc.TraceID().String()
 	}
 	c.deliver(out)
-	kafkatrace.EndProcess(span, nil, "")
+	c.tracer.EndProcess(pctx, rec, qw.End, span, nil, "")
 }
 
 func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
