@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
@@ -246,14 +247,22 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 		errType = errorKind(err)
 		w.logger.WarnContext(pctx, "dead-lettering record", "partition", rec.Partition, "offset", rec.Offset,
 			"error_type", errType, "attempts", msg.Attempt, "err", err)
-		outs = []*kgo.Record{deadLetter(rec, err, msg.Attempt, w.cfg.Group)}
+		dl := deadLetter(rec, err, msg.Attempt, w.cfg.Group)
+		// The dead letter's send span is a child of this process span and
+		// links the producer's span of the record that failed.
+		if sc := trace.SpanContextFromContext(w.tracer.Extract(ctx, rec)); sc.IsValid() {
+			dl.Context = kafkatrace.ContextWithLinks(pctx, trace.Link{SpanContext: sc})
+		}
+		outs = []*kgo.Record{dl}
 		w.dead.Add(1)
 	}
 	// The outputs outlive a shutdown signal: they must still be acknowledged
 	// before the input offset can be committed.
 	produceCtx := context.WithoutCancel(pctx)
 	for _, out := range outs {
-		out.Context = pctx
+		if out.Context == nil {
+			out.Context = pctx
+		}
 		outputs.Add(1)
 		w.client.Produce(produceCtx, out, func(r *kgo.Record, perr error) {
 			defer outputs.Done()

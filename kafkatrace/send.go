@@ -29,8 +29,12 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, producerKind,
-		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic)))
+	opts := []trace.SpanStartOption{producerKind,
+		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))}
+	if links, ok := ctx.Value(linksKey{}).([]trace.Link); ok {
+		opts = append(opts, trace.WithLinks(links...))
+	}
+	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, opts...)
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, len(t.common)+2)
 		attrs = append(attrs, t.common[1:]...) // common[0] is messaging.system, set at start
@@ -42,6 +46,15 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	}
 	t.Inject(ctx, r)
 	r.Context = context.WithValue(ctx, sendStartKey{}, time.Now())
+}
+
+type linksKey struct{}
+
+// ContextWithLinks returns ctx carrying links for the send span of a record
+// produced with it as Record.Context: a dead letter's send span links the
+// trace of the record that failed, for instance.
+func ContextWithLinks(ctx context.Context, links ...trace.Link) context.Context {
+	return context.WithValue(ctx, linksKey{}, links)
 }
 
 // sendStartKey keys the time a record was produced in its Context, for

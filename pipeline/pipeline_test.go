@@ -392,8 +392,43 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 		t.Errorf("bad-topk reason %q does not name the field", hdrValue(got["bad-topk"], messages.HeaderDLQReason))
 	}
 
+	// A dead letter's send span is a child of the failed process span and
+	// links the producer's span found in the failed record's headers.
+	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	linked := c.Collector.Expect("bad-traced")
+	if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte("bad-traced"), Value: []byte("{"),
+		Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("00-" + tid + "-" + sid + "-01")}}}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-linked:
+	case <-time.After(resultTimeout):
+		t.Fatal("no dead letter for bad-traced")
+	}
+	eventually(t, func() bool {
+		for _, s := range byTrace(h.recorded())[tid] {
+			if s.Name == "send retrieval.requests.dlq" {
+				return true
+			}
+		}
+		return false
+	}, "dead-letter send span in trace %s", tid)
+	spans := byTrace(h.recorded())[tid]
+	byID := map[string]span{}
+	for _, s := range spans {
+		byID[s.SpanID] = s
+	}
+	for _, s := range spans {
+		if s.Name != "send retrieval.requests.dlq" {
+			continue
+		}
+		if byID[s.ParentID].Name != "process retrieval.requests" || len(s.Links) != 1 || s.Links[0] != sid || s.Kind != "producer" {
+			t.Fatalf("dead-letter send span: parent %q links %v kind %s", byID[s.ParentID].Name, s.Links, s.Kind)
+		}
+	}
+
 	// The committed offset moves past all of them.
-	want := int64(len(bad) + 1)
+	want := int64(len(bad) + 2)
 	eventually(t, func() bool { return committed(t, h, "retrieval", h.cfg.Topics.Requests)[0] == want },
 		"committed offset of partition 0 reaches %d", want)
 }
