@@ -35,6 +35,11 @@ type Config struct {
 	RetryBackoff time.Duration
 	// CommitTimeout bounds the final commit at shutdown. Default: 10 s.
 	CommitTimeout time.Duration
+	// FetchMaxBytes caps one fetch response. franz-go buffers at most one
+	// fetch per broker until it is polled, so the records held by a worker
+	// are bounded by brokers × FetchMaxBytes plus MaxPollRecords in flight;
+	// fetching pauses while the buffer is full. Default: 16 MiB.
+	FetchMaxBytes int32
 }
 
 func (c Config) withDefaults() Config {
@@ -53,6 +58,9 @@ func (c Config) withDefaults() Config {
 	if c.CommitTimeout == 0 {
 		c.CommitTimeout = 10 * time.Second
 	}
+	if c.FetchMaxBytes == 0 {
+		c.FetchMaxBytes = 16 << 20
+	}
 	return c
 }
 
@@ -65,8 +73,8 @@ func (c Config) Validate() error {
 	if c.Topic == "" {
 		errs = append(errs, errors.New("topic: required"))
 	}
-	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 {
-		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff and commit timeout must not be negative"))
+	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 {
+		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff, commit timeout and fetch max bytes must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -128,6 +136,12 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		// progress and never hands a partition over mid-batch.
 		kgo.BlockRebalanceOnPoll(),
 		kgo.WithHooks(tracer),
+		// Bounded memory: fetch responses are capped, and the outputs of
+		// one poll (one per input, or a dead letter) fit the producer
+		// buffer, which blocks rather than grows.
+		kgo.FetchMaxBytes(w.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(min(w.cfg.FetchMaxBytes, 4<<20)),
+		kgo.MaxBufferedRecords(2*w.cfg.MaxPollRecords),
 	)
 	client, err := kgo.NewClient(all...)
 	if err != nil {

@@ -98,7 +98,9 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	c.declare(s, role, kafkaclient.DefaultBrokers)
 	s.str(&c.worker.Group, "group", role, "consumer group")
 	s.integer(&c.worker.Concurrency, "concurrency", 6, "partitions processed at once")
-	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll")
+	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll (bounds records in flight)")
+	fetchMax := 16 << 20
+	s.integer(&fetchMax, "fetch-max-bytes", fetchMax, "largest fetch response buffered per broker")
 	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
 	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
@@ -110,6 +112,7 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 		return c, err
 	}
 	c.worker.CommitTimeout = c.shutdownTimeout
+	c.worker.FetchMaxBytes = int32(min(max(fetchMax, 0), 1<<30))
 	c.worker.Topic = c.topics.Requests
 	if role == "enrichment" {
 		c.worker.Topic = c.topics.Candidates
