@@ -1,0 +1,23 @@
+// Package deadletters reads and replays kretrieve's dead-letter topics
+// (<topic>.dlq, see messages.DLQTopic).
+//
+// A dead letter is the original record (key, value, headers) plus the
+// kretrieve.dlq.* headers written by the consumers' runtime: why it failed,
+// where it came from and after how many attempts. [FromRecord] parses one
+// into a [Letter], tolerating missing or garbled headers.
+//
+// [List] reads dead-letter topics from their start to their end as of the
+// call, without a consumer group, and returns the letters in (topic,
+// partition, offset) order.
+//
+// [Replay] republishes dead letters to their original topic. Each replay is
+// the root of a new trace ("replay <dlq topic>") linked to the dead letter's
+// trace; the republished record keeps key, value and the original headers but
+// not the kretrieve.dlq.* or trace-context headers. Progress is committed to
+// a consumer group only after the broker acknowledged the republished record,
+// so the next Replay with the same group starts after it.
+//
+// The package uses the OpenTelemetry API only, never the SDK. It may import
+// messages, kafkatrace and kafkaclient; it does not import producer/,
+// consumers/ or pipeline/.
+package deadletters

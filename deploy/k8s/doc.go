@@ -1,0 +1,12 @@
+// Package k8s holds the Kubernetes manifests of kretrieve (plain YAML for
+// kubectl apply -k): the retrieval and enrichment workers, the HTTP gateway,
+// their shared ConfigMap and the KEDA ScaledObjects that scale the workers on
+// consumer lag.
+//
+// The package has no code. Its tests parse every manifest and check it
+// against the binary without a cluster: real subcommands and flags, KRETRIEVE_*
+// and OTEL_* variables listed in the repository README, gateway ports and
+// probes, termination grace periods, ScaledObjects against the Deployments'
+// consumer groups, topics and partitions, and the kustomization's file list.
+// It imports nothing from the module.
+package k8s
