@@ -97,11 +97,11 @@ func FromRecord(r *kgo.Record) Letter {
 	return l
 }
 
-// ReplayTopic returns the topic a replay republishes l to: the
+// Target returns the topic a replay republishes l to: the
 // kretrieve.dlq.original_topic header or, without it, the dead-letter topic's
 // name minus messages.DLQSuffix. It refuses names Kafka would reject and
 // dead-letter topics, so a replay never feeds a dead-letter topic.
-func (l Letter) ReplayTopic() (string, error) {
+func (l Letter) Target() (string, error) {
 	topic := l.OriginalTopic
 	if topic == "" {
 		topic = strings.TrimSuffix(l.Topic, messages.DLQSuffix)

@@ -34,7 +34,12 @@ type harness struct {
 
 func newHarness(t *testing.T, partitions int) *harness {
 	t.Helper()
-	b := kafkatest.NewBroker(t, partitions)
+	return newHarnessOn(t, kafkatest.NewBroker(t, partitions).Addr(), partitions)
+}
+
+// newHarnessOn is newHarness against the broker at addr.
+func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
+	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
@@ -52,7 +57,7 @@ func newHarness(t *testing.T, partitions int) *harness {
 		t:     t,
 		spans: spans, tp: tp, reader: reader, idx: idx,
 		cfg: pipeline.Config{
-			Kafka:          kafkaclient.Config{Brokers: []string{b.Addr()}, ClientID: "test", Partitions: int32(partitions)},
+			Kafka:          kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: int32(partitions)},
 			Topics:         messages.DefaultTopics(),
 			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 			TracerProvider: tp,

@@ -25,7 +25,7 @@ type load struct {
 	wg       sync.WaitGroup
 }
 
-func startLoad(t *testing.T, c *pipeline.Client, n int, poison func(i int) bool, timeout time.Duration) *load {
+func startLoad(t *testing.T, c *pipeline.Client, n int, timeout time.Duration) *load {
 	t.Helper()
 	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
@@ -77,7 +77,7 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	srv := otlptest.NewServer(t)
 	h.startWorkers() // one retrieval, one enrichment, in process
 	c := h.client(true)
-	l := startLoad(t, c, n, nil, 3*time.Minute)
+	l := startLoad(t, c, n, 3*time.Minute)
 
 	eventually := func(target int64) {
 		t.Helper()

@@ -1,0 +1,909 @@
+package k8s_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// subcommands are the kretrieve commands a container may run (lag and dlq
+// are being added).
+var subcommands = []string{"broker", "retrieval", "enrichment", "produce", "gateway", "index", "run", "lag", "dlq"}
+
+// Defaults of the binary (cmd/kretrieve) the checks fall back to when a
+// variable is not set.
+const (
+	defaultShutdownTimeout = 10 * time.Second // retrieval, enrichment --shutdown-timeout
+	defaultGatewayTimeout  = 10 * time.Second // gateway --timeout
+	defaultPartitions      = 6                // --partitions
+	defaultBrokers         = "127.0.0.1:9092" // --brokers
+	defaultGracePeriod     = 30               // Kubernetes terminationGracePeriodSeconds
+	readmePath             = "../../README.md"
+)
+
+// roles maps a worker command to its default consumer group and the
+// variable and default of the topic it consumes.
+var roles = map[string]struct{ group, topicVar, topic string }{
+	"retrieval":  {"retrieval", "KRETRIEVE_TOPIC_REQUESTS", "retrieval.requests"},
+	"enrichment": {"enrichment", "KRETRIEVE_TOPIC_CANDIDATES", "retrieval.candidates"},
+}
+
+// str is a YAML value Kubernetes requires to be a string (ConfigMap data,
+// env values, KEDA trigger metadata): an unquoted 6 or false is rejected by
+// the API server, so it is rejected here.
+type str string
+
+func (s *str) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return fmt.Errorf("line %d: %q must be a string (quote it)", n.Line, n.Value)
+	}
+	*s = str(n.Value)
+	return nil
+}
+
+// intOrString is a port given by number or by name.
+type intOrString struct {
+	num  int
+	name string
+}
+
+func (p *intOrString) UnmarshalYAML(n *yaml.Node) error {
+	if n.Tag == "!!int" {
+		v, err := strconv.Atoi(n.Value)
+		p.num = v
+		return err
+	}
+	p.name = n.Value
+	return nil
+}
+
+func (p intOrString) String() string {
+	if p.name != "" {
+		return p.name
+	}
+	return strconv.Itoa(p.num)
+}
+
+type meta struct {
+	Name   string            `yaml:"name"`
+	Labels map[string]string `yaml:"labels"`
+}
+
+type header struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   meta   `yaml:"metadata"`
+}
+
+type securityContext struct {
+	RunAsNonRoot             *bool `yaml:"runAsNonRoot"`
+	ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem"`
+	AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+	Capabilities             struct {
+		Drop []string `yaml:"drop"`
+	} `yaml:"capabilities"`
+}
+
+type envVar struct {
+	Name      string `yaml:"name"`
+	Value     *str   `yaml:"value"`
+	ValueFrom *struct {
+		ConfigMapKeyRef *struct {
+			Name string `yaml:"name"`
+			Key  string `yaml:"key"`
+		} `yaml:"configMapKeyRef"`
+		FieldRef *struct {
+			FieldPath string `yaml:"fieldPath"`
+		} `yaml:"fieldRef"`
+	} `yaml:"valueFrom"`
+}
+
+type probe struct {
+	HTTPGet *struct {
+		Path   string      `yaml:"path"`
+		Port   intOrString `yaml:"port"`
+		Scheme string      `yaml:"scheme"`
+	} `yaml:"httpGet"`
+}
+
+type volumeMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
+	SubPath   string `yaml:"subPath"`
+	ReadOnly  bool   `yaml:"readOnly"`
+}
+
+type containerPort struct {
+	Name          string `yaml:"name"`
+	ContainerPort int    `yaml:"containerPort"`
+}
+
+type container struct {
+	Name    string          `yaml:"name"`
+	Image   string          `yaml:"image"`
+	Command []string        `yaml:"command"`
+	Args    []string        `yaml:"args"`
+	Ports   []containerPort `yaml:"ports"`
+	EnvFrom []struct {
+		ConfigMapRef *struct {
+			Name string `yaml:"name"`
+		} `yaml:"configMapRef"`
+	} `yaml:"envFrom"`
+	Env       []envVar `yaml:"env"`
+	Resources struct {
+		Requests map[string]string `yaml:"requests"`
+		Limits   map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
+	StartupProbe   *probe `yaml:"startupProbe"`
+	LivenessProbe  *probe `yaml:"livenessProbe"`
+	ReadinessProbe *probe `yaml:"readinessProbe"`
+	Lifecycle      struct {
+		PreStop *struct {
+			Sleep *struct {
+				Seconds int `yaml:"seconds"`
+			} `yaml:"sleep"`
+		} `yaml:"preStop"`
+	} `yaml:"lifecycle"`
+	SecurityContext securityContext `yaml:"securityContext"`
+	VolumeMounts    []volumeMount   `yaml:"volumeMounts"`
+}
+
+type deployment struct {
+	header `yaml:",inline"`
+	Spec   struct {
+		Replicas *int `yaml:"replicas"`
+		Selector struct {
+			MatchLabels map[string]string `yaml:"matchLabels"`
+		} `yaml:"selector"`
+		Template struct {
+			Metadata meta `yaml:"metadata"`
+			Spec     struct {
+				TerminationGracePeriodSeconds *int            `yaml:"terminationGracePeriodSeconds"`
+				SecurityContext               securityContext `yaml:"securityContext"`
+				InitContainers                []container     `yaml:"initContainers"`
+				Containers                    []container     `yaml:"containers"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+	file string
+}
+
+type service struct {
+	header `yaml:",inline"`
+	Spec   struct {
+		Selector map[string]string `yaml:"selector"`
+		Ports    []struct {
+			Port       int          `yaml:"port"`
+			TargetPort *intOrString `yaml:"targetPort"`
+		} `yaml:"ports"`
+	} `yaml:"spec"`
+}
+
+type configMap struct {
+	header `yaml:",inline"`
+	Data   map[string]str `yaml:"data"`
+}
+
+type scaledObject struct {
+	header `yaml:",inline"`
+	Spec   struct {
+		ScaleTargetRef struct {
+			Kind                   string `yaml:"kind"`
+			Name                   string `yaml:"name"`
+			EnvSourceContainerName string `yaml:"envSourceContainerName"`
+		} `yaml:"scaleTargetRef"`
+		MinReplicaCount *int `yaml:"minReplicaCount"`
+		MaxReplicaCount *int `yaml:"maxReplicaCount"`
+		Triggers        []struct {
+			Type     string         `yaml:"type"`
+			Metadata map[string]str `yaml:"metadata"`
+		} `yaml:"triggers"`
+	} `yaml:"spec"`
+}
+
+// manifests is every document of every YAML file in this directory.
+type manifests struct {
+	files         []string // YAML files other than kustomization.yaml
+	kustomization struct {
+		Resources []string `yaml:"resources"`
+	}
+	deployments   []deployment
+	services      []service
+	configMaps    map[string]configMap
+	scaledObjects []scaledObject
+}
+
+func load(t *testing.T) *manifests {
+	t.Helper()
+	names, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifests{configMaps: map[string]configMap{}}
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "kustomization.yaml" {
+			if err := yaml.Unmarshal(b, &m.kustomization); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			continue
+		}
+		m.files = append(m.files, name)
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		for i := 1; ; i++ {
+			var doc yaml.Node
+			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: document %d: %v", name, i, err)
+			}
+			if err := m.add(name, &doc); err != nil {
+				t.Fatalf("%s: document %d: %v", name, i, err)
+			}
+		}
+	}
+	if len(m.deployments) == 0 {
+		t.Fatal("no Deployment found")
+	}
+	return m
+}
+
+func (m *manifests) add(file string, doc *yaml.Node) error {
+	if len(doc.Content) == 0 { // empty document, e.g. a trailing ---
+		return nil
+	}
+	var h header
+	if err := doc.Decode(&h); err != nil {
+		return err
+	}
+	if h.Kind == "" || h.APIVersion == "" || h.Metadata.Name == "" {
+		return fmt.Errorf("apiVersion, kind and metadata.name are required (line %d)", doc.Line)
+	}
+	switch h.Kind {
+	case "Deployment":
+		d := deployment{file: file}
+		if err := doc.Decode(&d); err != nil {
+			return err
+		}
+		m.deployments = append(m.deployments, d)
+	case "Service":
+		var s service
+		if err := doc.Decode(&s); err != nil {
+			return err
+		}
+		m.services = append(m.services, s)
+	case "ConfigMap":
+		var c configMap
+		if err := doc.Decode(&c); err != nil {
+			return err
+		}
+		m.configMaps[c.Metadata.Name] = c
+	case "ScaledObject":
+		var s scaledObject
+		if err := doc.Decode(&s); err != nil {
+			return err
+		}
+		m.scaledObjects = append(m.scaledObjects, s)
+	}
+	return nil
+}
+
+func (m *manifests) deployment(name string) (deployment, bool) {
+	for _, d := range m.deployments {
+		if d.Metadata.Name == name {
+			return d, true
+		}
+	}
+	return deployment{}, false
+}
+
+// subcommand returns the kretrieve command a container runs: the image's
+// entrypoint is kretrieve, so it is args[0] (or command[1] when command
+// names kretrieve).
+func subcommand(c container) (string, error) {
+	argv := c.Args
+	if len(c.Command) > 0 {
+		if path.Base(c.Command[0]) != "kretrieve" {
+			return "", fmt.Errorf("command %q does not run kretrieve", c.Command)
+		}
+		argv = append(slices.Clone(c.Command[1:]), c.Args...)
+	}
+	if len(argv) == 0 {
+		return "", errors.New("no args: the subcommand is required")
+	}
+	if !slices.Contains(subcommands, argv[0]) {
+		return "", fmt.Errorf("args[0] %q is not a kretrieve subcommand %v", argv[0], subcommands)
+	}
+	return argv[0], nil
+}
+
+// flagValue returns the value of --name in a container's args.
+func flagValue(c container, name string) (string, bool) {
+	for i, a := range c.Args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		a = "--" + strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+		if a == "--"+name && i+1 < len(c.Args) {
+			return c.Args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// envRef matches a $(VAR) reference that Kubernetes expands ($$(VAR) is an
+// escaped literal).
+var envRef = regexp.MustCompile(`\$?\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// env returns a container's effective environment: envFrom ConfigMaps, then
+// env entries, which win, with $(VAR) references expanded as Kubernetes
+// does (only variables defined before). fieldRef values are "<fieldPath>".
+func (m *manifests) env(c container) (map[string]string, error) {
+	out := map[string]string{}
+	for _, from := range c.EnvFrom {
+		if from.ConfigMapRef == nil {
+			continue
+		}
+		cm, ok := m.configMaps[from.ConfigMapRef.Name]
+		if !ok {
+			return nil, fmt.Errorf("envFrom: no ConfigMap %q", from.ConfigMapRef.Name)
+		}
+		for k, v := range cm.Data {
+			out[k] = string(v)
+		}
+	}
+	var errs []error
+	for _, e := range c.Env {
+		switch {
+		case e.Value != nil:
+			out[e.Name] = envRef.ReplaceAllStringFunc(string(*e.Value), func(ref string) string {
+				if strings.HasPrefix(ref, "$$") {
+					return ref[1:]
+				}
+				name := envRef.FindStringSubmatch(ref)[1]
+				v, ok := out[name]
+				if !ok {
+					errs = append(errs, fmt.Errorf("env %s: $(%s) is not defined before it, Kubernetes leaves it unexpanded", e.Name, name))
+				}
+				return v
+			})
+		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
+			ref := e.ValueFrom.ConfigMapKeyRef
+			v, ok := m.configMaps[ref.Name].Data[ref.Key]
+			if !ok {
+				errs = append(errs, fmt.Errorf("env %s: no key %q in ConfigMap %q", e.Name, ref.Key, ref.Name))
+			}
+			out[e.Name] = string(v)
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			out[e.Name] = "<" + e.ValueFrom.FieldRef.FieldPath + ">"
+		default:
+			out[e.Name] = ""
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// envOr returns env[name], or def when unset or empty (kretrieve treats an
+// empty variable as unset).
+func envOr(env map[string]string, name, def string) string {
+	if v := env[name]; v != "" {
+		return v
+	}
+	return def
+}
+
+// readmeVars reads the variables documented in the repository README: the
+// KRETRIEVE_* rows of the Configuration table with the commands each applies
+// to, and the OTEL_* variables of the tracing table.
+func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bool) {
+	t.Helper()
+	f, err := os.Open(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		kre     = regexp.MustCompile("`(KRETRIEVE_[A-Z0-9_]+)`")
+		ore     = regexp.MustCompile("`(OTEL_[A-Z0-9_]+)[`=]")
+		section string
+	)
+	kretrieve, otel = map[string][]string{}, map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = h
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		switch {
+		case section == "Configuration":
+			for _, v := range kre.FindAllStringSubmatch(cells[1], -1) {
+				kretrieve[v[1]] = commandsCell(cells[2])
+			}
+		case strings.HasPrefix(section, "Tracing"):
+			for _, v := range ore.FindAllStringSubmatch(cells[1], -1) {
+				otel[v[1]] = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if kretrieve["KRETRIEVE_BROKERS"] == nil || !otel["OTEL_SERVICE_NAME"] {
+		t.Fatalf("%s: the Configuration and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", readmePath, len(kretrieve), len(otel))
+	}
+	return kretrieve, otel
+}
+
+// commandsCell parses the README's Commands column: "all", "all but broker"
+// or a comma-separated list.
+func commandsCell(cell string) []string {
+	cell = strings.TrimSpace(cell)
+	if cell == "all" {
+		return subcommands
+	}
+	if but, ok := strings.CutPrefix(cell, "all but "); ok {
+		return slices.DeleteFunc(slices.Clone(subcommands), func(c string) bool { return c == strings.TrimSpace(but) })
+	}
+	var out []string
+	for c := range strings.SplitSeq(cell, ",") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+// envName is the variable bound to a flag, as in cmd/kretrieve/settings.go.
+func envName(flag string) string {
+	return "KRETRIEVE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// eachContainer calls f for every init and regular container.
+func (m *manifests) eachContainer(t *testing.T, f func(t *testing.T, d deployment, c container)) {
+	for _, d := range m.deployments {
+		spec := d.Spec.Template.Spec
+		for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) { f(t, d, c) })
+		}
+	}
+}
+
+func TestKustomizationListsEveryManifest(t *testing.T) {
+	m := load(t)
+	listed := slices.Sorted(slices.Values(m.kustomization.Resources))
+	if !slices.Equal(listed, m.files) {
+		t.Errorf("kustomization.yaml resources = %v, files in the directory = %v", listed, m.files)
+	}
+}
+
+func TestContainersRunSubcommandsWithRealFlags(t *testing.T) {
+	m := load(t)
+	vars, _ := readmeVars(t)
+	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
+		cmd, err := subcommand(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range c.Args {
+			if !strings.HasPrefix(a, "-") {
+				continue
+			}
+			flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if cmds, ok := vars[envName(flag)]; !ok || !slices.Contains(cmds, cmd) {
+				t.Errorf("flag --%s: not a flag of %q (README lists %s for %v)", flag, cmd, envName(flag), cmds)
+			}
+		}
+	})
+}
+
+func TestEnvVarsAreDocumented(t *testing.T) {
+	m := load(t)
+	vars, otel := readmeVars(t)
+	check := func(name string, cmds ...string) error {
+		switch {
+		case strings.HasPrefix(name, "KRETRIEVE_"):
+			documented, ok := vars[name]
+			if !ok {
+				return fmt.Errorf("%s is not in the README's Configuration table", name)
+			}
+			if !slices.ContainsFunc(cmds, func(c string) bool { return slices.Contains(documented, c) }) {
+				return fmt.Errorf("%s applies to %v, not to %v: it would be ignored", name, documented, cmds)
+			}
+		case strings.HasPrefix(name, "OTEL_") && !otel[name]:
+			return fmt.Errorf("%s is not in the README's tracing table", name)
+		}
+		return nil
+	}
+	users := map[string][]string{} // ConfigMap name -> commands reading it
+	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
+		cmd, err := subcommand(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.env(c); err != nil {
+			t.Error(err)
+		}
+		for _, from := range c.EnvFrom {
+			if from.ConfigMapRef != nil {
+				users[from.ConfigMapRef.Name] = append(users[from.ConfigMapRef.Name], cmd)
+			}
+		}
+		for _, e := range c.Env {
+			if err := check(e.Name, cmd); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	for name, cm := range m.configMaps {
+		for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
+			if err := check(k, users[name]...); err != nil {
+				t.Errorf("ConfigMap %s: %v", name, err)
+			}
+		}
+	}
+}
+
+func TestGatewayPortsProbesAndService(t *testing.T) {
+	m := load(t)
+	var found bool
+	m.eachContainer(t, func(t *testing.T, d deployment, c container) {
+		if cmd, _ := subcommand(c); cmd != "gateway" {
+			return
+		}
+		found = true
+		env, err := m.env(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen := env["KRETRIEVE_HTTP_LISTEN"]
+		_, portText, err := net.SplitHostPort(listen)
+		if err != nil {
+			t.Fatalf("KRETRIEVE_HTTP_LISTEN=%q: %v (the default 127.0.0.1:8080 is unreachable from outside the pod)", listen, err)
+		}
+		port, _ := strconv.Atoi(portText)
+		// resolve turns a port number or container port name into a number.
+		resolve := func(p intOrString) int {
+			if p.name == "" {
+				return p.num
+			}
+			for _, cp := range c.Ports {
+				if cp.Name == p.name {
+					return cp.ContainerPort
+				}
+			}
+			return -1
+		}
+		if !slices.ContainsFunc(c.Ports, func(p containerPort) bool { return p.ContainerPort == port }) {
+			t.Errorf("no containerPort %d (KRETRIEVE_HTTP_LISTEN=%s)", port, listen)
+		}
+		for _, p := range []struct {
+			kind  string
+			probe *probe
+			paths []string
+		}{
+			{"readinessProbe", c.ReadinessProbe, []string{"/readyz"}},
+			{"livenessProbe", c.LivenessProbe, []string{"/healthz"}},
+			{"startupProbe", c.StartupProbe, []string{"/healthz", "/readyz"}},
+		} {
+			if p.probe == nil {
+				if p.kind != "startupProbe" {
+					t.Errorf("%s: missing", p.kind)
+				}
+				continue
+			}
+			g := p.probe.HTTPGet
+			if g == nil {
+				t.Errorf("%s: want an httpGet probe", p.kind)
+				continue
+			}
+			if !slices.Contains(p.paths, g.Path) || resolve(g.Port) != port || (g.Scheme != "" && g.Scheme != "HTTP") {
+				t.Errorf("%s: GET %s on port %s (%s), want %v on port %d over HTTP", p.kind, g.Path, g.Port, g.Scheme, p.paths, port)
+			}
+		}
+		labels := d.Spec.Template.Metadata.Labels
+		var served bool
+		for _, s := range m.services {
+			if !selects(s.Spec.Selector, labels) {
+				continue
+			}
+			served = true
+			for _, sp := range s.Spec.Ports {
+				target := intOrString{num: sp.Port}
+				if sp.TargetPort != nil {
+					target = *sp.TargetPort
+				}
+				if resolve(target) != port {
+					t.Errorf("Service %s: port %d targets %s, want the gateway port %d", s.Metadata.Name, sp.Port, target, port)
+				}
+			}
+			for _, other := range m.deployments {
+				if other.Metadata.Name != d.Metadata.Name && selects(s.Spec.Selector, other.Spec.Template.Metadata.Labels) {
+					t.Errorf("Service %s also selects the pods of %s", s.Metadata.Name, other.Metadata.Name)
+				}
+			}
+		}
+		if !served {
+			t.Error("no Service selects the gateway pods")
+		}
+	})
+	if !found {
+		t.Error("no gateway Deployment")
+	}
+}
+
+// selects reports whether a non-empty selector matches labels.
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestOnlyGatewaysHaveProbes(t *testing.T) {
+	// Workers have no HTTP port: a probe on them could only be made up.
+	m := load(t)
+	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
+		if cmd, _ := subcommand(c); cmd != "gateway" && (c.StartupProbe != nil || c.LivenessProbe != nil || c.ReadinessProbe != nil) {
+			t.Errorf("%s serves no HTTP endpoint to probe; it is supervised by its exit status", cmd)
+		}
+	})
+}
+
+func TestTerminationGracePeriods(t *testing.T) {
+	m := load(t)
+	for _, d := range m.deployments {
+		spec := d.Spec.Template.Spec
+		grace := defaultGracePeriod
+		if spec.TerminationGracePeriodSeconds != nil {
+			grace = *spec.TerminationGracePeriodSeconds
+		}
+		for _, c := range spec.Containers {
+			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) {
+				cmd, err := subcommand(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				env, err := m.env(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var preStop time.Duration
+				if p := c.Lifecycle.PreStop; p != nil && p.Sleep != nil {
+					preStop = time.Duration(p.Sleep.Seconds) * time.Second
+				}
+				var need time.Duration
+				switch cmd {
+				case "retrieval", "enrichment":
+					// cmd_worker.go: the final commit and then the span
+					// flush are each bounded by the shutdown timeout.
+					d, err := time.ParseDuration(envOr(env, "KRETRIEVE_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String()))
+					if err != nil {
+						t.Fatalf("KRETRIEVE_SHUTDOWN_TIMEOUT: %v", err)
+					}
+					need = 2 * d
+				case "gateway":
+					// cmd_gateway.go: in-flight requests get the timeout
+					// plus a second; the preStop sleep runs first.
+					d, err := time.ParseDuration(envOr(env, "KRETRIEVE_TIMEOUT", defaultGatewayTimeout.String()))
+					if err != nil {
+						t.Fatalf("KRETRIEVE_TIMEOUT: %v", err)
+					}
+					need = d + time.Second
+				default:
+					return
+				}
+				need += preStop
+				if time.Duration(grace)*time.Second <= need {
+					t.Errorf("terminationGracePeriodSeconds %d: must exceed %v (preStop %v included)", grace, need, preStop)
+				}
+			})
+		}
+	}
+}
+
+func TestScaledObjects(t *testing.T) {
+	m := load(t)
+	if len(m.scaledObjects) == 0 {
+		t.Fatal("no ScaledObject")
+	}
+	for _, so := range m.scaledObjects {
+		t.Run(so.Metadata.Name, func(t *testing.T) {
+			ref := so.Spec.ScaleTargetRef
+			if ref.Kind != "" && ref.Kind != "Deployment" {
+				t.Fatalf("scaleTargetRef.kind %q: want Deployment", ref.Kind)
+			}
+			d, ok := m.deployment(ref.Name)
+			if !ok {
+				t.Fatalf("scaleTargetRef.name %q: no such Deployment", ref.Name)
+			}
+			if d.Spec.Replicas != nil {
+				t.Errorf("Deployment %s sets replicas: KEDA owns the count, every apply would reset it", d.Metadata.Name)
+			}
+			containers := d.Spec.Template.Spec.Containers
+			c := containers[0] // KEDA's default envSourceContainerName
+			if n := ref.EnvSourceContainerName; n != "" {
+				i := slices.IndexFunc(containers, func(c container) bool { return c.Name == n })
+				if i < 0 {
+					t.Fatalf("envSourceContainerName %q: no such container", n)
+				}
+				c = containers[i]
+			}
+			cmd, err := subcommand(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			role, ok := roles[cmd]
+			if !ok {
+				t.Fatalf("target runs %q, not a consumer-group worker", cmd)
+			}
+			env, err := m.env(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			partitions, err := strconv.Atoi(envOr(env, "KRETRIEVE_PARTITIONS", strconv.Itoa(defaultPartitions)))
+			if err != nil {
+				t.Fatalf("KRETRIEVE_PARTITIONS: %v", err)
+			}
+			lo, hi := so.Spec.MinReplicaCount, so.Spec.MaxReplicaCount
+			switch {
+			case hi == nil:
+				t.Error("maxReplicaCount unset (KEDA default 100)")
+			case *hi > partitions:
+				t.Errorf("maxReplicaCount %d > %d partitions: a group cannot use more consumers than partitions", *hi, partitions)
+			case lo == nil || *lo < 1 || *lo > *hi:
+				t.Errorf("minReplicaCount %v: want 1..maxReplicaCount", lo)
+			}
+			want := map[string]string{
+				"bootstrapServers": envOr(env, "KRETRIEVE_BROKERS", defaultBrokers),
+				"consumerGroup":    envOr(env, "KRETRIEVE_GROUP", role.group),
+				"topic":            envOr(env, role.topicVar, role.topic),
+			}
+			var kafka int
+			for _, tr := range so.Spec.Triggers {
+				if tr.Type != "kafka" {
+					continue
+				}
+				kafka++
+				md := tr.Metadata
+				for _, k := range slices.Sorted(maps.Keys(want)) {
+					got := string(md[k])
+					if fromEnv := string(md[k+"FromEnv"]); fromEnv != "" {
+						got = env[fromEnv]
+					}
+					if got != want[k] {
+						t.Errorf("trigger %s = %q, want %q (the worker's setting)", k, got, want[k])
+					}
+				}
+				if v := string(md["allowIdleConsumers"]); v != "false" {
+					t.Errorf("allowIdleConsumers = %q, want \"false\"", v)
+				}
+				if n, err := strconv.Atoi(string(md["lagThreshold"])); err != nil || n < 1 {
+					t.Errorf("lagThreshold = %q: want a positive integer", md["lagThreshold"])
+				}
+				// A new group starts at the beginning of the topic
+				// (franz-go's default start offset): KEDA must count
+				// that backlog as lag.
+				if v := string(md["offsetResetPolicy"]); v != "earliest" {
+					t.Errorf("offsetResetPolicy = %q, want earliest", v)
+				}
+			}
+			if kafka == 0 {
+				t.Error("no kafka trigger")
+			}
+		})
+	}
+}
+
+func TestWorkersReadTheInitContainersIndex(t *testing.T) {
+	m := load(t)
+	for _, d := range m.deployments {
+		spec := d.Spec.Template.Spec
+		for _, c := range spec.Containers {
+			env, err := m.env(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := env["KRETRIEVE_INDEX"]
+			if cmd, _ := subcommand(c); roles[cmd].group == "" || dir == "" {
+				continue
+			}
+			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) {
+				i := slices.IndexFunc(c.VolumeMounts, func(v volumeMount) bool { return path.Clean(v.MountPath) == path.Clean(dir) })
+				if i < 0 {
+					t.Fatalf("KRETRIEVE_INDEX=%s is not a volume mount", dir)
+				}
+				mount := c.VolumeMounts[i]
+				if !mount.ReadOnly {
+					t.Errorf("the index mount %s must be readOnly", dir)
+				}
+				var built bool
+				for _, ic := range spec.InitContainers {
+					if cmd, _ := subcommand(ic); cmd != "index" {
+						continue
+					}
+					if ic.Image != c.Image {
+						t.Errorf("init container %s image %q differs from %q: index and reader should be one build", ic.Name, ic.Image, c.Image)
+					}
+					target, ok := flagValue(ic, "index")
+					j := slices.IndexFunc(ic.VolumeMounts, func(v volumeMount) bool { return v.Name == mount.Name })
+					if !ok || j < 0 {
+						continue
+					}
+					at := ic.VolumeMounts[j].MountPath
+					if path.Clean(target) == path.Clean(at) {
+						// search.Build renames the finished index into
+						// place, which a mount point refuses.
+						t.Errorf("init container %s builds into the mount point %s: build into a subdirectory", ic.Name, at)
+					}
+					if path.Join(at, mount.SubPath) == path.Clean(target) {
+						built = true
+					}
+				}
+				if !built {
+					t.Errorf("no init container runs `index --index DIR` into volume %q subPath %q", mount.Name, mount.SubPath)
+				}
+			})
+		}
+	}
+}
+
+func TestSecurityAndResources(t *testing.T) {
+	m := load(t)
+	m.eachContainer(t, func(t *testing.T, d deployment, c container) {
+		pod, sc := d.Spec.Template.Spec.SecurityContext, c.SecurityContext
+		if !isTrue(sc.RunAsNonRoot) && !isTrue(pod.RunAsNonRoot) {
+			t.Error("runAsNonRoot not set")
+		}
+		if !isTrue(sc.ReadOnlyRootFilesystem) {
+			t.Error("readOnlyRootFilesystem not set")
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Error("allowPrivilegeEscalation must be false")
+		}
+		if !slices.Contains(sc.Capabilities.Drop, "ALL") {
+			t.Error("capabilities must drop ALL")
+		}
+		for _, r := range []string{"cpu", "memory"} {
+			if c.Resources.Requests[r] == "" {
+				t.Errorf("no %s request", r)
+			}
+		}
+		if c.Resources.Limits["memory"] == "" {
+			t.Error("no memory limit")
+		}
+	})
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
