@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +106,9 @@ type Worker struct {
 
 	processed atomic.Int64
 	dead      atomic.Int64
+
+	mu          sync.Mutex
+	uncommitted map[string]map[int32]kgo.EpochOffset // offsets whose commit failed
 }
 
 // New returns a Worker for cfg. clientOpts are the connection options
@@ -118,7 +122,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 	if tracer == nil || handler == nil {
 		return nil, errors.New("worker: tracer and handler are required")
 	}
-	w := &Worker{cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default()}
+	w := &Worker{cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default(), uncommitted: make(map[string]map[int32]kgo.EpochOffset)}
 	for _, o := range opts {
 		o.apply(w)
 	}
@@ -135,6 +139,19 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		// batch is committed before AllowRebalance, so a revoke never loses
 		// progress and never hands a partition over mid-batch.
 		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(w.onRevoked),
+		kgo.OnPartitionsLost(func(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
+			// Lost, not revoked: the group moved on without us, so owed
+			// commits would be rejected; the new owner redelivers.
+			w.mu.Lock()
+			for topic, ps := range lost {
+				for _, p := range ps {
+					delete(w.uncommitted[topic], p)
+				}
+			}
+			w.mu.Unlock()
+			w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
+		}),
 		kgo.WithHooks(tracer),
 		// Bounded memory: fetch responses are capped, and the outputs of
 		// one poll (one per input, or a dead letter) fit the producer
@@ -164,6 +181,10 @@ func (w *Worker) DeadLettered() int64 { return w.dead.Load() }
 // what was acknowledged, leaves the group and closes the client.
 func (w *Worker) Run(ctx context.Context) error {
 	defer func() {
+		// Offsets whose commit failed get one last try before leaving.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
+		w.retryUncommitted(cctx, w.client, nil)
+		cancel()
 		// The last poll blocked rebalances; leaving the group waits for that
 		// block to be released.
 		w.client.AllowRebalance()
@@ -309,25 +330,86 @@ func (w *Worker) commit(ctx context.Context, batches []*partitionBatch) {
 	if len(offsets) == 0 {
 		return
 	}
+	w.mu.Lock()
+	for topic, ps := range offsets {
+		for p := range ps {
+			delete(w.uncommitted[topic], p) // superseded by this commit
+		}
+	}
+	w.mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
 	defer cancel()
-	w.client.CommitOffsetsSync(cctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	w.commitSync(cctx, w.client, offsets)
+	w.retryUncommitted(cctx, w.client, nil)
+	if len(rewind) > 0 {
+		w.client.SetOffsets(rewind)
+	}
+}
+
+// commitSync commits offsets and remembers those whose commit failed, so a
+// later commit (the next batch, a revoke, shutdown) can retry them.
+func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[string]map[int32]kgo.EpochOffset) {
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		if err != nil {
-			w.logger.ErrorContext(ctx, "commit failed; records will be redelivered", "err", err)
+			w.logger.ErrorContext(ctx, "commit failed; will retry on the next commit", "err", err)
+			for topic, ps := range offsets {
+				for p, eo := range ps {
+					setOffset(w.uncommitted, topic, p, eo)
+				}
+			}
 			return
 		}
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					w.logger.ErrorContext(ctx, "commit failed for partition; records will be redelivered",
+				eo, ok := offsets[t.Topic][p.Partition]
+				switch {
+				case !ok:
+				case p.ErrorCode != 0:
+					w.logger.ErrorContext(ctx, "commit failed for partition; will retry on the next commit",
 						"topic", t.Topic, "partition", p.Partition, "error_code", p.ErrorCode)
+					setOffset(w.uncommitted, t.Topic, p.Partition, eo)
+				default:
+					if u, ok := w.uncommitted[t.Topic][p.Partition]; ok && u.Offset <= eo.Offset {
+						delete(w.uncommitted[t.Topic], p.Partition)
+					}
 				}
 			}
 		}
 	})
-	if len(rewind) > 0 {
-		w.client.SetOffsets(rewind)
+}
+
+// retryUncommitted commits the remembered failed offsets of the given
+// partitions (all when parts is nil).
+func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	w.mu.Lock()
+	offsets := make(map[string]map[int32]kgo.EpochOffset)
+	for topic, ps := range w.uncommitted {
+		for p, eo := range ps {
+			if parts == nil || slices.Contains(parts[topic], p) {
+				setOffset(offsets, topic, p, eo)
+			}
+		}
 	}
+	w.mu.Unlock()
+	if len(offsets) > 0 {
+		w.commitSync(ctx, cl, offsets)
+	}
+}
+
+// onRevoked commits what is owed for partitions leaving this member. With
+// BlockRebalanceOnPoll a revoke only happens between batches, after their
+// commit, so only offsets whose commit failed can be owed.
+func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	w.retryUncommitted(ctx, cl, revoked)
+	w.mu.Lock()
+	for topic, ps := range revoked {
+		for _, p := range ps {
+			delete(w.uncommitted[topic], p)
+		}
+	}
+	w.mu.Unlock()
 }
 
 func setOffset(m map[string]map[int32]kgo.EpochOffset, topic string, partition int32, eo kgo.EpochOffset) {

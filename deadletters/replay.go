@@ -1,0 +1,412 @@
+package deadletters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
+)
+
+// DefaultReplayGroup is the consumer group that records replay progress.
+const DefaultReplayGroup = "kretrieve-dlq-replay"
+
+// commitTimeout bounds each commit; commits run even after ctx is done, so
+// that what was republished is not republished again.
+const commitTimeout = 10 * time.Second
+
+// maxReasonAttrBytes caps the reason on a span, as the dead-letter writer
+// caps the header: a hand-written header may be longer.
+const maxReasonAttrBytes = 1024
+
+// capBytes cuts s to at most n bytes without splitting a UTF-8 sequence.
+func capBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
+
+// ReplayConfig configures Replay.
+type ReplayConfig struct {
+	// Topics are the dead-letter topics to replay. Required.
+	Topics []string
+	// Group is the consumer group whose committed offsets record which dead
+	// letters were dealt with. It is never joined: offsets are committed
+	// as an admin would, so two replays with the same group must not run
+	// at once. Default: DefaultReplayGroup.
+	Group string
+	// Reason, when set, replays only letters whose reason contains it
+	// (case-sensitive). Default: any reason.
+	Reason string
+	// ErrorType, when set, replays only letters with exactly this error
+	// type (messages.ErrorTypePermanent or messages.ErrorTypeTransient).
+	// Default: any.
+	ErrorType string
+	// DryRun reports what would be replayed, starting from the group's
+	// committed offsets, but publishes and commits nothing. Default: false.
+	DryRun bool
+	// Limit is the most letters to replay; 0 means no limit. Default: 0.
+	Limit int
+}
+
+// Validate reports configuration errors.
+func (c ReplayConfig) Validate() error {
+	var errs []error
+	if len(c.Topics) == 0 {
+		errs = append(errs, errors.New("topics: at least one is required"))
+	}
+	for _, t := range c.Topics {
+		if strings.TrimSpace(t) == "" {
+			errs = append(errs, errors.New("topics: empty name"))
+		}
+	}
+	if c.Limit < 0 {
+		errs = append(errs, errors.New("limit: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c ReplayConfig) matches(l Letter) bool {
+	return strings.Contains(l.Reason, c.Reason) && (c.ErrorType == "" || l.ErrorType == c.ErrorType)
+}
+
+// Option configures Replay beyond its ReplayConfig.
+type Option interface{ apply(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+type options struct {
+	tp     trace.TracerProvider
+	logger *slog.Logger
+}
+
+// WithTracerProvider sets the tracer provider of the replay spans.
+// Default: otel.GetTracerProvider().
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(o *options) { o.tp = tp })
+}
+
+// WithLogger sets the logger. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(o *options) { o.logger = l })
+}
+
+// ReplayResult is what a Replay did.
+type ReplayResult struct {
+	// Replayed counts the letters republished and acknowledged (with
+	// DryRun: the letters that would be republished).
+	Replayed int
+	// Skipped counts the letters the Reason and ErrorType filters passed
+	// over. They are committed like replayed ones: the group will not offer
+	// them again (list them, or replay them with another group).
+	Skipped int
+	// Failed counts the letters that could not be republished: see the
+	// error Replay returns.
+	Failed int
+	// Letters are the replayed letters (with DryRun: those that would be),
+	// in the order they were read: by partition, in offset order.
+	Letters []ReplayedLetter
+}
+
+// ReplayedLetter is a dead letter and where it was republished.
+type ReplayedLetter struct {
+	Letter
+	// Target is the topic the letter was (or would be) republished to.
+	Target string
+	// TargetPartition and TargetOffset locate the republished record; -1
+	// in a dry run.
+	TargetPartition int32
+	TargetOffset    int64
+	// ReplayTraceID is the hex id of the new trace the replay started ("" in
+	// a dry run or when tracing is off). Letter.TraceID is the old one.
+	ReplayTraceID string
+}
+
+// Replay republishes the dead letters of cfg.Topics to their original topic
+// (see Letter.Target), from the group's committed offsets (or the start of
+// each partition) up to the end offsets as of the call: it does not wait for
+// letters written after it started.
+//
+// The republished record keeps key, value and the original headers except
+// the kretrieve.dlq.* ones and the old traceparent and tracestate; baggage is
+// kept. Each replay is a root span "replay <dlq topic>" (INTERNAL) with a link
+// to the trace context found in the dead letter's headers, and the record is
+// produced in it, so its "send <topic>" span is the replay span's child.
+//
+// Offsets are committed to the group after every poll, each partition up to
+// the last letter whose republished record the broker acknowledged (or that
+// was skipped). A record that is not acknowledged stops its partition there:
+// the next Replay starts with it again, so letters of that partition that
+// were republished after it in the same poll may be republished twice
+// (at-least-once). A letter whose original topic is unusable (a dead-letter
+// topic, an illegal name) is counted as failed and committed past, so it
+// never blocks its partition; it stays in the dead-letter topic.
+//
+// Committed offsets of a group that has no members expire after the broker's
+// offsets.retention.minutes (7 days by default): a later Replay with that
+// group then starts again from the start of each partition.
+//
+// clientOpts are the connection options (see kafkaclient.Options); tracer
+// creates the send spans and injects trace context, and Replay installs it
+// on its client with kgo.WithHooks, so clientOpts must not hold it already.
+// A nil tracer is kafkatrace.New() (the OpenTelemetry globals). Replay
+// returns what it did so far together with any error, and the context's
+// error when ctx is done before the end offsets are reached.
+func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, cfg ReplayConfig, opts ...Option) (ReplayResult, error) {
+	var res ReplayResult
+	if err := cfg.Validate(); err != nil {
+		return res, fmt.Errorf("replay config: %w", err)
+	}
+	if cfg.Group == "" {
+		cfg.Group = DefaultReplayGroup
+	}
+	o := options{}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.tp == nil {
+		o.tp = otel.GetTracerProvider()
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	if tracer == nil {
+		tracer = kafkatrace.New()
+	}
+
+	admin, err := kgo.NewClient(clientOpts...)
+	if err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
+	defer admin.Close()
+	adm := kadm.NewClient(admin)
+	extents, err := listExtents(ctx, adm, cfg.Topics)
+	if err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
+	committed, err := adm.FetchOffsetsForTopics(ctx, cfg.Group, cfg.Topics...)
+	if err != nil {
+		return res, fmt.Errorf("replay: committed offsets of group %s: %w", cfg.Group, err)
+	}
+	for i, x := range extents {
+		if c, ok := committed.Lookup(x.topic, x.partition); ok && c.Err == nil && c.At > x.from {
+			extents[i].from = c.At
+		}
+	}
+	rd, err := newReader(clientOpts, extents, kgo.WithHooks(tracer))
+	if err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
+	defer rd.close()
+
+	rp := &replayer{
+		cfg:    cfg,
+		tracer: tracer,
+		spans:  o.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		logger: o.logger.With("group", cfg.Group),
+		rd:     rd,
+		adm:    adm,
+	}
+	var errs []error
+	for !rd.done() && !rp.limitReached() {
+		batch, err := rd.poll(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if err := rp.replayBatch(ctx, batch, &res); err != nil {
+			var commitErr *commitError
+			errs = append(errs, err)
+			if errors.As(err, &commitErr) {
+				break
+			}
+		}
+	}
+	rp.logger.InfoContext(ctx, "replay finished", "replayed", res.Replayed, "skipped", res.Skipped, "failed", res.Failed, "dry_run", cfg.DryRun)
+	return res, errors.Join(errs...)
+}
+
+// replayer holds one Replay's state.
+type replayer struct {
+	cfg      ReplayConfig
+	tracer   *kafkatrace.Tracer
+	spans    trace.Tracer
+	logger   *slog.Logger
+	rd       *reader
+	adm      *kadm.Client
+	selected int // letters chosen for replay so far, for the limit
+}
+
+func (rp *replayer) limitReached() bool {
+	return rp.cfg.Limit > 0 && rp.selected >= rp.cfg.Limit
+}
+
+// commitError is a failed commit: it ends the replay, since what follows
+// could not be committed either.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// item is one record of a poll and what became of it.
+type item struct {
+	rec       *kgo.Record
+	replay    bool // matched the filters
+	permanent bool // err is a bad target: commit past it
+	out       ReplayedLetter
+	err       error // set before acks are awaited, or by the produce callback
+}
+
+// replayBatch replays one poll's records, waits for every acknowledgement and
+// commits each partition up to its first unacknowledged record.
+func (rp *replayer) replayBatch(ctx context.Context, batch []partitionRecords, res *ReplayResult) error {
+	parts := make([][]*item, len(batch))
+	var acks sync.WaitGroup
+outer:
+	for i, p := range batch {
+		for _, rec := range p.records {
+			if rp.limitReached() {
+				break outer
+			}
+			it := &item{rec: rec}
+			parts[i] = append(parts[i], it)
+			if rec.Attrs.IsControl() {
+				continue
+			}
+			l := FromRecord(rec)
+			if !rp.cfg.matches(l) {
+				continue
+			}
+			it.replay = true
+			rp.selected++
+			target, err := l.Target()
+			if err != nil {
+				it.err, it.permanent = err, true
+				continue
+			}
+			it.out = ReplayedLetter{Letter: l, Target: target, TargetPartition: -1, TargetOffset: -1}
+			if !rp.cfg.DryRun {
+				rp.publish(ctx, it, &acks)
+			}
+		}
+	}
+	acks.Wait()
+
+	var errs []error
+	offsets := make(kadm.Offsets)
+	for i, items := range parts {
+		p := batch[i]
+		stopped := false
+		for _, it := range items {
+			if it.err != nil {
+				res.Failed++
+				errs = append(errs, fmt.Errorf("%s partition %d offset %d: %w", p.topic, p.partition, it.rec.Offset, it.err))
+				rp.logger.WarnContext(ctx, "dead letter not replayed", "topic", p.topic, "partition", p.partition, "offset", it.rec.Offset, "err", it.err)
+				if !it.permanent && !stopped {
+					// Not acknowledged: the next replay starts here.
+					stopped = true
+					rp.rd.stop(p.topic, p.partition)
+				}
+			} else if it.replay {
+				res.Replayed++
+				res.Letters = append(res.Letters, it.out)
+			} else if !it.rec.Attrs.IsControl() {
+				res.Skipped++
+			}
+			if !stopped {
+				offsets.Add(kadm.Offset{Topic: p.topic, Partition: p.partition, At: it.rec.Offset + 1, LeaderEpoch: it.rec.LeaderEpoch})
+			}
+		}
+	}
+	if !rp.cfg.DryRun && len(offsets) > 0 {
+		if err := rp.commit(ctx, offsets); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// publish starts the replay span of it and produces its record in it; the
+// callback ends the span and records the outcome.
+func (rp *replayer) publish(ctx context.Context, it *item, acks *sync.WaitGroup) {
+	l := it.out.Letter
+	// The old context becomes a link, never the parent; the baggage
+	// travels on with the record.
+	old := rp.tracer.Extract(context.Background(), it.rec)
+	parent := baggage.ContextWithBaggage(ctx, baggage.FromContext(old))
+	startOpts := []trace.SpanStartOption{
+		trace.WithNewRoot(),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(
+			semconv.MessagingSystemKafka,
+			semconv.MessagingDestinationName(it.out.Target),
+			TopicAttr.String(l.Topic),
+			PartitionAttr.Int(int(l.Partition)),
+			OffsetAttr.Int64(l.Offset),
+			ReasonAttr.String(capBytes(l.Reason, maxReasonAttrBytes)),
+			ErrorTypeAttr.String(l.ErrorType),
+			AttemptsAttr.Int(l.Attempts),
+		),
+	}
+	if remote := trace.SpanContextFromContext(old); remote.IsValid() {
+		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
+	}
+	sctx, span := rp.spans.Start(parent, OpReplay+" "+l.Topic, startOpts...)
+	if sc := span.SpanContext(); sc.IsValid() {
+		it.out.ReplayTraceID = sc.TraceID().String()
+	}
+	rec := &kgo.Record{
+		Topic:   it.out.Target,
+		Key:     l.Key,
+		Value:   l.Value,
+		Headers: replayHeaders(l.Headers),
+		Context: sctx,
+	}
+	acks.Add(1)
+	// Once produced, a record must be acknowledged (or fail) before its
+	// offset can be committed, even if ctx is done meanwhile.
+	rp.rd.client.Produce(context.WithoutCancel(ctx), rec, func(r *kgo.Record, err error) {
+		defer acks.Done()
+		if err != nil {
+			// The send span records the produce error itself.
+			it.err = fmt.Errorf("republish to %s: %w", it.out.Target, err)
+			span.SetStatus(codes.Error, it.err.Error())
+		} else {
+			it.out.TargetPartition, it.out.TargetOffset = r.Partition, r.Offset
+			rp.logger.DebugContext(sctx, "dead letter replayed", "topic", l.Topic, "partition", l.Partition, "offset", l.Offset,
+				"target", r.Topic, "target_partition", r.Partition, "target_offset", r.Offset)
+		}
+		span.End()
+	})
+}
+
+// commit commits offsets to the group, bounded by commitTimeout even when
+// ctx is done.
+func (rp *replayer) commit(ctx context.Context, offsets kadm.Offsets) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	resps, err := rp.adm.CommitOffsets(cctx, rp.cfg.Group, offsets)
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		rp.logger.ErrorContext(ctx, "commit failed; replayed letters may be replayed again", "err", err)
+		return &commitError{fmt.Errorf("commit to group %s: %w", rp.cfg.Group, err)}
+	}
+	return nil
+}
