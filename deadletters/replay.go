@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/baggage"
@@ -200,6 +201,10 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 		return res, fmt.Errorf("replay: %w", err)
 	}
 	committed, err := adm.FetchOffsetsForTopics(ctx, cfg.Group, cfg.Topics...)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		// Some brokers answer so for a group that never committed.
+		committed, err = nil, nil
+	}
 	if err != nil {
 		return res, fmt.Errorf("replay: committed offsets of group %s: %w", cfg.Group, err)
 	}

@@ -40,6 +40,7 @@ Usage:
   kretrieve produce     [flags] QUERY...   publish requests (--wait for results)
   kretrieve gateway     [flags]            HTTP gateway: POST /v1/search, POST /v1/requests
   kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
+  kretrieve dlq         list|replay [flags] list or replay dead letters
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runGateway(ctx, rest, getenv, stderr)
 	case "index":
 		return runIndex(ctx, rest, getenv, stdout, stderr)
+	case "dlq":
+		return runDLQ(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -96,6 +96,8 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	_, _ = loadRunConfig(nil, record, out)
 	_, _ = loadGatewayConfig(nil, record, out)
 	_, _ = loadIndexConfig(nil, record, out)
+	_, _ = loadDLQConfig("list", nil, record, out)
+	_, _ = loadDLQConfig("replay", nil, record, out)
 	if len(asked) < 20 {
 		t.Fatalf("only %d variables found", len(asked))
 	}

@@ -1,0 +1,118 @@
+package deadletters_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// writeListFixture writes five dead letters over two topics and two
+// partitions, one of them with garbage dead-letter headers.
+func writeListFixture(e *env) {
+	e.t.Helper()
+	e.produce(
+		letter{partition: 1, key: "r1", reason: "invalid request: top_k: must be between 1 and 100", errorType: messages.ErrorTypePermanent,
+			origTopic: requests, origPart: 1, origOffset: 10, attempts: 1, traceparent: traceparent(traceA, spanA)}.record(requestsDLQ),
+		letter{partition: 1, key: "r2", reason: "search: index closed", errorType: messages.ErrorTypeTransient,
+			origTopic: requests, origPart: 1, origOffset: 11, attempts: 3}.record(requestsDLQ),
+		letter{partition: 0, key: "r3", reason: "decode request: unexpected end of JSON input", errorType: messages.ErrorTypePermanent,
+			origTopic: requests, origPart: 0, origOffset: 5, attempts: 1}.record(requestsDLQ),
+		&kgo.Record{Topic: requestsDLQ, Partition: 0, Key: []byte{0xff, 0x00}, Value: []byte("not json"), Headers: []kgo.RecordHeader{
+			{Key: messages.HeaderDLQOriginalPartition, Value: []byte("zero")},
+			{Key: messages.HeaderDLQOriginalOffset, Value: []byte("-")},
+			{Key: messages.HeaderDLQOriginalTimestamp, Value: []byte("yesterday")},
+			{Key: messages.HeaderDLQAttempts, Value: []byte("∞")},
+			{Key: "traceparent", Value: []byte("garbage")},
+		}},
+		letter{partition: 0, key: "c1", reason: "load documents: store unavailable", errorType: messages.ErrorTypeTransient,
+			origTopic: candidates, origPart: 2, origOffset: 99, attempts: 3}.record(candidatesDLQ),
+	)
+}
+
+func TestListReturnsLettersInOrder(t *testing.T) {
+	e := newEnv(t, 2)
+	writeListFixture(e)
+	topics := []string{requestsDLQ, candidatesDLQ, messages.DLQTopic(messages.DefaultResultsTopic)}
+
+	letters, err := deadletters.List(t.Context(), e.opts, topics, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range letters {
+		got = append(got, fmt.Sprintf("%s/%d@%d %s", l.Topic, l.Partition, l.Offset, l.Key))
+	}
+	want := []string{
+		candidatesDLQ + "/0@0 c1",
+		requestsDLQ + "/0@0 r3",
+		requestsDLQ + "/0@1 \xff\x00",
+		requestsDLQ + "/1@0 r1",
+		requestsDLQ + "/1@1 r2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("letters:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	r1 := letters[3]
+	if r1.Reason != "invalid request: top_k: must be between 1 and 100" || r1.ErrorType != "permanent" || r1.OriginalTopic != requests ||
+		r1.OriginalPartition != 1 || r1.OriginalOffset != 10 || !r1.OriginalTimestamp.Equal(origTime) || r1.Attempts != 1 ||
+		r1.ConsumerGroup != "retrieval" || r1.TraceID != traceA || time.Since(r1.Timestamp) > time.Minute {
+		t.Fatalf("r1 = %+v", r1)
+	}
+	garbage := letters[2]
+	if garbage.OriginalTopic != "" || garbage.OriginalPartition != 0 || garbage.OriginalOffset != 0 || !garbage.OriginalTimestamp.IsZero() ||
+		garbage.Attempts != 0 || garbage.TraceID != "" || string(garbage.Value) != "not json" {
+		t.Fatalf("garbage letter = %+v", garbage)
+	}
+
+	for _, limit := range []int{1, 2, 4, 5, 6} {
+		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
+			letters, err := deadletters.List(t.Context(), e.opts, topics, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := min(limit, len(want))
+			if len(letters) != n {
+				t.Fatalf("%d letters, want %d", len(letters), n)
+			}
+			for i, l := range letters {
+				if g := fmt.Sprintf("%s/%d@%d %s", l.Topic, l.Partition, l.Offset, l.Key); g != want[i] {
+					t.Fatalf("letter %d = %s, want %s", i, g, want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestListEmptyTopicReturnsAtOnce: an empty dead-letter topic has nothing to
+// wait for.
+func TestListEmptyTopicReturnsAtOnce(t *testing.T) {
+	e := newEnv(t, 3)
+	start := time.Now()
+	letters, err := deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
+	if err != nil || len(letters) != 0 {
+		t.Fatalf("List = %v, %v", letters, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("List of an empty topic took %v", d)
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	e := newEnv(t, 1)
+	if _, err := deadletters.List(t.Context(), e.opts, []string{"no.such.topic.dlq"}, 0); err == nil || !strings.Contains(err.Error(), "no.such.topic.dlq does not exist") {
+		t.Fatalf("missing topic: %v", err)
+	}
+	if _, err := deadletters.List(t.Context(), e.opts, nil, 0); err == nil {
+		t.Fatal("no topics accepted")
+	}
+	if _, err := deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, -1); err == nil {
+		t.Fatal("negative limit accepted")
+	}
+}

@@ -1,0 +1,13 @@
+package deadletters_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no goroutine outlives the tests: every client List
+// and Replay create is closed before they return.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
