@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 )
@@ -59,6 +61,17 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.lagInterval > 0 {
+		// Every worker of a group exports the group's lag; the series carry
+		// the worker's resource (service.instance.id), so take their max.
+		m, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka.WithDefaults(), comp.logger, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
+		if err != nil {
+			return err
+		}
+		m.SetLogger(comp.logger)
+		defer m.Close()
+		go func() { _ = m.Run(ctx) }()
 	}
 	return w.Run(ctx)
 }

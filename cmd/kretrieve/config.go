@@ -81,6 +81,7 @@ type workerConfig struct {
 	shutdownTimeout time.Duration
 	index           string
 	recordQueryText bool
+	lagInterval     time.Duration
 }
 
 // declareIndex declares the flag naming the index directory.
@@ -105,6 +106,7 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
 	declareIndex(s, &c.index)
+	s.duration(&c.lagInterval, "lag-interval", 15*time.Second, "how often to measure and export this group's lag (0: off)")
 	if role == "retrieval" {
 		declareRecordQueryText(s, &c.recordQueryText)
 	}

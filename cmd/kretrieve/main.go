@@ -41,6 +41,7 @@ Usage:
   kretrieve gateway     [flags]            HTTP gateway: POST /v1/search, POST /v1/requests
   kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
   kretrieve dlq         list|replay [flags] list or replay dead letters
+  kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runIndex(ctx, rest, getenv, stdout, stderr)
 	case "dlq":
 		return runDLQ(ctx, rest, getenv, stdout, stderr)
+	case "lag":
+		return runLag(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -167,9 +167,6 @@ type deployment struct {
 	header `yaml:",inline"`
 	Spec   struct {
 		Replicas *int `yaml:"replicas"`
-		Selector struct {
-			MatchLabels map[string]string `yaml:"matchLabels"`
-		} `yaml:"selector"`
 		Template struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
@@ -180,7 +177,6 @@ type deployment struct {
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
-	file string
 }
 
 type service struct {
@@ -255,7 +251,7 @@ func load(t *testing.T) *manifests {
 			} else if err != nil {
 				t.Fatalf("%s: document %d: %v", name, i, err)
 			}
-			if err := m.add(name, &doc); err != nil {
+			if err := m.add(&doc); err != nil {
 				t.Fatalf("%s: document %d: %v", name, i, err)
 			}
 		}
@@ -266,7 +262,7 @@ func load(t *testing.T) *manifests {
 	return m
 }
 
-func (m *manifests) add(file string, doc *yaml.Node) error {
+func (m *manifests) add(doc *yaml.Node) error {
 	if len(doc.Content) == 0 { // empty document, e.g. a trailing ---
 		return nil
 	}
@@ -279,7 +275,7 @@ func (m *manifests) add(file string, doc *yaml.Node) error {
 	}
 	switch h.Kind {
 	case "Deployment":
-		d := deployment{file: file}
+		var d deployment
 		if err := doc.Decode(&d); err != nil {
 			return err
 		}
@@ -516,8 +512,12 @@ func TestContainersRunSubcommandsWithRealFlags(t *testing.T) {
 				continue
 			}
 			flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if cmds, ok := vars[envName(flag)]; !ok || !slices.Contains(cmds, cmd) {
-				t.Errorf("flag --%s: not a flag of %q (README lists %s for %v)", flag, cmd, envName(flag), cmds)
+			cmds, ok := vars[envName(flag)]
+			switch {
+			case !ok:
+				t.Errorf("flag --%s: no such flag (%s is not in the README)", flag, envName(flag))
+			case !slices.Contains(cmds, cmd):
+				t.Errorf("flag --%s: a flag of %v, not of %q", flag, cmds, cmd)
 			}
 		}
 	})
@@ -836,7 +836,8 @@ func TestWorkersReadTheInitContainersIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := env["KRETRIEVE_INDEX"]
-			if cmd, _ := subcommand(c); roles[cmd].group == "" || dir == "" {
+			cmd, _ := subcommand(c)
+			if _, worker := roles[cmd]; !worker || dir == "" {
 				continue
 			}
 			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) {

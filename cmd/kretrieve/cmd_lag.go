@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/lag"
+	"github.com/kretrieve/kretrieve/pipeline"
+)
+
+// lagConfig configures the lag command.
+type lagConfig struct {
+	commonConfig
+	groups []string
+	json   bool
+	watch  time.Duration
+}
+
+func loadLagConfig(args []string, getenv func(string) string, out io.Writer) (lagConfig, error) {
+	var c lagConfig
+	var groups string
+	s := newSettings("lag", getenv, out)
+	c.declare(s, "lag", kafkaclient.DefaultBrokers)
+	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups")
+	s.boolean(&c.json, "json", false, "print JSON lines")
+	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	var errs []error
+	if s.fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", s.fs.Args()))
+	}
+	for _, g := range strings.Split(groups, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			c.groups = append(c.groups, g)
+		}
+	}
+	if len(c.groups) == 0 {
+		errs = append(errs, errors.New("groups: at least one group is required"))
+	}
+	if c.watch < 0 {
+		errs = append(errs, errors.New("watch: must not be negative"))
+	}
+	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
+}
+
+// runLag prints the lag of consumer groups in records and in seconds, once
+// or, with --watch, every interval until ctx is done. The lag is also
+// exported as the kretrieve.consumer.lag gauges when OTEL_* configures a
+// metrics exporter. Once, it fails when a group or partition could not be
+// measured; watching, it logs that and goes on.
+func runLag(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	cfg, err := loadLagConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	comp, err := startComponent(ctx, "kretrieve-lag", cfg.logFormat, cfg.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
+
+	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	mon, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
+	if err != nil {
+		return err
+	}
+	mon.SetLogger(comp.logger)
+	var tick <-chan time.Time
+	if cfg.watch > 0 {
+		t := time.NewTicker(cfg.watch)
+		defer t.Stop()
+		tick = t.C
+	}
+	for n := 0; ; n++ {
+		lags, err := mon.Update(ctx)
+		switch {
+		case cfg.watch > 0 && ctx.Err() != nil:
+			return nil // interrupted while measuring
+		case err != nil && cfg.watch == 0:
+			return err
+		case err != nil:
+			comp.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
+		default:
+			if n > 0 && !cfg.json {
+				fmt.Fprintln(stdout)
+			}
+			if err := printLag(stdout, lags, cfg.json, time.Now()); err != nil {
+				return err
+			}
+			errs := lagErrors(lags)
+			if cfg.watch == 0 {
+				return errors.Join(errs...)
+			}
+			for _, err := range errs {
+				comp.logger.WarnContext(ctx, "consumer lag partly measured", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+		}
+	}
+}
+
+// lagErrors returns the errors of the entries, each naming its group and
+// partition.
+func lagErrors(lags []lag.PartitionLag) []error {
+	var errs []error
+	for _, l := range lags {
+		switch {
+		case l.Err == nil:
+		case l.Partition < 0:
+			errs = append(errs, l.Err) // names the group already
+		default:
+			errs = append(errs, fmt.Errorf("group %s topic %s partition %d: %w", l.Group, l.Topic, l.Partition, l.Err))
+		}
+	}
+	return errs
+}
+
+func printLag(w io.Writer, lags []lag.PartitionLag, asJSON bool, now time.Time) error {
+	if asJSON {
+		return printLagLines(w, lags, now)
+	}
+	return printLagTable(w, lags)
+}
+
+// lagLine is one entry in `lag --json`; -1 means unknown (see error).
+type lagLine struct {
+	Time            time.Time  `json:"time"`
+	Group           string     `json:"group"`
+	Topic           string     `json:"topic,omitempty"`
+	Partition       int32      `json:"partition"`
+	Committed       int64      `json:"committed"`
+	End             int64      `json:"end"`
+	Lag             int64      `json:"lag"`
+	LagSeconds      float64    `json:"lag_seconds"`
+	OldestTimestamp *time.Time `json:"oldest_timestamp,omitempty"`
+	Error           string     `json:"error,omitempty"`
+}
+
+func printLagLines(w io.Writer, lags []lag.PartitionLag, now time.Time) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, l := range lags {
+		line := lagLine{
+			Time: now.UTC(), Group: l.Group, Topic: l.Topic, Partition: l.Partition,
+			Committed: l.Committed, End: l.End, Lag: l.Records, LagSeconds: l.Seconds,
+		}
+		if !l.OldestTimestamp.IsZero() {
+			ts := l.OldestTimestamp.UTC()
+			line.OldestTimestamp = &ts
+		}
+		if l.Err != nil {
+			line.Error = l.Err.Error()
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printLagTable prints one row per partition and a total row per group: the
+// records summed, the largest age. Entries about a whole group (errors) have
+// no row.
+func printLagTable(w io.Writer, lags []lag.PartitionLag) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tLAG(s)")
+	for i := 0; i < len(lags); {
+		group, rows := lags[i].Group, 0
+		var records int64
+		var seconds float64
+		for ; i < len(lags) && lags[i].Group == group; i++ {
+			l := lags[i]
+			if l.Partition < 0 {
+				continue
+			}
+			rows++
+			records += max(l.Records, 0)
+			seconds = max(seconds, l.Seconds)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Group, l.Topic, l.Partition,
+				lagCell(l.Committed), lagCell(l.End), lagCell(l.Records), secondsCell(l.Seconds))
+		}
+		if rows > 0 {
+			fmt.Fprintf(tw, "%s\t(total)\t\t\t\t%d\t%s\n", group, records, secondsCell(seconds))
+		}
+	}
+	return tw.Flush()
+}
+
+// lagCell formats an offset or a count, "-" when unknown or none.
+func lagCell(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func secondsCell(s float64) string {
+	if s < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s, 'f', 1, 64)
+}

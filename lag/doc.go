@@ -1,0 +1,18 @@
+// Package lag measures how far Kafka consumer groups are behind, in records
+// and in seconds, and exports it as OpenTelemetry gauges.
+//
+// Lag in records is a partition's end offset minus the group's committed
+// offset, or minus the log start offset when nothing is committed (kadm).
+// Lag in seconds is the age of the oldest unconsumed record (now minus the
+// timestamp of the record at the committed offset, read with a short-lived
+// direct consumer): how long the oldest waiting request has been waiting,
+// whatever the throughput.
+//
+// Measure takes one measurement; a Monitor measures periodically and exports
+// the last measurement as the gauges kretrieve.consumer.lag and
+// kretrieve.consumer.lag.seconds.
+//
+// The package uses the OpenTelemetry API only, never the SDK: the caller
+// supplies the meter provider. It does not import producer/, consumers/ or
+// pipeline/; it needs only franz-go client options.
+package lag

@@ -1,0 +1,229 @@
+package lag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+)
+
+// ScopeName is the instrumentation scope of the gauges.
+const ScopeName = "github.com/kretrieve/kretrieve/lag"
+
+// DefaultInterval is the time between two measurements of a Monitor.
+const DefaultInterval = 15 * time.Second
+
+// Names of the gauges.
+const (
+	RecordsGaugeName = "kretrieve.consumer.lag"
+	SecondsGaugeName = "kretrieve.consumer.lag.seconds"
+)
+
+// Monitor measures the lag of consumer groups periodically and exports the
+// last measurement as two observable gauges, by messaging.system,
+// messaging.consumer.group.name, messaging.destination.name and
+// messaging.destination.partition.id:
+//
+//   - kretrieve.consumer.lag ({message}): PartitionLag.Records;
+//   - kretrieve.consumer.lag.seconds (s): PartitionLag.Seconds.
+//
+// The gauges' callback only reads the last measurement; it never talks to
+// Kafka. A value that could not be measured is not reported, and after a
+// measurement that failed as a whole nothing is reported until the next one
+// succeeds, so a stale lag is never exported. A Monitor is safe for
+// concurrent use.
+type Monitor struct {
+	opts     []kgo.Opt
+	groups   []string
+	interval time.Duration
+	logger   atomic.Pointer[slog.Logger]
+	reg      metric.Registration
+	records  metric.Int64ObservableGauge
+	seconds  metric.Float64ObservableGauge
+
+	mu    sync.Mutex
+	last  []PartitionLag
+	obs   []observation
+	attrs map[attrKey]metric.ObserveOption // cached attribute sets
+}
+
+type attrKey struct {
+	group, topic string
+	partition    int32
+}
+
+type observation struct {
+	records int64
+	seconds float64
+	attrs   metric.ObserveOption
+}
+
+// NewMonitor returns a Monitor of the given groups (none: every group of the
+// cluster) measuring with Measure(ctx, baseOpts, groups...) every interval
+// (0: DefaultInterval) once Run is called, and registers its gauges on mp
+// (nil: otel.GetMeterProvider()). Measurement errors are logged on
+// slog.Default() unless SetLogger says otherwise.
+func NewMonitor(baseOpts []kgo.Opt, mp metric.MeterProvider, interval time.Duration, groups ...string) (*Monitor, error) {
+	if interval < 0 {
+		return nil, errors.New("lag monitor: interval must not be negative")
+	}
+	if interval == 0 {
+		interval = DefaultInterval
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	m := &Monitor{
+		opts:     slices.Clone(baseOpts),
+		groups:   slices.Clone(groups),
+		interval: interval,
+		attrs:    map[attrKey]metric.ObserveOption{},
+	}
+	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	var err error
+	m.records, err = meter.Int64ObservableGauge(RecordsGaugeName,
+		metric.WithUnit("{message}"),
+		metric.WithDescription("Records a consumer group has yet to consume on a partition: end offset minus committed offset."))
+	if err != nil {
+		return nil, fmt.Errorf("lag gauge: %w", err)
+	}
+	m.seconds, err = meter.Float64ObservableGauge(SecondsGaugeName,
+		metric.WithUnit("s"),
+		metric.WithDescription("Age of the oldest record a consumer group has yet to consume on a partition."))
+	if err != nil {
+		return nil, fmt.Errorf("lag seconds gauge: %w", err)
+	}
+	m.reg, err = meter.RegisterCallback(m.observe, m.records, m.seconds)
+	if err != nil {
+		return nil, fmt.Errorf("lag gauges callback: %w", err)
+	}
+	return m, nil
+}
+
+// SetLogger sets the logger measurement errors are logged on (nil:
+// slog.Default()).
+func (m *Monitor) SetLogger(l *slog.Logger) { m.logger.Store(l) }
+
+func (m *Monitor) log() *slog.Logger {
+	if l := m.logger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// Run measures immediately and then every interval until ctx is done, and
+// returns nil then. Errors are logged (a failed measurement at warn, each
+// group with entries that could not be measured at warn) and do not stop it.
+func (m *Monitor) Run(ctx context.Context) error {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		lags, err := m.Update(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			m.log().WarnContext(ctx, "consumer lag not measured", "err", err)
+		default:
+			m.logEntryErrors(ctx, lags)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// logEntryErrors logs one line per group with entries that could not be
+// measured, with the first error.
+func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
+	for i := 0; i < len(lags); {
+		group, failed, first := lags[i].Group, 0, error(nil)
+		for ; i < len(lags) && lags[i].Group == group; i++ {
+			if lags[i].Err != nil {
+				failed++
+				if first == nil {
+					first = lags[i].Err
+				}
+			}
+		}
+		if failed > 0 {
+			m.log().WarnContext(ctx, "consumer lag partly measured", "group", group, "failed", failed, "err", first)
+		}
+	}
+}
+
+// Update takes one measurement now, makes it the one the gauges report and
+// returns it. On error the gauges report nothing until the next successful
+// measurement.
+func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
+	lags, err := Measure(ctx, m.opts, m.groups...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.last, m.obs = nil, nil
+		return nil, err
+	}
+	attrs := make(map[attrKey]metric.ObserveOption, len(lags))
+	obs := make([]observation, 0, len(lags))
+	for _, l := range lags {
+		if l.Partition < 0 || (l.Records < 0 && l.Seconds < 0) {
+			continue
+		}
+		k := attrKey{l.Group, l.Topic, l.Partition}
+		a, ok := m.attrs[k]
+		if !ok {
+			a = metric.WithAttributeSet(attribute.NewSet(
+				semconv.MessagingSystemKafka,
+				semconv.MessagingConsumerGroupName(l.Group),
+				semconv.MessagingDestinationName(l.Topic),
+				semconv.MessagingDestinationPartitionID(strconv.Itoa(int(l.Partition))),
+			))
+		}
+		attrs[k] = a
+		obs = append(obs, observation{records: l.Records, seconds: l.Seconds, attrs: a})
+	}
+	// Keeping only the current partitions' sets bounds the cache.
+	m.last, m.obs, m.attrs = lags, obs, attrs
+	return slices.Clone(lags), nil
+}
+
+// Last returns the last measurement, nil before the first one and after a
+// failed one.
+func (m *Monitor) Last() []PartitionLag {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.last)
+}
+
+// Close unregisters the gauges' callback: the Monitor reports nothing after
+// it. It does not stop Run.
+func (m *Monitor) Close() error {
+	return m.reg.Unregister()
+}
+
+func (m *Monitor) observe(_ context.Context, o metric.Observer) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ob := range m.obs {
+		if ob.records >= 0 {
+			o.ObserveInt64(m.records, ob.records, ob.attrs)
+		}
+		if ob.seconds >= 0 {
+			o.ObserveFloat64(m.seconds, ob.seconds, ob.attrs)
+		}
+	}
+	return nil
+}
