@@ -21,8 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// subcommands are the kretrieve commands a container may run (lag and dlq
-// are being added).
+// subcommands are the kretrieve commands (cmd/kretrieve/main.go).
 var subcommands = []string{"broker", "retrieval", "enrichment", "produce", "gateway", "index", "run", "lag", "dlq"}
 
 // Defaults of the binary (cmd/kretrieve) the checks fall back to when a
@@ -460,7 +459,7 @@ func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bo
 }
 
 // commandsCell parses the README's Commands column: "all", "all but broker"
-// or a comma-separated list.
+// or a comma-separated list ("dlq replay" counts as dlq).
 func commandsCell(cell string) []string {
 	cell = strings.TrimSpace(cell)
 	if cell == "all" {
@@ -471,7 +470,9 @@ func commandsCell(cell string) []string {
 	}
 	var out []string
 	for c := range strings.SplitSeq(cell, ",") {
-		out = append(out, strings.TrimSpace(c))
+		if f := strings.Fields(c); len(f) > 0 {
+			out = append(out, f[0])
+		}
 	}
 	return out
 }
@@ -706,13 +707,15 @@ func TestTerminationGracePeriods(t *testing.T) {
 				var need time.Duration
 				switch cmd {
 				case "retrieval", "enrichment":
-					// cmd_worker.go: the final commit and then the span
-					// flush are each bounded by the shutdown timeout.
+					// consumers.Worker.Run and cmd_worker.go: the last
+					// batch's commit, the last retry of failed commits and
+					// the span flush are each bounded by the shutdown
+					// timeout.
 					d, err := time.ParseDuration(envOr(env, "KRETRIEVE_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String()))
 					if err != nil {
 						t.Fatalf("KRETRIEVE_SHUTDOWN_TIMEOUT: %v", err)
 					}
-					need = 2 * d
+					need = 3 * d
 				case "gateway":
 					// cmd_gateway.go: in-flight requests get the timeout
 					// plus a second; the preStop sleep runs first.
