@@ -127,20 +127,58 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	}
 
 	// Every completed request is one trace whose delivered result connects
-	// back to its root. Traces through the killed worker can miss the spans
-	// it had not exported yet; those are counted, not hidden.
+	// back to its root. A SIGKILLed process loses the spans still in its
+	// export queue, so traces through the killed worker may lack exactly its
+	// spans (wait/process retrieval.requests, search, send
+	// retrieval.candidates): those gaps are allowed and counted, any other
+	// gap fails.
 	spans := append(h.recorded(), fromOTLP(srv.Spans())...)
 	traces := byTrace(spans)
 	broken := 0
 	for _, call := range l.calls {
-		if !connected(traces[call.TraceID]) {
-			broken++
+		trace := traces[call.TraceID]
+		if connected(trace) {
+			continue
+		}
+		broken++
+		if !gapOnlyAtRetrieval(trace) {
+			t.Errorf("trace %s of %s is broken beyond the killed worker's spans", call.TraceID, call.Request.RequestID)
 		}
 	}
-	t.Logf("traces with spans lost in the SIGKILLed process: %d of %d", broken, n)
-	if broken > 500 {
-		t.Errorf("%d broken traces: more than the killed worker's in-flight batch", broken)
+	t.Logf("traces missing spans the SIGKILLed worker had not exported: %d of %d", broken, n)
+}
+
+// gapOnlyAtRetrieval reports whether trace is whole from its root to "send
+// retrieval.requests" and from a "process retrieval.candidates" span to the
+// delivered result, with only the retrieval worker's spans between missing.
+func gapOnlyAtRetrieval(trace []span) bool {
+	byID := make(map[string]span, len(trace))
+	for _, s := range trace {
+		byID[s.SpanID] = s
 	}
+	rootOK := false
+	for _, s := range trace {
+		if s.Name == "send retrieval.requests" && byID[s.ParentID].Name == "request" && byID[s.ParentID].ParentID == "" {
+			rootOK = true
+		}
+	}
+	if !rootOK {
+		return false
+	}
+	for _, s := range trace {
+		if s.Name != "process retrieval.results" {
+			continue
+		}
+		cur := s
+		for hops := 0; hops < 32; hops++ {
+			p, ok := byID[cur.ParentID]
+			if !ok {
+				return cur.Name == "process retrieval.candidates"
+			}
+			cur = p
+		}
+	}
+	return false
 }
 
 // connected reports whether some "process retrieval.results" span of the
