@@ -3,7 +3,10 @@ GO       ?= go
 BIN      ?= bin/kretrieve
 REQUESTS ?= 1000
 
-.PHONY: all build test lint run bench fuzz clean
+IMAGE        ?= kretrieve:local
+JAEGER_IMAGE ?= kretrieve/jaeger:local
+
+.PHONY: all build test lint run bench fuzz clean image jaeger-image integration up down
 
 all: lint test build
 
@@ -34,5 +37,33 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=10s ./messages/ || exit 1; \
 	done
 
+## image: the kretrieve image FROM scratch (needs a Docker engine)
+image: build
+	rm -rf build/image && mkdir -p build/image
+	cp $(BIN) Dockerfile build/image/
+	cp /etc/ssl/certs/ca-certificates.crt build/image/
+	docker build -q -t $(IMAGE) build/image
+
+## jaeger-image: Jaeger v2 built from its Go module, FROM scratch
+jaeger-image:
+	JAEGER_IMAGE_TAG=$(JAEGER_IMAGE) tools/jaeger/build.sh
+
+## integration: the testcontainers tier (needs a Docker engine; see README)
+integration:
+	@docker info >/dev/null 2>&1 || { echo "make integration: no Docker engine is reachable. Start one, e.g.:"; \
+		echo "  apt-get install -y docker.io && (dockerd --iptables=false >/tmp/dockerd.log 2>&1 &)"; \
+		echo "  then wait for /var/run/docker.sock and run make integration again."; exit 1; }
+	$(MAKE) image
+	@if [ -z "$$KAFKA_IMAGE$$JAEGER_IMAGE_OVERRIDE" ]; then $(MAKE) jaeger-image; fi
+	TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$${JAEGER_IMAGE_OVERRIDE:-$(JAEGER_IMAGE)} \
+		$(GO) test -tags integration -count=1 -timeout 20m -v ./integration/
+
+## up / down: the whole stack with Docker Compose (needs internet for upstream images)
+up: image
+	docker compose up -d
+
+down:
+	docker compose down -v
+
 clean:
-	rm -rf bin
+	rm -rf bin build/image

@@ -1,0 +1,17 @@
+# kretrieve image: the static kretrieve binary FROM scratch. One image serves
+# every role; the command picks it (broker, retrieval, enrichment, gateway, …).
+#
+# No base image is pulled: `make image` builds bin/kretrieve with
+# CGO_ENABLED=0 and stages it with the host's CA certificates in
+# build/image/, the build context:
+#
+#   make image            # docker build -t kretrieve:local build/image
+#
+# The image has no Go toolchain, so `kretrieve index` inside it needs --jsonl;
+# build the Go standard library index on a machine with Go and mount it
+# (KRETRIEVE_INDEX).
+FROM scratch
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY kretrieve /kretrieve
+USER 65532:65532
+ENTRYPOINT ["/kretrieve"]

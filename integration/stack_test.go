@@ -1,0 +1,239 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// Images, overridable: KRETRIEVE_IMAGE (built by `make image`), JAEGER_IMAGE
+// (built by `make jaeger-image`, or an upstream jaegertracing/jaeger:2.x),
+// KAFKA_IMAGE (unset: the kretrieve image's embedded broker; set, e.g.
+// apache/kafka:4.1.0: real Apache Kafka).
+func image(env, def string) string {
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return def
+}
+
+var (
+	kretrieveImage = image("KRETRIEVE_IMAGE", "kretrieve:local")
+	jaegerImage    = image("JAEGER_IMAGE", "kretrieve/jaeger:local")
+	kafkaImage     = os.Getenv("KAFKA_IMAGE")
+)
+
+// indexDir is the Go standard library index, built once on the host (the
+// image has no Go toolchain) and mounted read-only into the workers.
+var indexDir string
+
+func TestMain(m *testing.M) {
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: no Docker engine is reachable (docker info failed).\n"+
+			"Start one, e.g.: apt-get install -y docker.io && (dockerd --iptables=false >/tmp/dockerd.log 2>&1 &),\n"+
+			"wait for /var/run/docker.sock, then run `make integration`.")
+		os.Exit(1)
+	}
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	dir, err := os.MkdirTemp("", "kretrieve-index-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	indexDir = filepath.Join(dir, "index")
+	ctx := context.Background()
+	docs, err := corpus.GoStdlib(ctx, "")
+	if err == nil {
+		err = search.Build(ctx, indexDir, "go-stdlib", docs)
+	}
+	if err == nil {
+		// The containers run as an unprivileged user.
+		err = exec.Command("chmod", "-R", "a+rX", dir).Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: build index:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a TCP port free on 127.0.0.1 right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// run starts a container on the host network; cleanup is registered before
+// the error is checked, so a half-started container is removed too.
+func run(t *testing.T, img string, opts ...testcontainers.ContainerCustomizer) *testcontainers.DockerContainer {
+	t.Helper()
+	opts = append([]testcontainers.ContainerCustomizer{
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.NetworkMode = "host" }),
+	}, opts...)
+	c, err := testcontainers.Run(t.Context(), img, opts...)
+	testcontainers.CleanupContainer(t, c)
+	if err != nil {
+		t.Fatalf("start %s: %v", img, err)
+	}
+	return c
+}
+
+// stack is a running kretrieve deployment.
+type stack struct {
+	brokers    string
+	brokerPort int
+	dataDir    string
+	jaegerURL  string
+	otlp       string
+	gatewayURL string
+	broker     *testcontainers.DockerContainer
+}
+
+// kretrieveEnv is the environment of every kretrieve container.
+func (s *stack) kretrieveEnv(service string) map[string]string {
+	return map[string]string{
+		"KRETRIEVE_BROKERS":           s.brokers,
+		"KRETRIEVE_INDEX":             "/index",
+		"KRETRIEVE_LOG_LEVEL":         "info",
+		"KRETRIEVE_LAG_INTERVAL":      "0",
+		"OTEL_SERVICE_NAME":           service,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": s.otlp,
+		"OTEL_METRICS_EXPORTER":       "none",
+		"OTEL_BSP_SCHEDULE_DELAY":     "100",
+	}
+}
+
+// startBroker starts the embedded broker (or KAFKA_IMAGE) on a free port
+// with its data in a host directory that survives the container.
+func (s *stack) startBroker(t *testing.T) {
+	t.Helper()
+	if s.brokerPort == 0 {
+		s.brokerPort = freePort(t)
+		s.dataDir = t.TempDir()
+		if err := os.Chmod(s.dataDir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		s.brokers = "127.0.0.1:" + strconv.Itoa(s.brokerPort)
+	}
+	if kafkaImage != "" {
+		s.broker = startApacheKafka(t, s.brokerPort, s.dataDir)
+		return
+	}
+	s.broker = run(t, kretrieveImage,
+		testcontainers.WithCmd("broker", "--listen", s.brokers, "--data-dir", "/data"),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = "host"
+			hc.Binds = []string{s.dataDir + ":/data"}
+		}),
+		testcontainers.WithWaitStrategy(wait.ForLog("broker listening").WithStartupTimeout(30*time.Second)),
+	)
+}
+
+// startApacheKafka runs real Apache Kafka (KRaft, one node) on port.
+func startApacheKafka(t *testing.T, port int, dataDir string) *testcontainers.DockerContainer {
+	t.Helper()
+	ctrl := freePort(t)
+	return run(t, kafkaImage,
+		testcontainers.WithEnv(map[string]string{
+			"KAFKA_NODE_ID":                                  "1",
+			"KAFKA_PROCESS_ROLES":                            "broker,controller",
+			"KAFKA_LISTENERS":                                fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, ctrl),
+			"KAFKA_ADVERTISED_LISTENERS":                     fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
+			"KAFKA_CONTROLLER_LISTENER_NAMES":                "CONTROLLER",
+			"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":           "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+			"KAFKA_CONTROLLER_QUORUM_VOTERS":                 fmt.Sprintf("1@127.0.0.1:%d", ctrl),
+			"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR":         "1",
+			"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+			"KAFKA_TRANSACTION_STATE_LOG_MIN_ISR":            "1",
+			"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS":         "0",
+			"KAFKA_LOG_DIRS":                                 "/var/lib/kafka/data",
+		}),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = "host"
+			hc.Binds = []string{dataDir + ":/var/lib/kafka/data"}
+		}),
+		testcontainers.WithWaitStrategy(wait.ForLog("Kafka Server started").WithStartupTimeout(90*time.Second)),
+	)
+}
+
+// startJaeger starts Jaeger with OTLP/HTTP and its query API.
+func (s *stack) startJaeger(t *testing.T) {
+	t.Helper()
+	otlpPort, queryPort := jaegerPorts(t)
+	s.otlp = "http://127.0.0.1:" + strconv.Itoa(otlpPort)
+	s.jaegerURL = "http://127.0.0.1:" + strconv.Itoa(queryPort)
+	run(t, jaegerImage, jaegerArgs(otlpPort, queryPort)...)
+	waitHTTP(t, s.jaegerURL+"/api/services", 60*time.Second)
+}
+
+// startWorker starts a retrieval or enrichment container.
+func (s *stack) startWorker(t *testing.T, role string) *testcontainers.DockerContainer {
+	t.Helper()
+	return run(t, kretrieveImage,
+		testcontainers.WithCmd(role),
+		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-"+role)),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = "host"
+			hc.Binds = []string{indexDir + ":/index:ro"}
+		}),
+		testcontainers.WithWaitStrategy(wait.ForLog("worker started").WithStartupTimeout(60*time.Second)),
+	)
+}
+
+// startGateway starts the gateway on a free port and waits until it is ready.
+func (s *stack) startGateway(t *testing.T) {
+	t.Helper()
+	port := freePort(t)
+	env := s.kretrieveEnv("kretrieve-gateway")
+	env["KRETRIEVE_HTTP_LISTEN"] = "127.0.0.1:" + strconv.Itoa(port)
+	env["KRETRIEVE_TIMEOUT"] = "30s"
+	run(t, kretrieveImage,
+		testcontainers.WithCmd("gateway"),
+		testcontainers.WithEnv(env),
+		testcontainers.WithWaitStrategy(wait.ForLog("gateway listening").WithStartupTimeout(60*time.Second)),
+	)
+	s.gatewayURL = "http://127.0.0.1:" + strconv.Itoa(port)
+	waitHTTP(t, s.gatewayURL+"/readyz", 60*time.Second)
+}
+
+// waitHTTP polls url until it answers 200.
+func waitHTTP(t *testing.T, url string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %v (last error %v)", url, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

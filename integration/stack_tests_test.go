@@ -1,0 +1,269 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kretrieve/kretrieve/conformance"
+)
+
+var httpClient = &http.Client{Timeout: 60 * time.Second}
+
+type searchResult struct {
+	status    int
+	RequestID string `json:"request_id"`
+	TraceID   string `json:"trace_id"`
+	Documents []struct {
+		ID string `json:"id"`
+	} `json:"documents"`
+}
+
+func gatewaySearch(t *testing.T, gateway, query string) searchResult {
+	t.Helper()
+	body := fmt.Sprintf(`{"query":%q,"top_k":5}`, query)
+	resp, err := httpClient.Post(gateway+"/v1/search", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Errorf("search %q: %v", query, err)
+		return searchResult{}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r searchResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Errorf("search %q: %d %s", query, resp.StatusCode, b)
+	}
+	r.status = resp.StatusCode
+	return r
+}
+
+var queries = []string{"parse a URL query string", "compress data with gzip", "read a file line by line",
+	"encode json", "sort a slice", "sha256 checksum", "http server", "wait for goroutines", "context with timeout", "regular expression"}
+
+// fullTrace polls Jaeger until the trace has want spans (or the timeout).
+func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []conformance.Span {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var spans []conformance.Span
+	for {
+		var err error
+		spans, err = conformance.FetchJaegerTrace(t.Context(), httpClient, jaeger, traceID)
+		if err != nil {
+			t.Logf("jaeger: %v", err)
+		}
+		if len(spans) >= want || time.Now().After(deadline) {
+			return spans
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+const spansPerRequest = 14 // server + 3×(send, wait, process) + search + load/dedupe/rerank
+
+// checkTrace asserts the structure of one gateway request's trace.
+func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
+	t.Helper()
+	byName := map[string][]conformance.Span{}
+	byID := map[string]conformance.Span{}
+	services := map[string]bool{}
+	for _, s := range spans {
+		if s.TraceID != traceID {
+			t.Errorf("span %s of trace %s in trace %s", s.Name, s.TraceID, traceID)
+		}
+		byName[s.Name] = append(byName[s.Name], s)
+		byID[s.SpanID] = s
+		services[s.Service] = true
+	}
+	one := func(name string) conformance.Span {
+		t.Helper()
+		if len(byName[name]) != 1 {
+			t.Fatalf("trace %s: %d %q spans", traceID, len(byName[name]), name)
+		}
+		return byName[name][0]
+	}
+	root := one("POST /v1/search")
+	if root.ParentID != "" || root.Kind != "server" || root.Service != "kretrieve-gateway" {
+		t.Errorf("trace %s: root %+v", traceID, root)
+	}
+	parent := root
+	for _, hop := range []struct{ topic, group, service string }{
+		{"retrieval.requests", "retrieval", "kretrieve-retrieval"},
+		{"retrieval.candidates", "enrichment", "kretrieve-enrichment"},
+		{"retrieval.results", "", "kretrieve-gateway"},
+	} {
+		send, wait, proc := one("send "+hop.topic), one("wait "+hop.topic), one("process "+hop.topic)
+		if send.ParentID != parent.SpanID || wait.ParentID != send.SpanID || proc.ParentID != send.SpanID {
+			t.Errorf("trace %s, %s: parents send→%s wait→%s process→%s", traceID, hop.topic,
+				byID[send.ParentID].Name, byID[wait.ParentID].Name, byID[proc.ParentID].Name)
+		}
+		if send.Kind != "producer" || proc.Kind != "consumer" || wait.Kind != "internal" {
+			t.Errorf("trace %s, %s: kinds %s %s %s", traceID, hop.topic, send.Kind, wait.Kind, proc.Kind)
+		}
+		if proc.Service != hop.service || wait.Service != hop.service {
+			t.Errorf("trace %s, %s processed by %s", traceID, hop.topic, proc.Service)
+		}
+		if g, _ := proc.Attributes["messaging.consumer.group.name"].(string); g != hop.group {
+			t.Errorf("trace %s, %s: group %q", traceID, hop.topic, g)
+		}
+		if wait.EndMicros < wait.StartMicros || wait.EndMicros > proc.StartMicros {
+			t.Errorf("trace %s, %s: wait %d..%d, process starts %d", traceID, hop.topic, wait.StartMicros, wait.EndMicros, proc.StartMicros)
+		}
+		parent = proc
+	}
+	for _, svc := range []string{"kretrieve-gateway", "kretrieve-retrieval", "kretrieve-enrichment"} {
+		if !services[svc] {
+			t.Errorf("trace %s: no span from %s", traceID, svc)
+		}
+	}
+	for _, v := range conformance.Check(spans, conformance.Default()) {
+		t.Errorf("semconv: %v", v)
+	}
+}
+
+// TestFullStack runs broker, Jaeger, two retrieval workers, one enrichment
+// worker and the gateway, each in its own container, searches through the
+// gateway and checks every request's trace in Jaeger.
+func TestFullStack(t *testing.T) {
+	s := &stack{}
+	s.startBroker(t)
+	s.startJaeger(t)
+	s.startWorker(t, "retrieval")
+	s.startWorker(t, "retrieval")
+	s.startWorker(t, "enrichment")
+	s.startGateway(t)
+
+	var results []searchResult
+	for i := range 20 {
+		r := gatewaySearch(t, s.gatewayURL, queries[i%len(queries)])
+		if r.status != http.StatusOK || len(r.Documents) == 0 || len(r.TraceID) != 32 {
+			t.Fatalf("search %d: %+v", i, r)
+		}
+		results = append(results, r)
+	}
+	for _, r := range results {
+		spans := fullTrace(t, s.jaegerURL, r.TraceID, spansPerRequest, 60*time.Second)
+		if len(spans) != spansPerRequest {
+			t.Fatalf("trace %s: %d spans in Jaeger, want %d", r.TraceID, len(spans), spansPerRequest)
+		}
+		checkTrace(t, r.TraceID, spans)
+	}
+}
+
+// load sends n searches through the gateway, conc at a time.
+func load(t *testing.T, gateway string, n, conc int, started chan<- int) []searchResult {
+	t.Helper()
+	out := make([]searchResult, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, conc)
+	for i := range n {
+		sem <- struct{}{}
+		if started != nil {
+			select {
+			case started <- i:
+			default:
+			}
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = gatewaySearch(t, gateway, queries[i%len(queries)])
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// TestScalingWithAKilledWorker adds a retrieval container mid-run and kills
+// another with SIGKILL: no request is lost and traces are complete.
+func TestScalingWithAKilledWorker(t *testing.T) {
+	s := &stack{}
+	s.startBroker(t)
+	s.startJaeger(t)
+	first := s.startWorker(t, "retrieval")
+	s.startWorker(t, "enrichment")
+	s.startGateway(t)
+
+	progress := make(chan int, 1000)
+	done := make(chan []searchResult)
+	go func() { done <- load(t, s.gatewayURL, 400, 16, progress) }()
+	for i := range progress {
+		if i == 100 {
+			break
+		}
+	}
+	s.startWorker(t, "retrieval")
+	for i := range progress {
+		if i == 250 {
+			break
+		}
+	}
+	if out, err := exec.Command("docker", "kill", "--signal", "KILL", first.GetContainerID()).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v %s", err, out)
+	}
+	results := <-done
+	for i, r := range results {
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d lost: status %d", i, r.status)
+		}
+	}
+	complete := 0
+	for _, r := range results {
+		spans := fullTrace(t, s.jaegerURL, r.TraceID, spansPerRequest, 20*time.Second)
+		if len(spans) == spansPerRequest {
+			complete++
+		}
+		names := map[string]bool{}
+		for _, sp := range spans {
+			names[sp.Name] = true
+		}
+		for _, n := range []string{"POST /v1/search", "send retrieval.requests", "process retrieval.results"} {
+			if !names[n] {
+				t.Errorf("trace %s lacks %q", r.TraceID, n)
+			}
+		}
+	}
+	t.Logf("complete traces: %d of %d (the rest miss spans the killed container had not exported)", complete, len(results))
+	if complete < len(results)*9/10 {
+		t.Errorf("only %d of %d traces complete", complete, len(results))
+	}
+}
+
+// TestBrokerContainerRestart restarts the broker container on the same port
+// and data directory in the middle of a run: nothing is lost.
+func TestBrokerContainerRestart(t *testing.T) {
+	s := &stack{}
+	s.startBroker(t)
+	s.startJaeger(t)
+	s.startWorker(t, "retrieval")
+	s.startWorker(t, "enrichment")
+	s.startGateway(t)
+
+	progress := make(chan int, 1000)
+	done := make(chan []searchResult)
+	go func() { done <- load(t, s.gatewayURL, 200, 8, progress) }()
+	for i := range progress {
+		if i == 60 {
+			break
+		}
+	}
+	timeout := 10 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.broker.Stop(ctx, &timeout); err != nil {
+		t.Fatal(err)
+	}
+	s.startBroker(t) // same port, same data directory
+	for i, r := range <-done {
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d lost across the broker restart: status %d", i, r.status)
+		}
+	}
+}
