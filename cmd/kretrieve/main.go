@@ -42,6 +42,7 @@ Usage:
   kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
   kretrieve dlq         list|replay [flags] list or replay dead letters
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
+  kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runDLQ(ctx, rest, getenv, stdout, stderr)
 	case "lag":
 		return runLag(ctx, rest, getenv, stdout, stderr)
+	case "conformance":
+		return runConformance(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/kretrieve/kretrieve/conformance"
+)
+
+// conformanceConfig configures the conformance command.
+type conformanceConfig struct {
+	jaeger    string
+	service   string
+	traceID   string
+	limit     int
+	allowKey  bool
+	noWait    bool
+	logFormat string
+	logLevel  string
+}
+
+func loadConformanceConfig(args []string, getenv func(string) string, out io.Writer) (conformanceConfig, error) {
+	var c conformanceConfig
+	s := newSettings("conformance", getenv, out)
+	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
+	s.str(&c.service, "service", "", "check the recent traces of this service")
+	s.str(&c.traceID, "trace-id", "", "check this trace")
+	s.integer(&c.limit, "limit", 20, "traces to fetch with --service")
+	s.boolean(&c.allowKey, "allow-raw-key", false, "do not report messaging.kafka.message.key (kretrieve records a hash instead)")
+	s.boolean(&c.noWait, "no-queue-wait", false, "do not require kretrieve's wait <topic> span beside process spans")
+	declareLogging(s, &c.logFormat, &c.logLevel)
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	if (c.service == "") == (c.traceID == "") {
+		return c, errors.New("give exactly one of --service and --trace-id")
+	}
+	return c, nil
+}
+
+// runConformance checks traces in Jaeger against the messaging semantic
+// conventions and prints the violations; it fails when there are any.
+func runConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConformanceConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	var spans []conformance.Span
+	if cfg.traceID != "" {
+		spans, err = conformance.FetchJaegerTrace(ctx, client, cfg.jaeger, cfg.traceID)
+	} else {
+		spans, err = conformance.FetchJaegerTraces(ctx, client, cfg.jaeger, cfg.service, cfg.limit)
+	}
+	if err != nil {
+		return err
+	}
+	if len(spans) == 0 {
+		return errors.New("no spans found")
+	}
+	opts := conformance.Default()
+	opts.ForbidRawKey, opts.RequireQueueWait = !cfg.allowKey, !cfg.noWait
+	violations := conformance.Check(spans, opts)
+	for _, v := range violations {
+		fmt.Fprintln(stdout, v)
+	}
+	traces := map[string]bool{}
+	for _, s := range spans {
+		traces[s.TraceID] = true
+	}
+	fmt.Fprintf(stdout, "%d spans in %d traces checked, %d violations\n", len(spans), len(traces), len(violations))
+	if len(violations) > 0 {
+		return fmt.Errorf("%d violations of the messaging semantic conventions", len(violations))
+	}
+	return nil
+}
