@@ -83,6 +83,10 @@ func TestFromJaeger(t *testing.T) {
 			},
 		}},
 	}})
+	if folded := FromJaeger([]jaegerTrace{{TraceID: "a", Spans: []jaegerSpan{{TraceID: "a", SpanID: "4",
+		References: []jaegerRef{{RefType: "FOLLOWS_FROM", TraceID: "a", SpanID: "2"}}}}}})[0]; folded.ParentID != "2" || len(folded.Links) != 1 {
+		t.Fatalf("parent folded into a link: %+v", folded)
+	}
 	s := spans[0]
 	if s.ParentID != "2" || len(s.Links) != 1 || s.Kind != "consumer" || s.Service != "svc" || s.EndMicros != 105 ||
 		s.Attributes["messaging.kafka.offset"] != int64(7) || s.Attributes["ok"] != true {

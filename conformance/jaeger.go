@@ -86,7 +86,9 @@ func fetch(ctx context.Context, client *http.Client, u string) ([]Span, error) {
 
 // FromJaeger converts Jaeger traces: CHILD_OF references become parents,
 // FOLLOWS_FROM references links, the span.kind tag the kind, the other tags
-// attributes.
+// attributes. Jaeger stores a parent that is also a link as a single
+// FOLLOWS_FROM reference; without a CHILD_OF, that reference (same trace) is
+// taken as the parent too.
 func FromJaeger(traces []jaegerTrace) []Span {
 	var out []Span
 	for _, t := range traces {
@@ -103,6 +105,17 @@ func FromJaeger(traces []jaegerTrace) []Span {
 					s.ParentID = r.SpanID
 				default:
 					s.Links = append(s.Links, r.SpanID)
+				}
+			}
+			if s.ParentID == "" {
+				// Jaeger folds a parent that is also a link (semconv
+				// consumer spans) into one FOLLOWS_FROM reference: it
+				// stands for both.
+				for _, r := range js.References {
+					if r.RefType == "FOLLOWS_FROM" && r.TraceID == js.TraceID {
+						s.ParentID = r.SpanID
+						break
+					}
 				}
 			}
 			for _, tag := range js.Tags {
