@@ -36,6 +36,11 @@ type Config struct {
 	RetryBackoff time.Duration
 	// CommitTimeout bounds the final commit at shutdown. Default: 10 s.
 	CommitTimeout time.Duration
+	// SessionTimeout is how long the group waits for a member that stopped
+	// heart-beating (a crashed worker) before giving its partitions to
+	// others: the longest a SIGKILLed worker's partitions stall.
+	// Default: 45 s (Kafka's default).
+	SessionTimeout time.Duration
 	// FetchMaxBytes caps one fetch response. franz-go buffers at most one
 	// fetch per broker until it is polled, so the records held by a worker
 	// are bounded by brokers × FetchMaxBytes plus MaxPollRecords in flight;
@@ -62,6 +67,9 @@ func (c Config) withDefaults() Config {
 	if c.FetchMaxBytes == 0 {
 		c.FetchMaxBytes = 16 << 20
 	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = 45 * time.Second
+	}
 	return c
 }
 
@@ -74,7 +82,7 @@ func (c Config) Validate() error {
 	if c.Topic == "" {
 		errs = append(errs, errors.New("topic: required"))
 	}
-	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 {
+	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 || c.SessionTimeout < 0 {
 		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff, commit timeout and fetch max bytes must not be negative"))
 	}
 	return errors.Join(errs...)
@@ -134,6 +142,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topic),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.SessionTimeout(w.cfg.SessionTimeout),
 		kgo.DisableAutoCommit(),
 		// Partitions are not revoked while a polled batch is in flight: every
 		// batch is committed before AllowRebalance, so a revoke never loses

@@ -119,6 +119,7 @@ func (s *stack) kretrieveEnv(service string) map[string]string {
 		"KRETRIEVE_INDEX":             "/index",
 		"KRETRIEVE_LOG_LEVEL":         "info",
 		"KRETRIEVE_LAG_INTERVAL":      "0",
+		"KRETRIEVE_SESSION_TIMEOUT":   "10s", // a killed worker's partitions move within 10 s
 		"OTEL_SERVICE_NAME":           service,
 		"OTEL_EXPORTER_OTLP_ENDPOINT": s.otlp,
 		"OTEL_METRICS_EXPORTER":       "none",
@@ -209,7 +210,7 @@ func (s *stack) startGateway(t *testing.T) {
 	port := freePort(t)
 	env := s.kretrieveEnv("kretrieve-gateway")
 	env["KRETRIEVE_HTTP_LISTEN"] = "127.0.0.1:" + strconv.Itoa(port)
-	env["KRETRIEVE_TIMEOUT"] = "30s"
+	env["KRETRIEVE_TIMEOUT"] = "60s"
 	run(t, kretrieveImage,
 		testcontainers.WithCmd("gateway"),
 		testcontainers.WithEnv(env),

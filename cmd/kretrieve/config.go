@@ -104,6 +104,7 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s.integer(&fetchMax, "fetch-max-bytes", fetchMax, "largest fetch response buffered per broker")
 	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
 	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
+	s.duration(&c.worker.SessionTimeout, "session-timeout", 45*time.Second, "how long the group waits for a crashed member before reassigning its partitions")
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
 	declareIndex(s, &c.index)
 	s.duration(&c.lagInterval, "lag-interval", 15*time.Second, "how often to measure and export this group's lag (0: off)")

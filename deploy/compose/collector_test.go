@@ -1,0 +1,454 @@
+package compose_test
+
+import (
+	"maps"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Image repositories of the telemetry services.
+const (
+	collectorImage  = "otel/opentelemetry-collector-contrib"
+	jaegerImage     = "jaegertracing/jaeger"
+	tempoImage      = "grafana/tempo"
+	prometheusImage = "prom/prometheus"
+	grafanaImage    = "grafana/grafana"
+)
+
+// Ports the images serve without configuration from this directory.
+var imagePorts = map[string][]int{
+	jaegerImage:     {4317, 4318, 16686}, // cmd/jaeger/internal/all-in-one.yaml: OTLP gRPC, OTLP HTTP, UI
+	prometheusImage: {9090},
+	grafanaImage:    {3000},
+}
+
+// User data that must not leave the collector (README: the record key is
+// never recorded, the query text only with --record-query-text).
+var redactedKeys = []string{"kretrieve.query.text", "messaging.kafka.message.key"}
+
+type pipeline struct {
+	Receivers  []string `yaml:"receivers"`
+	Processors []string `yaml:"processors"`
+	Exporters  []string `yaml:"exporters"`
+}
+
+type collectorConfig struct {
+	Receivers  map[string]yaml.Node `yaml:"receivers"`
+	Processors map[string]yaml.Node `yaml:"processors"`
+	Exporters  map[string]yaml.Node `yaml:"exporters"`
+	Extensions map[string]yaml.Node `yaml:"extensions"`
+	Connectors map[string]yaml.Node `yaml:"connectors"`
+	Service    struct {
+		Extensions []string            `yaml:"extensions"`
+		Pipelines  map[string]pipeline `yaml:"pipelines"`
+	} `yaml:"service"`
+}
+
+// kind is a component's type: "otlp" for "otlp/jaeger".
+func kind(id string) string {
+	k, _, _ := strings.Cut(id, "/")
+	return k
+}
+
+// configArg returns the value of a command argument -name=VALUE or
+// --name=VALUE.
+func configArg(s service, name string) (string, bool) {
+	for _, a := range s.Command {
+		if v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// mountedFile reads the repository file a service sees at container path p.
+func mountedFile(t *testing.T, s service, p string) []byte {
+	t.Helper()
+	host, ok := s.hostPath(t, p)
+	if !ok {
+		t.Fatalf("%s is not bind-mounted", p)
+	}
+	b, err := os.ReadFile(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// loadCollector reads the configuration the collector service is started
+// with (--config through its bind mount).
+func loadCollector(t *testing.T, p *project) *collectorConfig {
+	t.Helper()
+	_, s := p.only(t, collectorImage)
+	path, ok := configArg(s, "config")
+	if !ok {
+		t.Fatal("the collector runs without --config: it would use the image's default configuration")
+	}
+	var c collectorConfig
+	if err := yaml.Unmarshal(mountedFile(t, s, path), &c); err != nil {
+		t.Fatalf("collector configuration: %v", err)
+	}
+	if len(c.Service.Pipelines) == 0 {
+		t.Fatal("collector configuration: no pipelines")
+	}
+	return &c
+}
+
+// receiverEndpoint returns the endpoint of the otlp receiver's protocol
+// (grpc or http).
+func (c *collectorConfig) receiverEndpoint(t *testing.T, protocol string) string {
+	t.Helper()
+	var r struct {
+		Protocols map[string]struct {
+			Endpoint string `yaml:"endpoint"`
+		} `yaml:"protocols"`
+	}
+	n, ok := c.Receivers["otlp"]
+	if !ok {
+		t.Fatal("collector: no otlp receiver")
+	}
+	if err := n.Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	proto, ok := r.Protocols[protocol]
+	if !ok {
+		t.Fatalf("collector: the otlp receiver does not take %s", protocol)
+	}
+	if proto.Endpoint == "" {
+		t.Fatalf("collector: otlp %s has no endpoint; the default listens on localhost only", protocol)
+	}
+	return proto.Endpoint
+}
+
+// port returns the port of HOST:PORT and checks that HOST is not loopback
+// (an address other containers could not reach).
+func port(t *testing.T, endpoint string) int {
+	t.Helper()
+	host, p, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		t.Fatalf("endpoint %q: %v", endpoint, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		t.Errorf("endpoint %s listens on loopback, unreachable from other containers", endpoint)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatalf("endpoint %q: %v", endpoint, err)
+	}
+	return n
+}
+
+// listens returns the ports the service with image repository repo serves
+// other containers on.
+func listens(t *testing.T, p *project, repo string) []int {
+	t.Helper()
+	switch repo {
+	case collectorImage:
+		c := loadCollector(t, p)
+		ports := []int{port(t, c.receiverEndpoint(t, "grpc")), port(t, c.receiverEndpoint(t, "http"))}
+		for id, n := range c.Exporters {
+			if kind(id) == "prometheus" {
+				var e struct{ Endpoint string }
+				if err := n.Decode(&e); err != nil {
+					t.Fatal(err)
+				}
+				ports = append(ports, port(t, e.Endpoint))
+			}
+		}
+		return ports
+	case tempoImage:
+		tc := loadTempo(t, p)
+		return []int{tc.Server.HTTPListenPort, port(t, tc.Distributor.Receivers.OTLP.Protocols.GRPC.Endpoint)}
+	}
+	ports, ok := imagePorts[repo]
+	if !ok {
+		t.Fatalf("no known ports for %s", repo)
+	}
+	return ports
+}
+
+// checkTarget checks that HOST:PORT is a compose service listening on PORT.
+func checkTarget(t *testing.T, p *project, what, hostport string) {
+	t.Helper()
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil {
+		t.Errorf("%s %q: %v", what, hostport, err)
+		return
+	}
+	s, ok := p.Services[host]
+	if !ok {
+		t.Errorf("%s %s: %q is not a compose service", what, hostport, host)
+		return
+	}
+	repo, _ := splitImage(s.Image)
+	n, _ := strconv.Atoi(portText)
+	if ports := listens(t, p, repo); !slices.Contains(ports, n) {
+		t.Errorf("%s %s: %s listens on %v", what, hostport, host, ports)
+	}
+}
+
+func TestCollectorPipelines(t *testing.T) {
+	p := load(t)
+	c := loadCollector(t, p)
+	declared := map[string]map[string]yaml.Node{
+		"receiver":  c.Receivers,
+		"processor": c.Processors,
+		"exporter":  c.Exporters,
+	}
+	used := map[string]map[string]bool{"receiver": {}, "processor": {}, "exporter": {}}
+	for _, name := range slices.Sorted(maps.Keys(c.Service.Pipelines)) {
+		pl := c.Service.Pipelines[name]
+		t.Run(name, func(t *testing.T) {
+			for role, ids := range map[string][]string{"receiver": pl.Receivers, "processor": pl.Processors, "exporter": pl.Exporters} {
+				for _, id := range ids {
+					_, ok := declared[role][id]
+					if !ok && (role == "processor" || c.Connectors == nil || !hasKey(c.Connectors, id)) {
+						t.Errorf("%s %q is not declared", role, id)
+					}
+					used[role][id] = true
+				}
+			}
+			if len(pl.Receivers) == 0 || len(pl.Exporters) == 0 {
+				t.Error("a pipeline needs receivers and exporters")
+			}
+			procs := pl.Processors
+			if len(procs) < 2 || kind(procs[0]) != "memory_limiter" || kind(procs[len(procs)-1]) != "batch" {
+				t.Errorf("processors %v: memory_limiter must come first and batch last", procs)
+			}
+		})
+	}
+	for role, ids := range declared {
+		for id := range ids {
+			if !used[role][id] {
+				t.Errorf("%s %q is declared but in no pipeline", role, id)
+			}
+		}
+	}
+	for _, id := range c.Service.Extensions {
+		if !hasKey(c.Extensions, id) {
+			t.Errorf("extension %q is not declared", id)
+		}
+	}
+	for id := range c.Extensions {
+		if !slices.Contains(c.Service.Extensions, id) {
+			t.Errorf("extension %q is declared but not enabled", id)
+		}
+	}
+}
+
+func TestCollectorRedactsUserData(t *testing.T) {
+	p := load(t)
+	c := loadCollector(t, p)
+	var redacting []string
+	for id, n := range c.Processors {
+		if kind(id) != "attributes" {
+			continue
+		}
+		var a struct {
+			Actions []struct{ Key, Action string }
+		}
+		if err := n.Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		deleted := 0
+		for _, key := range redactedKeys {
+			if slices.ContainsFunc(a.Actions, func(x struct{ Key, Action string }) bool {
+				return x.Key == key && strings.EqualFold(x.Action, "delete")
+			}) {
+				deleted++
+			}
+		}
+		if deleted == len(redactedKeys) {
+			redacting = append(redacting, id)
+		}
+	}
+	if len(redacting) == 0 {
+		t.Fatalf("no attributes processor deletes %v", redactedKeys)
+	}
+	for name, pl := range c.Service.Pipelines {
+		if kind(name) != "traces" {
+			continue
+		}
+		i := slices.IndexFunc(pl.Processors, func(id string) bool { return slices.Contains(redacting, id) })
+		if i < 0 {
+			t.Errorf("pipeline %s: none of %v", name, redacting)
+			continue
+		}
+		if j := slices.IndexFunc(pl.Processors, func(id string) bool { return kind(id) == "tail_sampling" }); j >= 0 && j < i {
+			t.Errorf("pipeline %s: redact before tail_sampling holds the spans in memory", name)
+		}
+	}
+}
+
+func TestCollectorTailSampling(t *testing.T) {
+	p := load(t)
+	c := loadCollector(t, p)
+	var found bool
+	for name, pl := range c.Service.Pipelines {
+		for _, id := range pl.Processors {
+			if kind(id) != "tail_sampling" {
+				continue
+			}
+			if kind(name) != "traces" {
+				t.Errorf("pipeline %s: tail_sampling only applies to traces", name)
+			}
+			found = true
+			var ts struct {
+				DecisionWait string `yaml:"decision_wait"`
+				Policies     []struct {
+					Name       string
+					Type       string
+					StatusCode struct {
+						StatusCodes []string `yaml:"status_codes"`
+					} `yaml:"status_code"`
+					Latency struct {
+						ThresholdMs int `yaml:"threshold_ms"`
+					}
+					Probabilistic struct {
+						SamplingPercentage float64 `yaml:"sampling_percentage"`
+					}
+				}
+			}
+			n := c.Processors[id]
+			if err := n.Decode(&ts); err != nil {
+				t.Fatal(err)
+			}
+			var errorsKept, slowKept, baseline bool
+			for _, pol := range ts.Policies {
+				switch pol.Type {
+				case "status_code":
+					errorsKept = errorsKept || slices.Contains(pol.StatusCode.StatusCodes, "ERROR")
+				case "latency":
+					slowKept = slowKept || pol.Latency.ThresholdMs > 0
+				case "probabilistic":
+					pct := pol.Probabilistic.SamplingPercentage
+					baseline = baseline || pct > 0 && pct < 100
+				}
+			}
+			if !errorsKept || !slowKept || !baseline {
+				t.Errorf("%s: want policies keeping errors (status_code ERROR) %v, slow traces (latency) %v and a share of the rest (probabilistic) %v", id, errorsKept, slowKept, baseline)
+			}
+		}
+	}
+	if !found {
+		t.Error("no tail_sampling processor in a pipeline")
+	}
+}
+
+func TestCollectorExportersReachServices(t *testing.T) {
+	p := load(t)
+	c := loadCollector(t, p)
+	for _, id := range slices.Sorted(maps.Keys(c.Exporters)) {
+		n := c.Exporters[id]
+		var e struct {
+			Endpoint string
+			TLS      struct{ Insecure bool }
+		}
+		if err := n.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		switch kind(id) {
+		case "otlp", "otlp_grpc":
+			checkTarget(t, p, "exporter "+id, e.Endpoint)
+			if !e.TLS.Insecure {
+				t.Errorf("exporter %s: the targets speak plain gRPC: tls.insecure must be true", id)
+			}
+		case "prometheus":
+			// Scraped, checked by TestPrometheusScrapesTheCollector.
+		default:
+			t.Errorf("exporter %s: not checked here; add it to the test", id)
+		}
+	}
+}
+
+type tempoConfig struct {
+	Server struct {
+		HTTPListenPort int `yaml:"http_listen_port"`
+	} `yaml:"server"`
+	Distributor struct {
+		Receivers struct {
+			OTLP struct {
+				Protocols struct {
+					GRPC struct {
+						Endpoint string `yaml:"endpoint"`
+					} `yaml:"grpc"`
+				} `yaml:"protocols"`
+			} `yaml:"otlp"`
+		} `yaml:"receivers"`
+	} `yaml:"distributor"`
+	Storage struct {
+		Trace struct {
+			Backend string `yaml:"backend"`
+		} `yaml:"trace"`
+	} `yaml:"storage"`
+}
+
+// loadTempo reads the configuration the Tempo service is started with.
+func loadTempo(t *testing.T, p *project) *tempoConfig {
+	t.Helper()
+	_, s := p.only(t, tempoImage)
+	path, ok := configArg(s, "config.file")
+	if !ok {
+		t.Fatal("tempo runs without -config.file")
+	}
+	var c tempoConfig
+	if err := yaml.Unmarshal(mountedFile(t, s, path), &c); err != nil {
+		t.Fatalf("tempo configuration: %v", err)
+	}
+	if c.Server.HTTPListenPort == 0 || c.Distributor.Receivers.OTLP.Protocols.GRPC.Endpoint == "" {
+		t.Fatal("tempo configuration: want server.http_listen_port and an OTLP gRPC receiver endpoint")
+	}
+	return &c
+}
+
+func TestTempoConfig(t *testing.T) {
+	c := loadTempo(t, load(t))
+	port(t, c.Distributor.Receivers.OTLP.Protocols.GRPC.Endpoint)
+	if c.Storage.Trace.Backend != "local" {
+		t.Errorf("storage.trace.backend %q: the compose stack has no object store, want local", c.Storage.Trace.Backend)
+	}
+}
+
+func TestPrometheusScrapesTheCollector(t *testing.T) {
+	p := load(t)
+	_, s := p.only(t, prometheusImage)
+	// The image's default command reads this path.
+	var c struct {
+		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
+			HonorLabels   bool   `yaml:"honor_labels"`
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(mountedFile(t, s, "/etc/prometheus/prometheus.yml"), &c); err != nil {
+		t.Fatal(err)
+	}
+	collector, _ := p.only(t, collectorImage)
+	var scraped bool
+	for _, sc := range c.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			for _, target := range st.Targets {
+				checkTarget(t, p, "scrape target", target)
+				if host, _, _ := net.SplitHostPort(target); host == collector {
+					scraped = true
+					// Otherwise job/instance (service.name and
+					// service.instance.id) become exported_job/…
+					if !sc.HonorLabels {
+						t.Errorf("scrape job %s: honor_labels must be true", sc.JobName)
+					}
+				}
+			}
+		}
+	}
+	if !scraped {
+		t.Errorf("Prometheus does not scrape %s", collector)
+	}
+}

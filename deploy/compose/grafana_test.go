@@ -1,0 +1,350 @@
+package compose_test
+
+import (
+	"encoding/json"
+	"maps"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kretrieve/kretrieve/lag"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// Grafana's provisioning directories in the container.
+const (
+	grafanaDatasources = "/etc/grafana/provisioning/datasources"
+	grafanaDashboards  = "/etc/grafana/provisioning/dashboards"
+)
+
+// instrument is a metric kretrieve emits.
+type instrument struct {
+	name, unit string
+	kind       string // counter, gauge or histogram
+	source     string // what in the module's code must exist for it
+}
+
+// emitted lists the metrics the code registers, with the names and units
+// taken from the code where they are exported and checked against the
+// source where they are literals (TestEmittedMetricsAreInTheCode).
+func emitted() []instrument {
+	return []instrument{
+		{"kretrieve.messaging.queue_wait.duration", "s", "histogram", `"kretrieve.messaging.queue_wait.duration"`},
+		{messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Unit(), "histogram", "messagingconv.NewProcessDuration("},
+		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "messagingconv.NewClientOperationDuration("},
+		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "messagingconv.NewClientSentMessages("},
+		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "messagingconv.NewClientConsumedMessages("},
+		{lag.RecordsGaugeName, "{message}", "gauge", "Int64ObservableGauge(RecordsGaugeName"},
+		{lag.SecondsGaugeName, "s", "gauge", "Float64ObservableGauge(SecondsGaugeName"},
+		{"kretrieve.results.dropped", "{record}", "counter", `Int64ObservableCounter("kretrieve.results.dropped"`},
+		{tracing.MetricSpansDropped, "{span}", "counter", "Int64ObservableCounter(MetricSpansDropped"},
+		{tracing.MetricSpansExported, "{span}", "counter", "Int64ObservableCounter(MetricSpansExported"},
+	}
+}
+
+// promUnits are the unit suffixes of the collector's Prometheus exporter
+// for the units kretrieve uses; units in braces ({message}) add none.
+var promUnits = map[string]string{"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": "ratio"}
+
+// promNames returns the series names the collector's Prometheus exporter
+// (default translation: underscore escaping with suffixes) exposes for an
+// instrument: name tokens joined by _, the unit suffix unless already a
+// token, _total for counters, _bucket/_sum/_count for histograms.
+func promNames(in instrument) []string {
+	tokens := strings.FieldsFunc(in.name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+	if u := promUnits[in.unit]; u != "" && !slices.Contains(tokens, u) {
+		tokens = append(tokens, u)
+	}
+	if in.kind == "counter" && tokens[len(tokens)-1] != "total" {
+		tokens = append(tokens, "total")
+	}
+	base := strings.Join(tokens, "_")
+	if in.kind == "histogram" {
+		return []string{base + "_bucket", base + "_sum", base + "_count"}
+	}
+	return []string{base}
+}
+
+func TestPromNames(t *testing.T) {
+	for _, tc := range []struct {
+		in   instrument
+		want string
+	}{
+		{instrument{name: "kretrieve.messaging.queue_wait.duration", unit: "s", kind: "histogram"}, "kretrieve_messaging_queue_wait_duration_seconds_bucket"},
+		{instrument{name: "kretrieve.consumer.lag.seconds", unit: "s", kind: "gauge"}, "kretrieve_consumer_lag_seconds"},
+		{instrument{name: "kretrieve.consumer.lag", unit: "{message}", kind: "gauge"}, "kretrieve_consumer_lag"},
+		{instrument{name: "messaging.client.sent.messages", unit: "{message}", kind: "counter"}, "messaging_client_sent_messages_total"},
+	} {
+		if got := promNames(tc.in)[0]; got != tc.want {
+			t.Errorf("promNames(%s) = %s, want %s", tc.in.name, got, tc.want)
+		}
+	}
+}
+
+func TestEmittedMetricsAreInTheCode(t *testing.T) {
+	for _, in := range emitted() {
+		if !sourceContains(t, in.source) {
+			t.Errorf("%s: %s not found in the module's code; update emitted() and the dashboard", in.name, in.source)
+		}
+	}
+}
+
+var (
+	promString   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
+	promVariable = regexp.MustCompile(`\$\{?\w+\}?`)
+	promMatchers = regexp.MustCompile(`\{[^}]*\}`)
+	promRange    = regexp.MustCompile(`\[[^\]]*\]`)
+	promGrouping = regexp.MustCompile(`\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	promIdent    = regexp.MustCompile(`[A-Za-z_:][A-Za-z0-9_:]*`)
+	promKeywords = []string{"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "inf", "nan"}
+)
+
+// promMetrics returns the metric names a PromQL expression selects: what is
+// left after removing strings, Grafana variables, label matchers, ranges,
+// grouping clauses, function calls, keywords and numbers.
+func promMetrics(expr string) []string {
+	s := promString.ReplaceAllString(expr, `""`)
+	s = promVariable.ReplaceAllString(s, "")
+	s = promMatchers.ReplaceAllString(s, " ")
+	s = promRange.ReplaceAllString(s, " ")
+	s = promGrouping.ReplaceAllString(s, " ")
+	var out []string
+	for _, loc := range promIdent.FindAllStringIndex(s, -1) {
+		id := s[loc[0]:loc[1]]
+		rest := strings.TrimLeft(s[loc[1]:], " \t\n")
+		if strings.HasPrefix(rest, "(") || slices.Contains(promKeywords, strings.ToLower(id)) {
+			continue
+		}
+		if loc[0] > 0 && strings.ContainsRune("0123456789.", rune(s[loc[0]-1])) {
+			continue // the exponent of a number
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+func TestPromMetrics(t *testing.T) {
+	got := promMetrics(`histogram_quantile(0.95, sum by (le, messaging_destination_name) (rate(a_bucket{x=~"y.+", z="1"}[$__rate_interval]))) / on(job) group_left b_total + 1e3`)
+	if want := []string{"a_bucket", "b_total"}; !slices.Equal(got, want) {
+		t.Errorf("promMetrics = %v, want %v", got, want)
+	}
+}
+
+type datasource struct {
+	Name string `yaml:"name"`
+	UID  string `yaml:"uid"`
+	Type string `yaml:"type"`
+	URL  string `yaml:"url"`
+}
+
+// grafanaFiles returns the YAML files of a provisioning directory.
+func grafanaFiles(t *testing.T, s service, dir string) [][]byte {
+	t.Helper()
+	host, ok := s.hostPath(t, dir)
+	if !ok {
+		t.Fatalf("%s is not bind-mounted into Grafana", dir)
+	}
+	names, err := filepath.Glob(filepath.Join(host, "*.y*ml"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("%s (%s): no YAML files (%v)", dir, host, err)
+	}
+	var out [][]byte
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// datasources returns the provisioned data sources by uid, checking that
+// each URL is a compose service listening on that port.
+func datasources(t *testing.T, p *project) map[string]datasource {
+	t.Helper()
+	_, s := p.only(t, grafanaImage)
+	out := map[string]datasource{}
+	for _, b := range grafanaFiles(t, s, grafanaDatasources) {
+		var f struct {
+			Datasources []datasource `yaml:"datasources"`
+		}
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, ds := range f.Datasources {
+			if ds.UID == "" || hasKey(out, ds.UID) {
+				t.Errorf("data source %q: want a unique uid, the dashboards refer to it (uid %q)", ds.Name, ds.UID)
+			}
+			out[ds.UID] = ds
+			u, err := url.Parse(ds.URL)
+			if err != nil || u.Port() == "" {
+				t.Errorf("data source %s: url %q: want http://SERVICE:PORT", ds.Name, ds.URL)
+				continue
+			}
+			checkTarget(t, p, "data source "+ds.Name, u.Host)
+		}
+	}
+	return out
+}
+
+func TestGrafanaDatasources(t *testing.T) {
+	p := load(t)
+	ds := datasources(t, p)
+	types := map[string]string{}
+	for _, d := range ds {
+		types[d.Type] = d.URL
+	}
+	for typ, repo := range map[string]string{"prometheus": prometheusImage, "tempo": tempoImage, "jaeger": jaegerImage} {
+		u, ok := types[typ]
+		if !ok {
+			t.Errorf("no %s data source", typ)
+			continue
+		}
+		host, _, _ := net.SplitHostPort(strings.TrimPrefix(u, "http://"))
+		if r, _ := splitImage(p.service(t, host).Image); r != repo {
+			t.Errorf("the %s data source points at %s, which runs %s", typ, host, r)
+		}
+	}
+}
+
+// dashboardFiles returns the dashboards the provisioning loads, by file name.
+func dashboardFiles(t *testing.T, p *project) map[string][]byte {
+	t.Helper()
+	_, s := p.only(t, grafanaImage)
+	out := map[string][]byte{}
+	for _, b := range grafanaFiles(t, s, grafanaDashboards) {
+		var f struct {
+			Providers []struct {
+				Name    string `yaml:"name"`
+				Type    string `yaml:"type"`
+				Options struct {
+					Path string `yaml:"path"`
+				} `yaml:"options"`
+			} `yaml:"providers"`
+		}
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range f.Providers {
+			host, ok := s.hostPath(t, pr.Options.Path)
+			if pr.Type != "file" || !ok {
+				t.Errorf("dashboard provider %s: path %q is not a bind-mounted directory", pr.Name, pr.Options.Path)
+				continue
+			}
+			names, _ := filepath.Glob(filepath.Join(host, "*.json"))
+			for _, n := range names {
+				b, err := os.ReadFile(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[filepath.Base(n)] = b
+			}
+		}
+	}
+	if !hasKey(out, "kretrieve.json") {
+		t.Fatalf("the dashboard providers do not load kretrieve.json (found %v)", slices.Sorted(maps.Keys(out)))
+	}
+	return out
+}
+
+type panel struct {
+	Title      string           `json:"title"`
+	Type       string           `json:"type"`
+	Datasource *dashboardSource `json:"datasource"`
+	Targets    []struct {
+		Datasource *dashboardSource `json:"datasource"`
+		Expr       string           `json:"expr"`
+		Query      string           `json:"query"`
+	} `json:"targets"`
+	Panels []panel `json:"panels"` // of a collapsed row
+}
+
+type dashboardSource struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
+	p := load(t)
+	ds := datasources(t, p)
+	known := map[string]bool{}
+	for _, in := range emitted() {
+		for _, n := range promNames(in) {
+			known[n] = true
+		}
+	}
+	for file, b := range dashboardFiles(t, p) {
+		t.Run(file, func(t *testing.T) {
+			var d struct {
+				UID    string  `json:"uid"`
+				Title  string  `json:"title"`
+				Panels []panel `json:"panels"`
+			}
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.UID == "" || d.Title == "" || len(d.Panels) == 0 {
+				t.Fatal("want a uid, a title and panels")
+			}
+			used := map[string]bool{}
+			var check func(ps []panel)
+			check = func(ps []panel) {
+				for _, pn := range ps {
+					check(pn.Panels)
+					if pn.Type == "row" {
+						continue
+					}
+					if src := pn.Datasource; src != nil && (!hasKey(ds, src.UID) || ds[src.UID].Type != src.Type) {
+						t.Errorf("panel %q: data source %+v is not provisioned", pn.Title, src)
+					}
+					for _, tg := range pn.Targets {
+						src := tg.Datasource
+						if src == nil {
+							src = pn.Datasource
+						}
+						if src == nil || !hasKey(ds, src.UID) || ds[src.UID].Type != src.Type {
+							t.Errorf("panel %q: data source %+v is not provisioned", pn.Title, src)
+							continue
+						}
+						if src.Type != "prometheus" {
+							continue
+						}
+						if strings.TrimSpace(tg.Expr) == "" {
+							t.Errorf("panel %q: empty expression", pn.Title)
+						}
+						for _, m := range promMetrics(tg.Expr) {
+							used[m] = true
+							if !known[m] {
+								t.Errorf("panel %q: %s is not a metric kretrieve emits (%s)", pn.Title, m, tg.Expr)
+							}
+						}
+					}
+				}
+			}
+			check(d.Panels)
+			if file != "kretrieve.json" {
+				return
+			}
+			// The panels the dashboard exists for.
+			for _, in := range emitted() {
+				switch in.name {
+				case "kretrieve.messaging.queue_wait.duration", messagingconv.ProcessDuration{}.Name(), lag.RecordsGaugeName, lag.SecondsGaugeName:
+					if n := promNames(in)[0]; !used[n] {
+						t.Errorf("no panel queries %s (%s)", n, in.name)
+					}
+				}
+			}
+		})
+	}
+}

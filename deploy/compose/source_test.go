@@ -1,0 +1,222 @@
+package compose_test
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Paths of the repository files the checks read.
+const (
+	repoRoot    = "../.."
+	composePath = repoRoot + "/compose.yaml"
+	readmePath  = repoRoot + "/README.md"
+	cmdDir      = repoRoot + "/cmd/kretrieve"
+	dockerfile  = repoRoot + "/Dockerfile"
+)
+
+// subcommands returns the commands cmd/kretrieve/main.go dispatches on: the
+// string cases of the switch on cmd in func run, help excepted.
+func subcommands(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(cmdDir, "main.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "run" || fn.Recv != nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			sw, ok := n.(*ast.SwitchStmt)
+			if !ok {
+				return true
+			}
+			if id, ok := sw.Tag.(*ast.Ident); !ok || id.Name != "cmd" {
+				return true
+			}
+			for _, s := range sw.Body.List {
+				for _, e := range s.(*ast.CaseClause).List {
+					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						c, _ := strconv.Unquote(lit.Value)
+						if c != "help" && !strings.HasPrefix(c, "-") {
+							cmds = append(cmds, c)
+						}
+					}
+				}
+			}
+			return false
+		})
+	}
+	if !slices.Contains(cmds, "gateway") || !slices.Contains(cmds, "retrieval") {
+		t.Fatalf("%s: the subcommands were not found in func run (found %v)", cmdDir, cmds)
+	}
+	return cmds
+}
+
+// flagKind is how a flag is declared: str, integer, boolean or duration
+// (the methods of cmd/kretrieve/settings.go).
+type flagKind string
+
+// declaredFlags returns every flag cmd/kretrieve declares, by name: calls
+// s.str(&v, "name", …), s.integer, s.boolean and s.duration in its non-test
+// files.
+func declaredFlags(t *testing.T) map[string]flagKind {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(cmdDir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string]flagKind{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) < 3 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			switch sel.Sel.Name {
+			case "str", "integer", "boolean", "duration":
+			default:
+				return true
+			}
+			lit, ok := call.Args[1].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			flag, _ := strconv.Unquote(lit.Value)
+			flags[flag] = flagKind(sel.Sel.Name)
+			return true
+		})
+	}
+	for _, want := range []string{"brokers", "index", "http-listen", "shutdown-timeout"} {
+		if _, ok := flags[want]; !ok {
+			t.Fatalf("%s: flag %q not found among the declarations (found %d flags)", cmdDir, want, len(flags))
+		}
+	}
+	return flags
+}
+
+// envName is the variable bound to a flag, as in cmd/kretrieve/settings.go.
+func envName(flag string) string {
+	return "KRETRIEVE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// readmeVars reads the variables documented in the repository README: the
+// KRETRIEVE_* rows of the Configuration table with the commands each applies
+// to, and the OTEL_* variables of the tracing table.
+func readmeVars(t *testing.T, cmds []string) (kretrieve map[string][]string, otel map[string]bool) {
+	t.Helper()
+	f, err := os.Open(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		kre     = regexp.MustCompile("`(KRETRIEVE_[A-Z0-9_]+)`")
+		ore     = regexp.MustCompile("`(OTEL_[A-Z0-9_]+)[`=]")
+		section string
+	)
+	kretrieve, otel = map[string][]string{}, map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = h
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "|") || len(cells) < 3 {
+			continue
+		}
+		switch {
+		case section == "Configuration":
+			for _, v := range kre.FindAllStringSubmatch(cells[1], -1) {
+				kretrieve[v[1]] = commandsCell(cells[2], cmds)
+			}
+		case strings.HasPrefix(section, "Tracing"):
+			for _, v := range ore.FindAllStringSubmatch(cells[1], -1) {
+				otel[v[1]] = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if kretrieve["KRETRIEVE_BROKERS"] == nil || !otel["OTEL_SERVICE_NAME"] {
+		t.Fatalf("%s: the Configuration and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", readmePath, len(kretrieve), len(otel))
+	}
+	return kretrieve, otel
+}
+
+// commandsCell parses the README's Commands column: "all", "all but broker"
+// or a comma-separated list ("dlq replay" counts as dlq).
+func commandsCell(cell string, cmds []string) []string {
+	cell = strings.TrimSpace(cell)
+	if cell == "all" {
+		return cmds
+	}
+	if but, ok := strings.CutPrefix(cell, "all but "); ok {
+		return slices.DeleteFunc(slices.Clone(cmds), func(c string) bool { return c == strings.TrimSpace(but) })
+	}
+	var out []string
+	for c := range strings.SplitSeq(cell, ",") {
+		if f := strings.Fields(c); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// sourceContains reports whether a non-test Go file of the module outside
+// deploy/ contains s.
+func sourceContains(t *testing.T, s string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(repoRoot, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "deploy", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if found || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		found = strings.Contains(string(b), s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
