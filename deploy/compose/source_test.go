@@ -1,13 +1,12 @@
 package compose_test
 
 import (
-	"bufio"
+	"github.com/kretrieve/kretrieve/internal/readmevars"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,75 +117,17 @@ func declaredFlags(t *testing.T) map[string]flagKind {
 	return flags
 }
 
-// envName is the variable bound to a flag, as in cmd/kretrieve/settings.go.
-func envName(flag string) string {
-	return "KRETRIEVE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
+// envName is the variable bound to a flag.
+func envName(flag string) string { return readmevars.EnvName(flag) }
 
-// readmeVars reads the variables documented in the repository README: the
-// KRETRIEVE_* rows of the Configuration table with the commands each applies
-// to, and the OTEL_* variables of the tracing table.
+// readmeVars reads the variables documented in the repository README.
 func readmeVars(t *testing.T, cmds []string) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
-	f, err := os.Open(readmePath)
+	kretrieve, otel, err := readmevars.Read(readmePath, cmds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var (
-		kre     = regexp.MustCompile("`(KRETRIEVE_[A-Z0-9_]+)`")
-		ore     = regexp.MustCompile("`(OTEL_[A-Z0-9_]+)[`=]")
-		section string
-	)
-	kretrieve, otel = map[string][]string{}, map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			section = h
-			continue
-		}
-		cells := strings.Split(line, "|")
-		if !strings.HasPrefix(line, "|") || len(cells) < 3 {
-			continue
-		}
-		switch {
-		case section == "Configuration":
-			for _, v := range kre.FindAllStringSubmatch(cells[1], -1) {
-				kretrieve[v[1]] = commandsCell(cells[2], cmds)
-			}
-		case strings.HasPrefix(section, "Tracing"):
-			for _, v := range ore.FindAllStringSubmatch(cells[1], -1) {
-				otel[v[1]] = true
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if kretrieve["KRETRIEVE_BROKERS"] == nil || !otel["OTEL_SERVICE_NAME"] {
-		t.Fatalf("%s: the Configuration and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", readmePath, len(kretrieve), len(otel))
-	}
 	return kretrieve, otel
-}
-
-// commandsCell parses the README's Commands column: "all", "all but broker"
-// or a comma-separated list ("dlq replay" counts as dlq).
-func commandsCell(cell string, cmds []string) []string {
-	cell = strings.TrimSpace(cell)
-	if cell == "all" {
-		return cmds
-	}
-	if but, ok := strings.CutPrefix(cell, "all but "); ok {
-		return slices.DeleteFunc(slices.Clone(cmds), func(c string) bool { return c == strings.TrimSpace(but) })
-	}
-	var out []string
-	for c := range strings.SplitSeq(cell, ",") {
-		if f := strings.Fields(c); len(f) > 0 {
-			out = append(out, f[0])
-		}
-	}
-	return out
 }
 
 // sourceContains reports whether a non-test Go file of the module outside

@@ -1,10 +1,10 @@
 package k8s_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kretrieve/kretrieve/internal/readmevars"
 	"io"
 	"maps"
 	"net"
@@ -408,79 +408,18 @@ func envOr(env map[string]string, name, def string) string {
 	return def
 }
 
-// readmeVars reads the variables documented in the repository README: the
-// KRETRIEVE_* rows of the Configuration table with the commands each applies
-// to, and the OTEL_* variables of the tracing table.
+// readmeVars reads the variables documented in the repository README.
 func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
-	f, err := os.Open(readmePath)
+	kretrieve, otel, err := readmevars.Read(readmePath, subcommands)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	var (
-		kre     = regexp.MustCompile("`(KRETRIEVE_[A-Z0-9_]+)`")
-		ore     = regexp.MustCompile("`(OTEL_[A-Z0-9_]+)[`=]")
-		section string
-	)
-	kretrieve, otel = map[string][]string{}, map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			section = h
-			continue
-		}
-		if !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 3 {
-			continue
-		}
-		switch {
-		case section == "Configuration":
-			for _, v := range kre.FindAllStringSubmatch(cells[1], -1) {
-				kretrieve[v[1]] = commandsCell(cells[2])
-			}
-		case strings.HasPrefix(section, "Tracing"):
-			for _, v := range ore.FindAllStringSubmatch(cells[1], -1) {
-				otel[v[1]] = true
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if kretrieve["KRETRIEVE_BROKERS"] == nil || !otel["OTEL_SERVICE_NAME"] {
-		t.Fatalf("%s: the Configuration and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", readmePath, len(kretrieve), len(otel))
 	}
 	return kretrieve, otel
 }
 
-// commandsCell parses the README's Commands column: "all", "all but broker"
-// or a comma-separated list ("dlq replay" counts as dlq).
-func commandsCell(cell string) []string {
-	cell = strings.TrimSpace(cell)
-	if cell == "all" {
-		return subcommands
-	}
-	if but, ok := strings.CutPrefix(cell, "all but "); ok {
-		return slices.DeleteFunc(slices.Clone(subcommands), func(c string) bool { return c == strings.TrimSpace(but) })
-	}
-	var out []string
-	for c := range strings.SplitSeq(cell, ",") {
-		if f := strings.Fields(c); len(f) > 0 {
-			out = append(out, f[0])
-		}
-	}
-	return out
-}
-
-// envName is the variable bound to a flag, as in cmd/kretrieve/settings.go.
-func envName(flag string) string {
-	return "KRETRIEVE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
+// envName is the variable bound to a flag.
+func envName(flag string) string { return readmevars.EnvName(flag) }
 
 // eachContainer calls f for every init and regular container.
 func (m *manifests) eachContainer(t *testing.T, f func(t *testing.T, d deployment, c container)) {
