@@ -91,10 +91,10 @@ func startChild(t *testing.T, brokers, otlpEndpoint string) *child {
 		"KRETRIEVE_BROKERS="+brokers,
 		"OTEL_EXPORTER_OTLP_ENDPOINT="+otlpEndpoint,
 		"OTEL_METRICS_EXPORTER=none",
+		// tracing.Setup's batch defaults (a 64k-span queue): the SDK's own
+		// 2048-span queue dropped spans here at full speed under -race; a
+		// loss is counted and fails the child (exit 1), never unnoticed.
 		"OTEL_BSP_SCHEDULE_DELAY=20",
-		// The default queue (2048) overflows at full speed under -race; the
-		// loss would be counted and fail the child, not go unnoticed.
-		"OTEL_BSP_MAX_QUEUE_SIZE=100000",
 	)
 	c.cmd.Stderr = &c.stderr
 	out, err := c.cmd.StdoutPipe()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -104,7 +105,7 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 
 	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if spanExp != nil {
-		bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: spanExp, c: p.counters})
+		bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: spanExp, c: p.counters}, batchDefaults(cfg.getenv)...)
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: p.counters}))
 	}
 	for _, sp := range cfg.spanProcessors {
@@ -221,4 +222,31 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 		p.shutdownErr = errors.Join(errs...)
 	})
 	return p.shutdownErr
+}
+
+// Batch span processor defaults where OTEL_BSP_* leaves them unset. The SDK's
+// (a 2048-span queue, 512-span batches every 5 s) drop spans at a few
+// thousand records per second — measured: 674 of 4747 spans of a worker
+// relaying at full speed. kretrieve emits about 12 spans per request, so the
+// queue holds 64k spans (~5 s at 1000 req/s) and batches are larger and
+// more frequent. Anything still dropped is counted (Stats, the
+// kretrieve.tracing.spans.dropped metric).
+const (
+	defaultBSPQueueSize = 65536
+	defaultBSPBatchSize = 2048
+	defaultBSPDelay     = time.Second
+)
+
+func batchDefaults(getenv func(string) string) []sdktrace.BatchSpanProcessorOption {
+	var opts []sdktrace.BatchSpanProcessorOption
+	if getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
+		opts = append(opts, sdktrace.WithMaxQueueSize(defaultBSPQueueSize))
+	}
+	if getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		opts = append(opts, sdktrace.WithMaxExportBatchSize(defaultBSPBatchSize))
+	}
+	if getenv("OTEL_BSP_SCHEDULE_DELAY") == "" {
+		opts = append(opts, sdktrace.WithBatchTimeout(defaultBSPDelay))
+	}
+	return opts
 }

@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// relayVariant is one sub-benchmark of BenchmarkRelay.
+type relayVariant struct {
+	name string
+	// kotel selects kotel's instrumentation, otherwise kafkatrace's; both
+	// are unused when sampler is nil (untraced).
+	kotel   bool
+	sampler sdktrace.Sampler
+	bspOpts []sdktrace.BatchSpanProcessorOption
+}
+
+// bigQueue keeps the batch span processor from dropping spans, so that the
+// traced variants are compared on the work of exporting every span.
+var bigQueue = []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(1 << 20)}
+
+var relayVariants = []relayVariant{
+	{name: "untraced"},
+	{name: "kotel", kotel: true, sampler: sdktrace.AlwaysSample(), bspOpts: bigQueue},
+	{name: "kretrieve-100", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), bspOpts: bigQueue},
+	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), bspOpts: bigQueue},
+	{name: "kretrieve-100-defaults", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample())},
+}
+
+// BenchmarkRelay relays b.N records producer → A → worker → B → consumer for
+// each variant; see the package doc for the variants, the metrics and the
+// intended -benchtime.
+func BenchmarkRelay(b *testing.B) {
+	for _, v := range relayVariants {
+		b.Run(v.name, func(b *testing.B) { benchmarkRelay(b, v) })
+	}
+}
+
+func benchmarkRelay(b *testing.B, v relayVariant) {
+	inst := untraced
+	var p *providers
+	if v.sampler != nil {
+		p = newProviders(b, v.sampler, v.bspOpts...)
+		if v.kotel {
+			inst = kotelInstrumentation(p.tp, p.mp)
+		} else {
+			inst = kretrieveInstrumentation(p.tp, p.mp)
+		}
+	}
+	r := newRelay(b, inst, b.N)
+	ctx, cancel := context.WithTimeout(b.Context(), relayTimeout)
+	defer cancel()
+
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	start := time.Now()
+	if err := r.run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if p != nil {
+		if err := p.tp.ForceFlush(ctx); err != nil {
+			b.Fatalf("flush spans: %v", err)
+		}
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+
+	n := float64(b.N)
+	b.ReportMetric(n/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/msg")
+	if p != nil {
+		if err := p.shutdown(); err != nil {
+			b.Fatalf("shutdown tracer provider: %v", err)
+		}
+		ended, exported := p.counts.ended.Load(), p.counts.exported.Load()
+		b.ReportMetric(float64(ended)/n, "spans/msg")
+		b.ReportMetric(float64(ended-exported), "dropped-spans")
+	}
+}
+
+// cpuTime returns the user+system CPU time of the whole process.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
