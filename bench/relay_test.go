@@ -301,4 +301,3 @@ func (r *relay) close() {
 	r.cancel()
 	r.wg.Wait()
 }
-

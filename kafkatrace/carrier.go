@@ -1,6 +1,8 @@
 package kafkatrace
 
 import (
+	"unsafe"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -16,11 +18,18 @@ type HeaderCarrier struct {
 }
 
 // Get returns the value of the last header named key, or "".
+//
+// The string shares the header's bytes instead of copying them (extraction
+// runs for every consumed record): header values of fetched records are
+// never modified, and Set replaces values rather than writing into them.
 func (c HeaderCarrier) Get(key string) string {
 	hs := c.Record.Headers
 	for i := len(hs) - 1; i >= 0; i-- {
 		if hs[i].Key == key {
-			return string(hs[i].Value)
+			if len(hs[i].Value) == 0 {
+				return ""
+			}
+			return unsafe.String(unsafe.SliceData(hs[i].Value), len(hs[i].Value))
 		}
 	}
 	return ""
