@@ -43,6 +43,7 @@ Usage:
   kretrieve dlq         list|replay [flags] list or replay dead letters
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
   kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
+  kretrieve load        [flags]            drive a running pipeline: throughput, latency, stages, lag
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runLag(ctx, rest, getenv, stdout, stderr)
 	case "conformance":
 		return runConformance(ctx, rest, getenv, stdout, stderr)
+	case "load":
+		return runLoad(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -100,6 +100,7 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	_, _ = loadDLQConfig("replay", nil, record, out)
 	_, _ = loadLagConfig(nil, record, out)
 	_, _ = loadConformanceConfig(nil, record, out)
+	_, _ = loadLoadConfig(nil, record, out)
 	if len(asked) < 20 {
 		t.Fatalf("only %d variables found", len(asked))
 	}
