@@ -44,6 +44,7 @@ Usage:
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
   kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
   kretrieve load        [flags]            drive a running pipeline: throughput, latency, stages, lag
+  kretrieve trace       [flags] TRACE_ID   draw a trace's waterfall from Jaeger
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runConformance(ctx, rest, getenv, stdout, stderr)
 	case "load":
 		return runLoad(ctx, rest, getenv, stdout, stderr)
+	case "trace":
+		return runTrace(ctx, rest, getenv, stdout, stderr)
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
