@@ -112,13 +112,11 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-dlq", cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, "dlq", stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
-
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	defer comp.flush(&err)
 	clientOpts := kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider)
 	if sub == "list" {
 		letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)

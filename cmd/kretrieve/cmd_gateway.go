@@ -71,12 +71,11 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-gateway", cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, "gateway", stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	defer comp.flush(&err)
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
 		return err
 	}

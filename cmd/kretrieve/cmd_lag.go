@@ -63,13 +63,11 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-lag", cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, "lag", stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
-
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	defer comp.flush(&err)
 	mon, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
 	if err != nil {
 		return err

@@ -98,11 +98,10 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-load", cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, "load", stderr)
 	if err != nil {
 		return err
 	}
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
 		return errors.Join(err, comp.shutdown(10*time.Second))
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -27,13 +26,11 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-produce", cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, "produce", stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, comp.shutdown(10*time.Second)) }()
-
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	defer comp.flush(&err)
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
 		return err
 	}

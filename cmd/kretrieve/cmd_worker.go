@@ -33,13 +33,11 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	if err != nil {
 		return err
 	}
-	comp, err := startComponent(ctx, "kretrieve-"+role, cfg.logFormat, cfg.logLevel, stderr)
+	comp, pc, err := cfg.start(ctx, role, stderr)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, comp.shutdown(cfg.shutdownTimeout)) }()
-
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
 	pc.Worker = cfg.worker
 	pc.RecordQueryText = cfg.recordQueryText
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {

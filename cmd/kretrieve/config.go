@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,17 @@ func (c commonConfig) validate() error {
 		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
 	}
 	return errors.Join(errs...)
+}
+
+// start starts the logger and telemetry of a command talking to Kafka, as
+// service "kretrieve-<role>", and returns them with the pipeline
+// configuration. Flush the telemetry with component.flush.
+func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, opts ...tracing.Option) (*component, pipeline.Config, error) {
+	comp, err := startComponent(ctx, "kretrieve-"+role, c.logFormat, c.logLevel, stderr, opts...)
+	if err != nil {
+		return nil, pipeline.Config{}, err
+	}
+	return comp, c.pipelineConfig(comp.logger, comp.telemetry), nil
 }
 
 // pipelineConfig builds the shared component configuration.

@@ -110,6 +110,12 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 	return &component{logger: logger, telemetry: p}, nil
 }
 
+// flush flushes telemetry within 10 s, joining any error into *err: use it
+// as `defer comp.flush(&err)` with a named error result.
+func (c *component) flush(err *error) {
+	*err = errors.Join(*err, c.shutdown(10*time.Second))
+}
+
 // shutdown flushes telemetry on a fresh context bounded by timeout.
 func (c *component) shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
