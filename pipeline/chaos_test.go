@@ -138,7 +138,7 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 
 func waitProgress(t *testing.T, l *load, target int64) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for l.progress.Load() < target {
 		if time.Now().After(deadline) {
 			t.Fatalf("stuck at %d outcomes, waiting for %d", l.progress.Load(), target)

@@ -79,27 +79,17 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	c := h.client(true)
 	l := startLoad(t, c, n, 3*time.Minute)
 
-	eventually := func(target int64) {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Minute)
-		for l.progress.Load() < target {
-			if time.Now().After(deadline) {
-				t.Fatalf("stuck at %d outcomes, waiting for %d", l.progress.Load(), target)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	eventually(n / 10)
+	waitProgress(t, l, n/10)
 	graceful := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
 	killed := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
-	eventually(n * 4 / 10)
+	waitProgress(t, l, n*4/10)
 	if err := graceful.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := graceful.wait(t, 30*time.Second); err != nil {
 		t.Fatalf("graceful worker: %v\n%s", err, graceful.stderr.String())
 	}
-	eventually(n * 6 / 10)
+	waitProgress(t, l, n*6/10)
 	if err := killed.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
