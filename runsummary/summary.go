@@ -21,6 +21,15 @@ type Summary struct {
 	SpansRecorded   int64         `json:"spans_recorded"`
 	SpansDropped    int64         `json:"spans_dropped"`
 	TracingDisabled bool          `json:"tracing_disabled,omitempty"`
+	// Slowest is the slowest completed request: its trace id, duration and
+	// the spans this process recorded of it. Nil when none completed.
+	Slowest *Trace `json:"slowest,omitempty"`
+	// UntrackedTraces counts requests whose spans were not collected
+	// because the in-flight cap was reached (they cannot be Slowest).
+	UntrackedTraces int64 `json:"untracked_traces"`
+	// TruncatedSpans counts spans not kept because their trace was at the
+	// per-trace cap.
+	TruncatedSpans int64 `json:"truncated_spans"`
 }
 
 // Requests counts what became of the requests.
@@ -76,10 +85,13 @@ func (r *Recorder) Summary(req Requests, wall time.Duration, topics, work []stri
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Summary{
-		Requests:      req,
-		WallSeconds:   wall.Seconds(),
-		EndToEndMS:    percentiles(r.e2e),
-		SpansRecorded: r.spans,
+		Requests:        req,
+		WallSeconds:     wall.Seconds(),
+		EndToEndMS:      percentiles(r.e2e),
+		SpansRecorded:   r.spans,
+		Slowest:         r.slowest(),
+		UntrackedTraces: r.untracked,
+		TruncatedSpans:  r.truncated,
 	}
 	if wall > 0 {
 		s.ThroughputPerS = float64(req.Completed) / wall.Seconds()
@@ -105,7 +117,11 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	return enc.Encode(s)
 }
 
-// WriteText writes s as a human-readable table.
+// WaterfallWidth is the width of the waterfall bars in WriteText.
+const WaterfallWidth = 60
+
+// WriteText writes s as a human-readable table, then the waterfall of the
+// slowest request.
 func (s Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "requests\tsent %d\tcompleted %d\tfailed %d\ttimed out %d\tduplicates %d\n",
@@ -130,5 +146,24 @@ func (s Summary) WriteText(w io.Writer) error {
 	for _, wk := range s.Work {
 		row("  "+wk.Span, wk.MS)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return WriteSlowest(w, s.Slowest, s.UntrackedTraces, WaterfallWidth)
+}
+
+// WriteSlowest writes a heading and the waterfall of the slowest request;
+// nothing when slowest is nil. untracked is Summary.UntrackedTraces.
+func WriteSlowest(w io.Writer, slowest *Trace, untracked int64, width int) error {
+	if slowest == nil {
+		return nil
+	}
+	note := ""
+	if untracked > 0 {
+		note = fmt.Sprintf(" (%d requests not tracked: in-flight cap)", untracked)
+	}
+	if _, err := fmt.Fprintf(w, "\nslowest request: trace %s  %.2f ms%s\n", slowest.TraceID, slowest.DurationMS, note); err != nil {
+		return err
+	}
+	return WriteWaterfall(w, slowest.Spans, width)
 }
