@@ -2,97 +2,254 @@ package kafkatrace
 
 import (
 	"context"
+	"math"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 )
 
-// messagingMetrics are the OTel messaging client metrics per semconv:
-// messaging.client.sent.messages and messaging.client.operation.duration
-// (send), messaging.client.consumed.messages and messaging.process.duration
-// (process).
-type messagingMetrics struct {
-	sent     messagingconv.ClientSentMessages
-	consumed messagingconv.ClientConsumedMessages
-	opDur    messagingconv.ClientOperationDuration
-	procDur  messagingconv.ProcessDuration
+// QueueWaitMetric is the name of the queue-wait histogram.
+const QueueWaitMetric = "kretrieve.messaging.queue_wait.duration"
+
+// Bucket boundaries, in seconds. The messaging durations use the boundaries
+// the semantic conventions advise for them; queue wait reaches further,
+// since a backlog is measured in minutes.
+var (
+	durationBounds  = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+	queueWaitBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+)
+
+// Metrics aggregates the messaging metrics of any number of Tracers in
+// memory and hands them to the OpenTelemetry SDK when a reader collects, as
+// an sdkmetric.Producer (register it with sdkmetric.WithProducer on each
+// reader). Recording a record costs a few atomic additions on counters
+// cached per partition: no attribute sets are resolved and nothing is
+// allocated per record, where the SDK's synchronous instruments cost about
+// half a microsecond per measurement (five per record).
+//
+// The metrics, cumulative since NewMetrics:
+//
+//	messaging.client.sent.messages       counter   per topic, partition (error.type on failure)
+//	messaging.client.operation.duration  histogram send: produce until the broker's ack
+//	messaging.client.consumed.messages   counter   per topic, partition, group
+//	messaging.process.duration           histogram process (error.type on failure)
+//	kretrieve.messaging.queue_wait.duration histogram record timestamp until processing
+//
+// Every series carries messaging.system and messaging.operation.name; the
+// consumer group is messaging.consumer.group.name. Exemplars are not kept.
+// A Metrics is safe for concurrent use.
+type Metrics struct {
+	start  time.Time
+	series sync.Map // seriesKey -> *series
 }
 
-func newMessagingMetrics(meter metric.Meter) messagingMetrics {
-	var m messagingMetrics
-	var err error
-	// On error the API hands back no-op instruments: report and go on.
-	if m.sent, err = messagingconv.NewClientSentMessages(meter); err != nil {
-		otel.Handle(err)
-	}
-	if m.consumed, err = messagingconv.NewClientConsumedMessages(meter); err != nil {
-		otel.Handle(err)
-	}
-	if m.opDur, err = messagingconv.NewClientOperationDuration(meter); err != nil {
-		otel.Handle(err)
-	}
-	if m.procDur, err = messagingconv.NewProcessDuration(meter); err != nil {
-		otel.Handle(err)
-	}
-	return m
-}
+// NewMetrics returns an empty Metrics whose cumulative series start now.
+func NewMetrics() *Metrics { return &Metrics{start: time.Now()} }
 
-// metricKey identifies a cached attribute set.
-type metricKey struct {
-	op        string
+// seriesKey identifies the series of one operation on one partition.
+type seriesKey struct {
+	op        string // OpSend or OpProcess
 	topic     string
-	partition int32
+	partition int32 // -1 for records that failed before being assigned one
+	group     string
+	errType   string
 }
 
-// metricSet returns the cached attribute set of op on a partition, so that
-// recording a measurement does not build one.
-func (t *Tracer) metricSet(op, topic string, partition int32) attribute.Set {
-	k := metricKey{op, topic, partition}
-	if s, ok := t.sets.Load(k); ok {
-		return s.(attribute.Set)
+// series holds one key's counts. Durations are kept in integer nanoseconds.
+type series struct {
+	attrs     attribute.Set
+	count     atomic.Int64
+	duration  histogram
+	queueWait histogram // process only
+}
+
+func (m *Metrics) seriesFor(k seriesKey) *series {
+	if s, ok := m.series.Load(k); ok {
+		return s.(*series)
 	}
-	s, _ := t.sets.LoadOrStore(k, t.buildSet(op, topic, partition, ""))
-	return s.(attribute.Set)
+	s, _ := m.series.LoadOrStore(k, newSeries(k))
+	return s.(*series)
 }
 
-func (t *Tracer) buildSet(op, topic string, partition int32, errType string) attribute.Set {
+func newSeries(k seriesKey) *series {
 	kvs := []attribute.KeyValue{
 		semconv.MessagingSystemKafka,
-		semconv.MessagingOperationName(op),
-		semconv.MessagingDestinationName(topic),
+		semconv.MessagingOperationName(k.op),
+		semconv.MessagingDestinationName(k.topic),
 	}
-	if partition >= 0 {
-		kvs = append(kvs, semconv.MessagingDestinationPartitionID(strconv.Itoa(int(partition))))
+	if k.partition >= 0 {
+		kvs = append(kvs, semconv.MessagingDestinationPartitionID(strconv.Itoa(int(k.partition))))
 	}
-	if op == OpProcess && t.group != "" {
-		kvs = append(kvs, semconv.MessagingConsumerGroupName(t.group))
+	if k.group != "" {
+		kvs = append(kvs, semconv.MessagingConsumerGroupName(k.group))
 	}
-	if errType != "" {
-		kvs = append(kvs, semconv.ErrorTypeKey.String(errType))
+	if k.errType != "" {
+		kvs = append(kvs, semconv.ErrorTypeKey.String(k.errType))
 	}
-	return attribute.NewSet(kvs...)
+	s := &series{attrs: attribute.NewSet(kvs...)}
+	s.duration.init(durationBounds)
+	if k.op == OpProcess {
+		s.queueWait.init(queueWaitBounds)
+	}
+	return s
+}
+
+// histogram is an explicit-bucket histogram updated with atomic operations.
+type histogram struct {
+	bounds   []int64 // upper bounds in nanoseconds, inclusive as in OTLP
+	counts   []atomic.Uint64
+	sum      atomic.Int64 // nanoseconds
+	min, max atomic.Int64 // nanoseconds; valid when the count is not zero
+	count    atomic.Uint64
+}
+
+// init sets the bucket boundaries, in seconds.
+func (h *histogram) init(seconds []float64) {
+	h.bounds, h.counts = make([]int64, len(seconds)), make([]atomic.Uint64, len(seconds)+1)
+	for i, s := range seconds {
+		h.bounds[i] = int64(s * float64(time.Second))
+	}
+	h.min.Store(math.MaxInt64)
+	h.max.Store(math.MinInt64)
+}
+
+func (h *histogram) record(d time.Duration) {
+	v := int64(d)
+	i, _ := slices.BinarySearch(h.bounds, v) // first bound >= v
+	h.counts[i].Add(1)
+	h.sum.Add(v)
+	for cur := h.min.Load(); v < cur && !h.min.CompareAndSwap(cur, v); cur = h.min.Load() {
+	}
+	for cur := h.max.Load(); v > cur && !h.max.CompareAndSwap(cur, v); cur = h.max.Load() {
+	}
+	h.count.Add(1)
+}
+
+// dataPoint returns the histogram's cumulative point, or false when empty.
+// Concurrent records may be half-visible in one collection (a bucket
+// counted before the total); the next collection is exact again.
+func (h *histogram) dataPoint(attrs attribute.Set, start, now time.Time) (metricdata.HistogramDataPoint[float64], bool) {
+	if h.counts == nil || h.count.Load() == 0 {
+		return metricdata.HistogramDataPoint[float64]{}, false
+	}
+	dp := metricdata.HistogramDataPoint[float64]{
+		Attributes:   attrs,
+		StartTime:    start,
+		Time:         now,
+		Bounds:       make([]float64, len(h.bounds)),
+		BucketCounts: make([]uint64, len(h.counts)),
+		Min:          metricdata.NewExtrema(seconds(h.min.Load())),
+		Max:          metricdata.NewExtrema(seconds(h.max.Load())),
+		Sum:          seconds(h.sum.Load()),
+	}
+	for i, b := range h.bounds {
+		dp.Bounds[i] = seconds(b)
+	}
+	for i := range h.counts {
+		dp.BucketCounts[i] = h.counts[i].Load()
+		dp.Count += dp.BucketCounts[i]
+	}
+	return dp, true
+}
+
+func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }
+
+// Produce returns the current cumulative values of every series, grouped as
+// the kafkatrace instrumentation scope. It implements sdkmetric.Producer.
+func (m *Metrics) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
+	now := time.Now()
+	var (
+		sent, consumed   []metricdata.DataPoint[int64]
+		sendDur, procDur []metricdata.HistogramDataPoint[float64]
+		queueWait        []metricdata.HistogramDataPoint[float64]
+		counter          = func(s *series) metricdata.DataPoint[int64] {
+			return metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: m.start, Time: now, Value: s.count.Load()}
+		}
+	)
+	m.series.Range(func(key, value any) bool {
+		k, s := key.(seriesKey), value.(*series)
+		dur, hasDur := s.duration.dataPoint(s.attrs, m.start, now)
+		switch k.op {
+		case OpSend:
+			if s.count.Load() > 0 {
+				sent = append(sent, counter(s))
+			}
+			if hasDur {
+				sendDur = append(sendDur, dur)
+			}
+		case OpProcess:
+			// Records are counted as consumed when processing starts, in
+			// the series without error.type; durations by outcome.
+			if s.count.Load() > 0 {
+				consumed = append(consumed, counter(s))
+			}
+			if hasDur {
+				procDur = append(procDur, dur)
+			}
+			if qw, ok := s.queueWait.dataPoint(s.attrs, m.start, now); ok {
+				queueWait = append(queueWait, qw)
+			}
+		}
+		return true
+	})
+	var out []metricdata.Metrics
+	addSum := func(name, desc, unit string, dps []metricdata.DataPoint[int64]) {
+		if len(dps) > 0 {
+			out = append(out, metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Sum[int64]{
+				DataPoints: dps, Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+			}})
+		}
+	}
+	addHist := func(name, desc, unit string, dps []metricdata.HistogramDataPoint[float64]) {
+		if len(dps) > 0 {
+			out = append(out, metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Histogram[float64]{
+				DataPoints: dps, Temporality: metricdata.CumulativeTemporality,
+			}})
+		}
+	}
+	addSum(messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Description(), messagingconv.ClientSentMessages{}.Unit(), sent)
+	addHist(messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Description(), messagingconv.ClientOperationDuration{}.Unit(), sendDur)
+	addSum(messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Description(), messagingconv.ClientConsumedMessages{}.Unit(), consumed)
+	addHist(messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Description(), messagingconv.ProcessDuration{}.Unit(), procDur)
+	addHist(QueueWaitMetric, "Time records spent in Kafka between their timestamp and the start of processing.", "s", queueWait)
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return []metricdata.ScopeMetrics{{
+		Scope:   instrumentation.Scope{Name: ScopeName, SchemaURL: semconv.SchemaURL},
+		Metrics: out,
+	}}, nil
 }
 
 // recordSent counts a produced record and the time to its acknowledgement.
-func (t *Tracer) recordSent(ctx context.Context, topic string, partition int32, d time.Duration, errType string) {
-	set := t.metricSet(OpSend, topic, partition)
-	if errType != "" {
-		set = t.buildSet(OpSend, topic, -1, errType) // failed records have no partition
+func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errType string) {
+	if t.metrics == nil {
+		return
 	}
-	t.metrics.sent.AddSet(ctx, 1, set)
-	t.metrics.opDur.RecordSet(ctx, d.Seconds(), set)
+	s := t.partition(topic, partition).send
+	if errType != "" { // failed records have no partition
+		s = t.metrics.seriesFor(seriesKey{op: OpSend, topic: topic, partition: -1, errType: errType})
+	}
+	s.count.Add(1)
+	s.duration.record(d)
 }
 
 // recordProcessed records the duration of processing one record.
-func (t *Tracer) recordProcessed(ctx context.Context, topic string, partition int32, d time.Duration, errType string) {
-	set := t.metricSet(OpProcess, topic, partition)
-	if errType != "" {
-		set = t.buildSet(OpProcess, topic, partition, errType)
+func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration, errType string) {
+	if t.metrics == nil {
+		return
 	}
-	t.metrics.procDur.RecordSet(ctx, d.Seconds(), set)
+	s := t.partition(topic, partition).process
+	if errType != "" {
+		s = t.metrics.seriesFor(seriesKey{op: OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
+	}
+	s.duration.record(d)
 }

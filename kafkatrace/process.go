@@ -2,7 +2,6 @@ package kafkatrace
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -11,8 +10,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
-
-const traceparentHeader = "traceparent"
 
 // StartProcess is called when a worker starts processing r. It records the
 // queue-wait span ("wait <topic>", from the record timestamp until now) and
@@ -23,33 +20,43 @@ const traceparentHeader = "traceparent"
 // franz-go carry a background context, and handlers must see cancellation.
 // highWatermark is the partition's high watermark from the fetch that returned
 // r (use -1 when unknown). The caller ends the returned span, with EndProcess.
+//
+// With [WithParentBasedSampling], a record whose headers carry an unsampled
+// trace context gets no spans: the returned context carries the remote
+// context (so handlers' spans and downstream records stay unsampled in the
+// same trace) and the returned span is its non-recording span.
 func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark int64) (context.Context, trace.Span, QueueWait) {
 	now := time.Now()
 	qw := ComputeQueueWait(r, now)
-	t.queueWait.Record(ctx, qw.Wait.Seconds(), t.partitionMetricAttrs(r.Topic, r.Partition))
-	t.metrics.consumed.AddSet(ctx, 1, t.metricSet(OpProcess, r.Topic, r.Partition))
+	p := t.partition(r.Topic, r.Partition)
+	if p.process != nil {
+		p.process.count.Add(1)
+		p.process.queueWait.record(qw.Wait)
+	}
 
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
-	names := t.namesFor(r.Topic)
-	dest := semconv.MessagingDestinationName(r.Topic)
+	if t.parentBased && remote.IsValid() && !remote.IsSampled() {
+		return parent, trace.SpanFromContext(parent), qw
+	}
 
 	// The process span is started first: its sampling decision is the
 	// record's, so an unsampled record never builds the wait span or any
-	// attribute beyond the few a sampler sees at start.
+	// attribute beyond the few a sampler sees at start. (Passing all of
+	// them at start measured slower: the start option copies them.)
 	startOpts := []trace.SpanStartOption{
 		consumerKind,
 		trace.WithTimestamp(now),
-		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, dest),
+		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(r.Topic)),
 	}
 	if remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
-	ctx, span := t.tracer.Start(parent, names.process, startOpts...)
+	ctx, span := t.tracer.Start(parent, p.names.process, startOpts...)
 	if !span.IsRecording() {
 		return ctx, span, qw
 	}
-	attrs := t.consumedAttrs(r, 2)
+	attrs := t.consumedAttrs(p, r, 2)
 	attrs = append(attrs, semconv.MessagingOperationName(OpProcess))
 	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
 		attrs = append(attrs, TraceContextInvalidAttr.Bool(true))
@@ -63,11 +70,7 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if !remote.IsValid() {
 		waitParent = ctx
 	}
-	_, wait := t.tracer.Start(waitParent, names.wait,
-		internalKind,
-		trace.WithTimestamp(qw.Start),
-		trace.WithAttributes(semconv.MessagingSystemKafka, dest))
-	attrs = t.consumedAttrs(r, 6)
+	attrs = t.consumedAttrs(p, r, 5)
 	attrs = append(attrs,
 		TimestampTypeAttr.String(qw.TimestampType),
 		QueueWaitMSAttr.Float64(float64(qw.Wait)/float64(time.Millisecond)),
@@ -78,6 +81,10 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if qw.Skew > 0 {
 		attrs = append(attrs, ClockSkewAttr.Bool(true), ClockSkewMSAttr.Float64(float64(qw.Skew)/float64(time.Millisecond)))
 	}
+	_, wait := t.tracer.Start(waitParent, p.names.wait,
+		internalKind,
+		trace.WithTimestamp(qw.Start),
+		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic)))
 	wait.SetAttributes(attrs...)
 	wait.End(trace.WithTimestamp(qw.End))
 	return ctx, span, qw
@@ -90,18 +97,15 @@ var (
 )
 
 // consumedAttrs returns the attributes shared by wait and process spans
-// (beyond system and destination), with room for extra more.
-func (t *Tracer) consumedAttrs(r *kgo.Record, extra int) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, len(t.common)+6+extra)
-	attrs = append(attrs, t.common[1:]...) // common[0] is messaging.system, set at start
+// beyond messaging.system and the destination (set at start): the
+// partition's cached ones and the record's own, with room for extra more.
+func (t *Tracer) consumedAttrs(p *partitionState, r *kgo.Record, extra int) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(p.consumed)+3+extra)
+	attrs = append(attrs, p.consumed...)
 	attrs = append(attrs,
-		semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),
 		semconv.MessagingKafkaOffset(int(r.Offset)),
 		semconv.MessagingMessageBodySize(len(r.Value)),
 	)
-	if t.group != "" {
-		attrs = append(attrs, semconv.MessagingConsumerGroupName(t.group))
-	}
 	if r.Key != nil {
 		attrs = append(attrs, keyHash(r.Key))
 	}
@@ -118,7 +122,7 @@ func (t *Tracer) EndProcess(ctx context.Context, r *kgo.Record, start time.Time,
 	} else if errType == "" {
 		errType = "_OTHER"
 	}
-	t.recordProcessed(ctx, r.Topic, r.Partition, time.Since(start), errType)
+	t.recordProcessed(r.Topic, r.Partition, time.Since(start), errType)
 	EndProcess(span, err, errType)
 }
 

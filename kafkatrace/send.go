@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -23,11 +25,20 @@ var (
 // OnProduceRecordBuffered starts the "send <topic>" span as a child of the
 // record's Context, injects its context into the record headers (replacing any
 // traceparent, tracestate and baggage headers already there) and stores the
-// span's context in r.Context for OnProduceRecordUnbuffered.
+// span and the produce time in r.Context for OnProduceRecordUnbuffered.
+//
+// With [WithParentBasedSampling], a record whose Context is unsampled gets no
+// span: the Context's trace context is injected as it is.
 func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	ctx := r.Context
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	start := time.Now()
+	if t.skip(ctx) {
+		t.Inject(ctx, r)
+		r.Context = &sendContext{Context: ctx, start: start}
+		return
 	}
 	opts := []trace.SpanStartOption{producerKind,
 		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))}
@@ -36,8 +47,8 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	}
 	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, opts...)
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, len(t.common)+2)
-		attrs = append(attrs, t.common[1:]...) // common[0] is messaging.system, set at start
+		attrs := make([]attribute.KeyValue, 0, len(t.common)+3)
+		attrs = append(attrs, t.common...)
 		attrs = append(attrs, semconv.MessagingOperationName(OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
 		if r.Key != nil {
 			attrs = append(attrs, keyHash(r.Key))
@@ -45,7 +56,7 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		span.SetAttributes(attrs...)
 	}
 	t.Inject(ctx, r)
-	r.Context = context.WithValue(ctx, sendStartKey{}, time.Now())
+	r.Context = &sendContext{Context: ctx, start: start, span: span}
 }
 
 type linksKey struct{}
@@ -57,24 +68,32 @@ func ContextWithLinks(ctx context.Context, links ...trace.Link) context.Context 
 	return context.WithValue(ctx, linksKey{}, links)
 }
 
-// sendStartKey keys the time a record was produced in its Context, for
-// messaging.client.operation.duration.
-type sendStartKey struct{}
+// sendContext is a produced record's Context between the two produce hooks:
+// the send span's context plus the produce time and the span itself (nil
+// when none was started). One allocation instead of a context.WithValue
+// chain.
+type sendContext struct {
+	context.Context
+	start time.Time
+	span  trace.Span
+}
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
 
 // OnProduceRecordUnbuffered ends the send span at the broker's acknowledgement,
 // with the partition and offset, or records the produce error.
 func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
+	sc, ok := r.Context.(*sendContext)
+	if !ok { // not produced through OnProduceRecordBuffered
+		return
+	}
 	errType := ""
 	if err != nil {
 		errType = errorType(err)
 	}
-	if start, ok := r.Context.Value(sendStartKey{}).(time.Time); ok {
-		t.recordSent(r.Context, r.Topic, r.Partition, time.Since(start), errType)
-	}
-	span := trace.SpanFromContext(r.Context)
-	if !span.IsRecording() {
+	t.recordSent(r.Topic, r.Partition, time.Since(sc.start), errType)
+	span := sc.span
+	if span == nil || !span.IsRecording() {
 		return
 	}
 	if err != nil {
@@ -83,7 +102,7 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
 	} else {
 		span.SetAttributes(
-			semconv.MessagingDestinationPartitionID(strconv.Itoa(int(r.Partition))),
+			t.partition(r.Topic, r.Partition).partitionID,
 			semconv.MessagingKafkaOffset(int(r.Offset)),
 		)
 	}
@@ -95,14 +114,48 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 // with exactly one of each and never a stale value from an earlier hop.
 func (t *Tracer) Inject(ctx context.Context, r *kgo.Record) {
 	r.Headers = removeHeaders(r.Headers, t.propKeys...)
-	t.prop.Inject(ctx, HeaderCarrier{Record: r})
+	if !t.w3c {
+		t.prop.Inject(ctx, HeaderCarrier{Record: r})
+		return
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if sc.IsValid() {
+		if ts := sc.TraceState().String(); ts != "" {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracestateHeader, Value: []byte(ts)})
+		}
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: traceparentHeader, Value: appendTraceparent(make([]byte, 0, traceparentLen), sc)})
+	}
+	if t.baggage {
+		if b := baggage.FromContext(ctx); b.Len() > 0 {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: baggageHeader, Value: []byte(b.String())})
+		}
+	}
 }
 
 // Extract returns ctx carrying the remote span context and baggage found in
 // the record headers. Missing or malformed headers leave ctx without a remote
 // span, so spans started from it become new roots.
 func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
-	return t.prop.Extract(ctx, HeaderCarrier{Record: r})
+	c := HeaderCarrier{Record: r}
+	if !t.w3c {
+		return t.prop.Extract(ctx, c)
+	}
+	sc, ok := parseTraceparent(c.Get(traceparentHeader))
+	if !ok { // absent, invalid or another version: the library decides
+		return t.prop.Extract(ctx, c)
+	}
+	if ts := c.Get(tracestateHeader); ts != "" {
+		// As the library does: a tracestate that does not parse is
+		// dropped, the traceparent still counts.
+		if state, err := trace.ParseTraceState(ts); err == nil {
+			sc = sc.WithTraceState(state)
+		}
+	}
+	ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+	if t.baggage && c.Get(baggageHeader) != "" {
+		ctx = propagation.Baggage{}.Extract(ctx, c)
+	}
+	return ctx
 }
 
 func keyHash(key []byte) attribute.KeyValue {

@@ -1,13 +1,13 @@
 package kafkatrace
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -24,12 +24,13 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	tp       trace.TracerProvider
-	mp       metric.MeterProvider
-	prop     propagation.TextMapPropagator
-	clientID string
-	group    string
-	server   string
+	tp          trace.TracerProvider
+	metrics     *Metrics
+	prop        propagation.TextMapPropagator
+	clientID    string
+	group       string
+	server      string
+	parentBased bool
 }
 
 // WithTracerProvider sets the tracer provider. Default: otel.GetTracerProvider().
@@ -37,10 +38,23 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) { c.tp = tp })
 }
 
-// WithMeterProvider sets the meter provider for the queue-wait histogram.
-// Default: otel.GetMeterProvider().
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(c *config) { c.mp = mp })
+// WithMetrics records the messaging metrics of every record in m (see
+// [Metrics]). Default: no metrics.
+func WithMetrics(m *Metrics) Option {
+	return optionFunc(func(c *config) { c.metrics = m })
+}
+
+// WithParentBasedSampling tells the Tracer that its tracer provider's sampler
+// follows the parent's sampled flag, as the SDK's default
+// ParentBased(AlwaysSample) and OTEL_TRACES_SAMPLER=parentbased_* do. Records
+// whose trace context is valid and not sampled then skip span creation
+// altogether: their context passes through to handlers and downstream
+// records unchanged, so an unsampled record costs the header parse and a few
+// atomic counter updates. Do not set it with a sampler that may sample a
+// child of an unsampled parent. Default: off (every record goes through the
+// provider's sampler).
+func WithParentBasedSampling() Option {
+	return optionFunc(func(c *config) { c.parentBased = true })
 }
 
 // WithPropagator sets the propagator used for record headers.
@@ -70,17 +84,21 @@ func WithServerAddress(hostPort string) Option {
 // for concurrent use. Install it on a client with kgo.WithHooks(t) to trace
 // every produced record; call StartProcess for every consumed record.
 type Tracer struct {
-	tracer    trace.Tracer
-	prop      propagation.TextMapPropagator
-	propKeys  []string
-	group     string
-	common    []attribute.KeyValue // system, client id, server address/port
-	queueWait metric.Float64Histogram
+	tracer      trace.Tracer
+	prop        propagation.TextMapPropagator
+	propKeys    []string
+	group       string
+	common      []attribute.KeyValue // client id, server address/port
+	metrics     *Metrics             // nil: no metrics
+	parentBased bool
+	// w3c is true when the propagator writes exactly the W3C headers
+	// (traceparent and tracestate, and baggage when baggage is true):
+	// Inject and Extract then encode and parse traceparent directly on
+	// the header bytes and use the library for the rest.
+	w3c, baggage bool
 
-	names   sync.Map // topic -> *topicNames
-	qwAttrs sync.Map // partitionKey -> metric.MeasurementOption
-	sets    sync.Map // metricKey -> attribute.Set
-	metrics messagingMetrics
+	topics     sync.Map // topic -> *topicNames
+	partitions sync.Map // partitionKey -> *partitionState
 }
 
 type topicNames struct{ send, wait, process string }
@@ -88,6 +106,21 @@ type topicNames struct{ send, wait, process string }
 type partitionKey struct {
 	topic     string
 	partition int32
+}
+
+// partitionState is what a Tracer caches per partition so that per-record
+// work neither formats nor looks up anything twice.
+type partitionState struct {
+	names *topicNames
+	// send and process are the metric series of successful records; nil
+	// without metrics.
+	send, process *series
+	// consumed holds the attributes every wait and process span of the
+	// partition carries beyond messaging.system and the destination (set
+	// at start): client id, server, partition, group.
+	consumed []attribute.KeyValue
+	// partitionID is messaging.destination.partition.id.
+	partitionID attribute.KeyValue
 }
 
 // New returns a Tracer.
@@ -99,19 +132,18 @@ func New(opts ...Option) *Tracer {
 	if c.tp == nil {
 		c.tp = otel.GetTracerProvider()
 	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
 	if c.prop == nil {
 		c.prop = otel.GetTextMapPropagator()
 	}
 	t := &Tracer{
-		tracer:   c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		prop:     c.prop,
-		propKeys: c.prop.Fields(),
-		group:    c.group,
-		common:   []attribute.KeyValue{semconv.MessagingSystemKafka},
+		tracer:      c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:        c.prop,
+		propKeys:    c.prop.Fields(),
+		group:       c.group,
+		metrics:     c.metrics,
+		parentBased: c.parentBased,
 	}
+	t.w3c, t.baggage = w3cFields(t.propKeys)
 	if c.clientID != "" {
 		t.common = append(t.common, semconv.MessagingClientID(c.clientID))
 	}
@@ -121,18 +153,6 @@ func New(opts ...Option) *Tracer {
 			t.common = append(t.common, semconv.ServerPort(p))
 		}
 	}
-	meter := c.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
-	// A histogram that cannot be created is replaced by a no-op one by the
-	// API, so the error only needs reporting, not handling.
-	qw, err := meter.Float64Histogram("kretrieve.messaging.queue_wait.duration",
-		metric.WithUnit("s"),
-		metric.WithDescription("Time records spent in Kafka between their timestamp and the start of processing."),
-		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
-	if err != nil {
-		otel.Handle(err)
-	}
-	t.queueWait = qw
-	t.metrics = newMessagingMetrics(meter)
 	return t
 }
 
@@ -143,10 +163,10 @@ func (t *Tracer) Propagator() propagation.TextMapPropagator { return t.prop }
 func (t *Tracer) ConsumerGroup() string { return t.group }
 
 func (t *Tracer) namesFor(topic string) *topicNames {
-	if n, ok := t.names.Load(topic); ok {
+	if n, ok := t.topics.Load(topic); ok {
 		return n.(*topicNames)
 	}
-	n, _ := t.names.LoadOrStore(topic, &topicNames{
+	n, _ := t.topics.LoadOrStore(topic, &topicNames{
 		send:    OpSend + " " + topic,
 		wait:    OpWait + " " + topic,
 		process: OpProcess + " " + topic,
@@ -154,21 +174,37 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 	return n.(*topicNames)
 }
 
-// partitionMetricAttrs returns the cached attribute set of the queue-wait
-// histogram for one partition, so recording a value does not allocate one.
-func (t *Tracer) partitionMetricAttrs(topic string, partition int32) metric.MeasurementOption {
+// partition returns the cached state of a partition.
+func (t *Tracer) partition(topic string, partition int32) *partitionState {
 	k := partitionKey{topic, partition}
-	if o, ok := t.qwAttrs.Load(k); ok {
-		return o.(metric.MeasurementOption)
+	if p, ok := t.partitions.Load(k); ok {
+		return p.(*partitionState)
 	}
-	kvs := []attribute.KeyValue{
-		semconv.MessagingSystemKafka,
-		semconv.MessagingDestinationName(topic),
-		semconv.MessagingDestinationPartitionID(strconv.Itoa(int(partition))),
+	p := &partitionState{
+		names:       t.namesFor(topic),
+		partitionID: semconv.MessagingDestinationPartitionID(strconv.Itoa(int(partition))),
 	}
+	p.consumed = append(p.consumed, t.common...)
+	p.consumed = append(p.consumed, p.partitionID)
 	if t.group != "" {
-		kvs = append(kvs, semconv.MessagingConsumerGroupName(t.group))
+		p.consumed = append(p.consumed, semconv.MessagingConsumerGroupName(t.group))
 	}
-	o, _ := t.qwAttrs.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kvs...)))
-	return o.(metric.MeasurementOption)
+	if t.metrics != nil {
+		p.send = t.metrics.seriesFor(seriesKey{op: OpSend, topic: topic, partition: partition})
+		p.process = t.metrics.seriesFor(seriesKey{op: OpProcess, topic: topic, partition: partition, group: t.group})
+	}
+	actual, _ := t.partitions.LoadOrStore(k, p)
+	return actual.(*partitionState)
+}
+
+// skip reports whether spans under ctx need not be started: the Tracer
+// trusts a parent-based sampler and ctx's span is valid, unsampled and not
+// recording.
+func (t *Tracer) skip(ctx context.Context) bool {
+	if !t.parentBased {
+		return false
+	}
+	span := trace.SpanFromContext(ctx)
+	sc := span.SpanContext()
+	return sc.IsValid() && !sc.IsSampled() && !span.IsRecording()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
@@ -42,7 +43,8 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
+	metrics := kafkatrace.NewMetrics()
+	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() {
 		_ = tp.Shutdown(context.Background())
@@ -63,6 +65,9 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 			TracerProvider: tp,
 			MeterProvider:  mp,
 			Propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+			Metrics:        metrics,
+			// The SDK's default sampler is parent-based.
+			ParentBasedSampling: true,
 		},
 	}
 	if err := pipeline.EnsureTopics(t.Context(), h.cfg); err != nil {

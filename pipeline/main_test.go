@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -36,7 +37,8 @@ func TestMain(m *testing.M) {
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	p, err := tracing.Setup(ctx, tracing.WithServiceName("kretrieve-test-"+role))
+	metrics := kafkatrace.NewMetrics()
+	p, err := tracing.Setup(ctx, tracing.WithServiceName("kretrieve-test-"+role), tracing.WithMetricProducer(metrics))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -51,6 +53,7 @@ func runChild(role string) int {
 		Kafka:          kafkaclient.Config{Brokers: kafkaclient.ParseBrokers(os.Getenv("KRETRIEVE_BROKERS")), ClientID: "test"},
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		TracerProvider: p.TracerProvider, MeterProvider: p.MeterProvider, Propagator: p.Propagator,
+		Metrics: metrics, ParentBasedSampling: p.ParentBasedSampling,
 	}
 	w, err := pipeline.NewRetrievalWorker(cfg, idx)
 	if err != nil {

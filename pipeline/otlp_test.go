@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -16,7 +17,8 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.Endpoint())
 	t.Setenv("OTEL_SERVICE_NAME", "kretrieve-otlp-test")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	p, err := tracing.Setup(t.Context(), tracing.WithServiceName("ignored-default"))
+	metrics := kafkatrace.NewMetrics()
+	p, err := tracing.Setup(t.Context(), tracing.WithServiceName("ignored-default"), tracing.WithMetricProducer(metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +28,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 
 	h := newHarness(t, 3)
 	h.cfg.TracerProvider, h.cfg.MeterProvider, h.cfg.Propagator = p.TracerProvider, p.MeterProvider, p.Propagator
+	h.cfg.Metrics, h.cfg.ParentBasedSampling = metrics, p.ParentBasedSampling
 	stop := h.startWorkers()
 	c := h.client(true)
 	outs := sendAndWait(t, c, []string{"parse a URL query string", "gzip", "json", "template html", "sha256"})

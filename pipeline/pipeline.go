@@ -47,6 +47,14 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	Propagator     propagation.TextMapPropagator
+	// Metrics receives the messaging metrics of every Kafka client; register
+	// it with the meter provider's readers (sdkmetric.WithProducer, or
+	// tracing.WithMetricProducer). Nil: no messaging metrics.
+	Metrics *kafkatrace.Metrics
+	// ParentBasedSampling says that TracerProvider's sampler follows the
+	// parent's sampled flag (the SDK default), so unsampled records start no
+	// spans at all; see kafkatrace.WithParentBasedSampling.
+	ParentBasedSampling bool
 }
 
 func (c Config) withDefaults() Config {
@@ -77,14 +85,18 @@ func (c Config) Validate() error {
 
 // tracer returns a kafkatrace.Tracer for one client of the given group ("" for none).
 func (c Config) tracer(group string) *kafkatrace.Tracer {
-	return kafkatrace.New(
+	opts := []kafkatrace.Option{
 		kafkatrace.WithTracerProvider(c.TracerProvider),
-		kafkatrace.WithMeterProvider(c.MeterProvider),
+		kafkatrace.WithMetrics(c.Metrics),
 		kafkatrace.WithPropagator(c.Propagator),
 		kafkatrace.WithClientID(c.Kafka.ClientID),
 		kafkatrace.WithConsumerGroup(group),
 		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
-	)
+	}
+	if c.ParentBasedSampling {
+		opts = append(opts, kafkatrace.WithParentBasedSampling())
+	}
+	return kafkatrace.New(opts...)
 }
 
 func (c Config) clientOpts(hooks ...kgo.Hook) []kgo.Opt {

@@ -17,7 +17,16 @@ const (
 	envMetricsProtocol = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
 	envTracesExporter  = "OTEL_TRACES_EXPORTER"
 	envMetricsExporter = "OTEL_METRICS_EXPORTER"
+	envTracesSampler   = "OTEL_TRACES_SAMPLER"
 )
+
+// parentBasedSampler reports whether OTEL_TRACES_SAMPLER selects a sampler
+// that follows the parent's sampled flag: unset (the SDK's default
+// parentbased_always_on) or parentbased_*.
+func parentBasedSampler(getenv func(string) string) bool {
+	v := lookup(getenv, envTracesSampler)
+	return v == "" || strings.HasPrefix(v, "parentbased_")
+}
 
 // signalEnv names the variables that decide whether one signal is exported.
 type signalEnv struct {

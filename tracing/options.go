@@ -17,6 +17,7 @@ type config struct {
 	serviceName     string
 	spanProcessors  []sdktrace.SpanProcessor
 	metricReaders   []sdkmetric.Reader
+	metricProducers []sdkmetric.Producer
 	getenv          func(string) string
 	logger          *slog.Logger
 	exporterTimeout time.Duration
@@ -82,6 +83,19 @@ func WithMetricReader(r sdkmetric.Reader) Option {
 	return optionFunc(func(c *config) {
 		if r != nil {
 			c.metricReaders = append(c.metricReaders, r)
+		}
+	})
+}
+
+// WithMetricProducer registers a metric producer (for example the in-memory
+// aggregates of kafkatrace.Metrics) with the OTLP periodic reader, so that
+// its metrics are exported with the SDK's own. Readers passed with
+// [WithMetricReader] are built by the caller, who registers producers on
+// them with sdkmetric.WithProducer. The option may be repeated.
+func WithMetricProducer(p sdkmetric.Producer) Option {
+	return optionFunc(func(c *config) {
+		if p != nil {
+			c.metricProducers = append(c.metricProducers, p)
 		}
 	})
 }

@@ -38,6 +38,10 @@ type Providers struct {
 	Exporting bool
 	// ExportingMetrics is true when metrics are exported over OTLP.
 	ExportingMetrics bool
+	// ParentBasedSampling is true when the sampler follows the parent's
+	// sampled flag: OTEL_TRACES_SAMPLER is unset (the default
+	// parentbased_always_on) or one of the parentbased_* samplers.
+	ParentBasedSampling bool
 
 	tp       *sdktrace.TracerProvider // nil when disabled
 	mp       *sdkmetric.MeterProvider // nil when disabled
@@ -114,7 +118,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 
 	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	if metricExp != nil {
-		mpOpts = append(mpOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)))
+		var readerOpts []sdkmetric.PeriodicReaderOption
+		for _, mp := range cfg.metricProducers {
+			readerOpts = append(readerOpts, sdkmetric.WithProducer(mp))
+		}
+		mpOpts = append(mpOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp, readerOpts...)))
 	}
 	for _, r := range cfg.metricReaders {
 		mpOpts = append(mpOpts, sdkmetric.WithReader(r))
@@ -124,6 +132,7 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	p.mp = sdkmetric.NewMeterProvider(mpOpts...)
 	p.TracerProvider, p.MeterProvider = p.tp, p.mp
 	p.Exporting, p.ExportingMetrics = exportTraces, exportMetrics
+	p.ParentBasedSampling = parentBasedSampler(cfg.getenv)
 
 	if err := registerSpanMetrics(p.mp, p.counters); err != nil {
 		return nil, errors.Join(err, p.Shutdown(ctx))

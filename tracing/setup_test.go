@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -421,4 +422,46 @@ func TestSetupExporterNone(t *testing.T) {
 	assert.Len(t, rec.Ended(), 2)
 	assert.Empty(t, srv.Spans())
 	assert.Contains(t, srv.MetricNames(), tracing.MetricSpansExported)
+}
+
+// staticProducer hands one counter to every collection, as kafkatrace.Metrics does.
+type staticProducer struct{}
+
+func (staticProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
+	return []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "producer-test"},
+		Metrics: []metricdata.Metrics{{Name: "produced.counter", Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+			DataPoints: []metricdata.DataPoint[int64]{{Value: 7}},
+		}}},
+	}}, nil
+}
+
+func TestSetupExportsMetricProducers(t *testing.T) {
+	srv := otlptest.NewServer(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.Endpoint())
+	log, _ := testLogger()
+	p, err := tracing.Setup(t.Context(), tracing.WithLogger(log), tracing.WithMetricProducer(staticProducer{}))
+	require.NoError(t, err)
+	shutdown(t, p)
+	assert.Contains(t, srv.MetricNames(), "produced.counter")
+}
+
+func TestSetupParentBasedSampling(t *testing.T) {
+	for sampler, want := range map[string]bool{
+		"":                         true,
+		"parentbased_always_on":    true,
+		"parentbased_traceidratio": true,
+		"always_on":                false,
+		"traceidratio":             false,
+	} {
+		t.Run(sampler, func(t *testing.T) {
+			t.Setenv("OTEL_TRACES_SAMPLER", sampler)
+			log, _ := testLogger()
+			p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
+			require.NoError(t, err)
+			assert.Equal(t, want, p.ParentBasedSampling)
+			shutdown(t, p)
+		})
+	}
 }

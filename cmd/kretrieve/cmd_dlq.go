@@ -137,7 +137,7 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	tracer := kafkatrace.New(
 		kafkatrace.WithTracerProvider(pc.TracerProvider),
-		kafkatrace.WithMeterProvider(pc.MeterProvider),
+		kafkatrace.WithMetrics(pc.Metrics),
 		kafkatrace.WithPropagator(pc.Propagator),
 		kafkatrace.WithClientID(pc.Kafka.ClientID),
 		kafkatrace.WithServerAddress(pc.Kafka.Brokers[0]),

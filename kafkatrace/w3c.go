@@ -1,0 +1,96 @@
+package kafkatrace
+
+import (
+	"slices"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// W3C Trace Context and Baggage header names.
+const (
+	traceparentHeader = "traceparent"
+	tracestateHeader  = "tracestate"
+	baggageHeader     = "baggage"
+)
+
+// traceparentLen is the length of a version 00 traceparent:
+// "00-" + 32 hex + "-" + 16 hex + "-" + 2 hex.
+const traceparentLen = 55
+
+// w3cFields reports whether a propagator with these fields is the W3C one
+// (TraceContext, optionally with Baggage). The header names belong to the
+// W3C specifications, so whatever writes them writes their format.
+func w3cFields(fields []string) (w3c, withBaggage bool) {
+	f := slices.Clone(fields)
+	slices.Sort(f)
+	switch {
+	case slices.Equal(f, []string{baggageHeader, traceparentHeader, tracestateHeader}):
+		return true, true
+	case slices.Equal(f, []string{traceparentHeader, tracestateHeader}):
+		return true, false
+	}
+	return false, false
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendTraceparent appends sc's version 00 traceparent to b, keeping only
+// the flags the specification defines (sampled and random), as
+// propagation.TraceContext does.
+func appendTraceparent(b []byte, sc trace.SpanContext) []byte {
+	tid, sid := sc.TraceID(), sc.SpanID()
+	flags := byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))
+	b = append(b, '0', '0', '-')
+	for _, c := range tid {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	b = append(b, '-')
+	for _, c := range sid {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, '-', hexDigits[flags>>4], hexDigits[flags&0xf])
+}
+
+// parseTraceparent parses a version 00 traceparent. It returns false for
+// anything else — absent, another version, any deviation from the format,
+// reserved flag bits, all-zero ids — which the caller hands to the library's
+// propagator, so this fast path never accepts what the library would not.
+// The returned span context is remote; its flags keep sampled and random.
+func parseTraceparent(h string) (trace.SpanContext, bool) {
+	if len(h) != traceparentLen || h[0] != '0' || h[1] != '0' || h[2] != '-' || h[35] != '-' || h[52] != '-' {
+		return trace.SpanContext{}, false
+	}
+	var cfg trace.SpanContextConfig
+	ok := decodeHex(cfg.TraceID[:], h[3:35]) && decodeHex(cfg.SpanID[:], h[36:52])
+	var flags [1]byte
+	if !ok || !decodeHex(flags[:], h[53:55]) || flags[0] > 3 {
+		return trace.SpanContext{}, false
+	}
+	cfg.TraceFlags = trace.TraceFlags(flags[0])
+	cfg.Remote = true
+	sc := trace.NewSpanContext(cfg)
+	return sc, sc.IsValid()
+}
+
+// decodeHex decodes lowercase hex src into dst (len(src) == 2*len(dst)).
+// Uppercase is invalid in W3C Trace Context.
+func decodeHex(dst []byte, src string) bool {
+	for i := range dst {
+		hi, lo := unhex(src[2*i]), unhex(src[2*i+1])
+		if hi > 0xf || lo > 0xf {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0xff
+}
