@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -93,6 +94,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 type component struct {
 	logger    *slog.Logger
 	telemetry *tracing.Providers
+	// metrics aggregates the Kafka messaging metrics, exported with the
+	// SDK's through telemetry's reader.
+	metrics *kafkatrace.Metrics
 }
 
 // startComponent builds the logger and the OpenTelemetry providers of a
@@ -103,11 +107,14 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 		return nil, err
 	}
 	slog.SetDefault(logger)
-	p, err := tracing.Setup(ctx, append([]tracing.Option{tracing.WithServiceName(service), tracing.WithLogger(logger)}, opts...)...)
+	metrics := kafkatrace.NewMetrics()
+	p, err := tracing.Setup(ctx, append([]tracing.Option{
+		tracing.WithServiceName(service), tracing.WithLogger(logger), tracing.WithMetricProducer(metrics),
+	}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	return &component{logger: logger, telemetry: p}, nil
+	return &component{logger: logger, telemetry: p, metrics: metrics}, nil
 }
 
 // flush flushes telemetry within 10 s, joining any error into *err: use it
