@@ -3,5 +3,12 @@
 // queue-wait and process latency from the wait and process spans.
 //
 // Recorder is an OpenTelemetry SDK SpanProcessor: it keeps HDR histograms,
-// not spans, so its memory stays bounded however long the run.
+// and the spans of only the slowest completed requests, so its memory stays
+// bounded however long the run. Span is the JSON form of a recorded span,
+// written and read as a spans file (WriteSpans, ReadSpans), and
+// WriteWaterfall draws one trace's spans in the terminal.
+//
+// It imports the OpenTelemetry SDK (it is a span processor) and, of
+// kretrieve, only kafkatrace's span names; commands pass it the root span's
+// name and outcome attribute.
 package runsummary

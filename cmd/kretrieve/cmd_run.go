@@ -24,13 +24,15 @@ var demoQueries string
 
 // runAll runs the whole pipeline in one process: an embedded broker (unless
 // --brokers is given), the workers, and --requests requests; it prints the
-// summary computed from the spans the run recorded.
+// summary computed from the spans the run recorded, with the slowest
+// request's waterfall, and writes the slowest requests' spans to
+// --spans-file.
 func runAll(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	cfg, err := loadRunConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	recorder := runsummary.NewRecorder(producer.RootSpanName, string(producer.OutcomeAttr))
+	recorder := cfg.spans.recorder()
 	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, tracing.WithSpanProcessor(recorder))
 	if err != nil {
 		return err
@@ -101,6 +103,11 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	if cfg.summaryJSON != "" {
 		err = errors.Join(err, writeSummaryJSON(cfg.summaryJSON, summary))
+	}
+	if n, werr := cfg.spans.write(recorder); werr != nil {
+		err = errors.Join(err, werr)
+	} else if cfg.spans.path != "" {
+		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, cfg.spans.path)
 	}
 	if counts.Completed != counts.Sent {
 		err = errors.Join(err, fmt.Errorf("%d of %d requests did not complete", counts.Sent-counts.Completed, counts.Sent))

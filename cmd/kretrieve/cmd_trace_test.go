@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 func TestTraceCommandDrawsWaterfall(t *testing.T) {
@@ -34,5 +38,47 @@ func TestTraceCommandDrawsWaterfall(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"trace", "--jaeger-url", srv.URL, "missing"}, mapEnv(nil), &out, &bytes.Buffer{}); err == nil {
 		t.Fatal("unknown trace accepted")
+	}
+}
+
+func TestTraceCommandFromSpansFile(t *testing.T) {
+	ms := int64(1e6)
+	spans := []runsummary.Span{
+		{TraceID: "aa", SpanID: "1", Name: "request", StartTimeUnixNano: 0, EndTimeUnixNano: 9 * ms, Service: "kretrieve-run"},
+		{TraceID: "aa", SpanID: "2", ParentSpanID: "1", Name: "send t", StartTimeUnixNano: ms, EndTimeUnixNano: 2 * ms},
+		{TraceID: "bb", SpanID: "3", Name: "request", StartTimeUnixNano: 0, EndTimeUnixNano: 20 * ms},
+	}
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	var file bytes.Buffer
+	if err := runsummary.WriteSpans(&file, []runsummary.Trace{{Spans: spans}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"trace", "--spans-file", path, "--width", "10", "AA"}, mapEnv(nil), &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 3 || lines[0] != "trace aa  2 spans  9.00 ms" ||
+		!strings.HasPrefix(lines[2], "  send t") || !strings.HasSuffix(lines[1], "kretrieve-run") {
+		t.Fatalf("waterfall:\n%s", out.String())
+	}
+	// Without an id (here from the variable): the traces, slowest first.
+	out.Reset()
+	if err := run(t.Context(), []string{"trace"}, mapEnv(map[string]string{"KRETRIEVE_SPANS_FILE": path}), &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 3 || strings.Join(strings.Fields(lines[1]), " ") != "bb 20.00 1" || strings.Join(strings.Fields(lines[2]), " ") != "aa 9.00 2" {
+		t.Fatalf("list:\n%s", out.String())
+	}
+	if err := run(t.Context(), []string{"trace", "--spans-file", path, "cc"}, mapEnv(nil), &out, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "2 traces") {
+		t.Fatalf("unknown trace: %v", err)
+	}
+	if err := os.WriteFile(path, append(file.Bytes(), "{oops\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t.Context(), []string{"trace", "--spans-file", path, "aa"}, mapEnv(nil), &out, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Fatalf("bad line: %v", err)
 	}
 }

@@ -215,6 +215,7 @@ type runConfig struct {
 	gateway     gatewayFlags
 	index       string
 	recordQuery bool
+	spans       spansFileFlags
 }
 
 func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (runConfig, error) {
@@ -229,6 +230,7 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")
+	c.spans.declare(s)
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
 	s.integer(&c.retrievals, "retrieval-workers", 1, "retrieval workers")
 	s.integer(&c.enrichments, "enrichment-workers", 1, "enrichment workers")
@@ -249,7 +251,7 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	} else if c.timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
-	return c, errors.Join(append(errs, c.validate())...)
+	return c, errors.Join(append(errs, c.validate(), c.spans.validate())...)
 }
 
 // newLogger builds the process logger on stderr.

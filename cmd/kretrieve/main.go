@@ -45,7 +45,7 @@ Usage:
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
   kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
   kretrieve load        [flags]            drive a running pipeline: throughput, latency, stages, lag
-  kretrieve trace       [flags] TRACE_ID   draw a trace's waterfall from Jaeger
+  kretrieve trace       [flags] TRACE_ID   draw a trace's waterfall from Jaeger or a --spans-file
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 
 Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");

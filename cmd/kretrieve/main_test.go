@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,9 +147,10 @@ func testIndex(t *testing.T) string {
 }
 
 func TestRunPrintsSummaryFromSpans(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "summary.json")
+	dir := t.TempDir()
+	file, spansFile := filepath.Join(dir, "summary.json"), filepath.Join(dir, "spans.jsonl")
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"run", "--requests", "60", "--summary-json", file, "--log-level", "warn", "--index", testIndex(t)}, mapEnv(nil), &stdout, &stderr)
+	err := run(t.Context(), []string{"run", "--requests", "60", "--summary-json", file, "--spans-file", spansFile, "--spans-file-requests", "60", "--log-level", "warn", "--index", testIndex(t)}, mapEnv(nil), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
@@ -176,6 +179,82 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 	for _, want := range []string{"end-to-end", "wait retrieval.requests", "process retrieval.results", "completed 60"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("summary text lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	// The slowest request: the whole trace, all in this process, and really
+	// the slowest of the 60 (the spans file holds them all).
+	slowest := s.Slowest
+	if slowest == nil || s.UntrackedTraces != 0 || s.TruncatedSpans != 0 {
+		t.Fatalf("slowest %+v untracked %d truncated %d", slowest, s.UntrackedTraces, s.TruncatedSpans)
+	}
+	if math.Abs(slowest.DurationMS-s.EndToEndMS.Max) > s.EndToEndMS.Max*0.001+0.001 {
+		t.Fatalf("slowest %.3f ms, end-to-end max %.3f ms", slowest.DurationMS, s.EndToEndMS.Max)
+	}
+	checkPipelineTrace(t, *slowest)
+	if !strings.Contains(stdout.String(), "slowest request: trace "+slowest.TraceID) || !strings.Contains(stdout.String(), "\n        process retrieval.candidates ") {
+		t.Fatalf("summary text lacks the slowest request's waterfall:\n%s", stdout.String())
+	}
+	f, err := os.Open(spansFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spans, err := runsummary.ReadSpans(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := runsummary.GroupTraces(spans)
+	if len(traces) != 60 || traces[0].TraceID != slowest.TraceID || traces[0].DurationMS != slowest.DurationMS {
+		t.Fatalf("spans file: %d traces, the first %s %.3f ms; slowest %s %.3f ms", len(traces), traces[0].TraceID, traces[0].DurationMS, slowest.TraceID, slowest.DurationMS)
+	}
+	for _, tr := range traces {
+		checkPipelineTrace(t, tr)
+	}
+
+	// kretrieve trace draws it from the file, and lists the file's traces.
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"trace", "--spans-file", spansFile, strings.ToUpper(slowest.TraceID)}, mapEnv(nil), &out, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 15 || !strings.HasPrefix(lines[0], "trace "+slowest.TraceID+"  14 spans") || !strings.HasPrefix(lines[1], "request ") ||
+		!strings.HasPrefix(lines[2], "  send retrieval.requests") || !strings.Contains(out.String(), "kretrieve-run") {
+		t.Fatalf("trace from the spans file:\n%s", out.String())
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"trace", "--spans-file", spansFile}, mapEnv(nil), &out, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 61 || !strings.HasPrefix(lines[1], slowest.TraceID) {
+		t.Fatalf("trace list:\n%s", out.String())
+	}
+}
+
+// checkPipelineTrace checks that tr is one request's whole trace through
+// the pipeline: its 14 spans, connected, the root lasting tr.DurationMS.
+func checkPipelineTrace(t *testing.T, tr runsummary.Trace) {
+	t.Helper()
+	want := []string{"request", "send retrieval.requests", "wait retrieval.requests", "process retrieval.requests", "search",
+		"send retrieval.candidates", "wait retrieval.candidates", "process retrieval.candidates", "load documents", "dedupe", "rerank",
+		"send retrieval.results", "wait retrieval.results", "process retrieval.results"}
+	ids := map[string]bool{}
+	var names []string
+	for _, s := range tr.Spans {
+		ids[s.SpanID] = true
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(names, want) {
+		t.Fatalf("trace %s spans %v, want %v", tr.TraceID, names, want)
+	}
+	for _, s := range tr.Spans {
+		if s.TraceID != tr.TraceID || (s.Name == "request") != (s.ParentSpanID == "") || s.ParentSpanID != "" && !ids[s.ParentSpanID] {
+			t.Fatalf("trace %s: span %s (trace %s parent %s) not connected", tr.TraceID, s.Name, s.TraceID, s.ParentSpanID)
+		}
+		if s.Name == "request" && float64(s.Duration())/1e6 != tr.DurationMS {
+			t.Fatalf("trace %s: root %d ns, trace %.6f ms", tr.TraceID, s.Duration(), tr.DurationMS)
 		}
 	}
 }
@@ -220,28 +299,10 @@ func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 // searches through it over HTTP.
 func TestGatewayCommand(t *testing.T) {
 	b := kafkatest.NewBroker(t, 3)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr})
 	startCommands(t, env, "retrieval", "enrichment", "gateway")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, addr)
 	resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +320,36 @@ func TestGatewayCommand(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusOK || len(body.Documents) == 0 || body.Documents[0].ID != "url" || !strings.Contains(body.Documents[0].Snippet, "<mark>") {
 		t.Fatalf("status %d body %+v", resp.StatusCode, body)
+	}
+}
+
+// freeAddr returns a free local TCP address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitReady waits until the gateway on addr answers /readyz with 200.
+func waitReady(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway on %s not ready: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
