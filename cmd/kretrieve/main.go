@@ -44,7 +44,7 @@ Usage:
   kretrieve dlq         list|replay [flags] list or replay dead letters
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
   kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
-  kretrieve load        [flags]            drive a running pipeline: throughput, latency, stages, lag
+  kretrieve load        [flags]            drive a running pipeline (Kafka or --gateway-url): throughput, latency, stages, errors
   kretrieve trace       [flags] TRACE_ID   draw a trace's waterfall from Jaeger or a --spans-file
   kretrieve run         [flags]            all-in-one: broker, workers, requests, summary
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/attrs"
+	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// scopeName is the instrumentation scope of the spans the binary itself starts.
+const scopeName = "github.com/kretrieve/kretrieve/cmd/kretrieve"
+
+// gatewayTarget drives the HTTP gateway: POST /v1/search per request, each
+// under a root "request" span whose context the gateway continues (unless
+// it runs with --trust-boundary).
+type gatewayTarget struct {
+	url    string
+	client *http.Client
+	tracer trace.Tracer
+}
+
+func newGatewayTarget(base string, inFlight int, timeout time.Duration, p *tracing.Providers) *gatewayTarget {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Keep a connection per request in flight: the default of 2 idle
+	// connections per host would open and close connections under load.
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = inFlight, inFlight
+	return &gatewayTarget{
+		url: strings.TrimRight(base, "/") + "/v1/search",
+		client: &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr,
+			otelhttp.WithTracerProvider(p.TracerProvider),
+			otelhttp.WithMeterProvider(p.MeterProvider),
+			otelhttp.WithPropagators(p.Propagator))},
+		tracer: p.TracerProvider.Tracer(scopeName),
+	}
+}
+
+func (g *gatewayTarget) do(ctx context.Context, query string) loadResult {
+	ctx, span := g.tracer.Start(ctx, producer.RootSpanName, trace.WithAttributes(attrs.Query(query)...))
+	res, requestID, err := g.post(ctx, query)
+	if requestID != "" {
+		span.SetAttributes(attrs.RequestID.String(requestID))
+	}
+	span.SetAttributes(producer.OutcomeAttr.String(res.outcome))
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+	return res
+}
+
+// post sends one search and reads its answer; err describes a failure.
+func (g *gatewayTarget) post(ctx context.Context, query string) (res loadResult, requestID string, err error) {
+	body, err := json.Marshal(struct {
+		Query string `json:"query"`
+	}{query})
+	if err != nil {
+		return loadResult{outcome: outcomeFailed}, "", err
+	}
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(body))
+	if err != nil {
+		return loadResult{outcome: outcomeFailed}, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.client.Do(req)
+	if err != nil {
+		res = loadResult{outcome: outcomeFailed, latency: time.Since(start), transport: ctx.Err() == nil}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			res.outcome = outcomeTimeout
+		}
+		return res, "", err
+	}
+	defer resp.Body.Close()
+	res.status = resp.StatusCode
+	var answer producer.SearchResponse // also the ids of 504 and 502 answers
+	derr := json.NewDecoder(resp.Body).Decode(&answer)
+	_, _ = io.Copy(io.Discard, resp.Body) // reuse the connection
+	res.latency = time.Since(start)
+	switch {
+	case resp.StatusCode/100 == 2 && derr == nil:
+		res.outcome, res.timings = outcomeCompleted, &answer.Timings
+		return res, answer.RequestID, nil
+	case resp.StatusCode/100 == 2:
+		res.outcome = outcomeFailed
+		return res, "", fmt.Errorf("read answer: %w", derr)
+	case resp.StatusCode == http.StatusGatewayTimeout:
+		res.outcome = outcomeTimeout
+	default:
+		res.outcome = outcomeFailed
+	}
+	return res, answer.RequestID, fmt.Errorf("gateway answered %s", resp.Status)
+}
+
+func (g *gatewayTarget) finish(context.Context, *loadReport) error {
+	g.client.CloseIdleConnections()
+	return nil
+}
