@@ -53,7 +53,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 		cfg.brokers = b.Addr()
 		comp.logger.Info("embedded broker listening", "addr", b.Addr())
 	}
-	pc := cfg.pipelineConfig(comp.logger, comp.telemetry)
+	pc := cfg.pipelineConfig(comp)
 	pc.Worker.Concurrency = cfg.concurrency
 	pc.RecordQueryText = cfg.recordQuery
 	if err := pipeline.EnsureTopics(ctx, pc); err != nil {

@@ -66,11 +66,12 @@ func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, 
 	if err != nil {
 		return nil, pipeline.Config{}, err
 	}
-	return comp, c.pipelineConfig(comp.logger, comp.telemetry), nil
+	return comp, c.pipelineConfig(comp), nil
 }
 
 // pipelineConfig builds the shared component configuration.
-func (c commonConfig) pipelineConfig(logger *slog.Logger, p *tracing.Providers) pipeline.Config {
+func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
+	p := comp.telemetry
 	return pipeline.Config{
 		Kafka: kafkaclient.Config{
 			Brokers:           kafkaclient.ParseBrokers(c.brokers),
@@ -79,10 +80,13 @@ func (c commonConfig) pipelineConfig(logger *slog.Logger, p *tracing.Providers) 
 			ReplicationFactor: int16(c.replicationFactor),
 		},
 		Topics:         c.topics,
-		Logger:         logger,
+		Logger:         comp.logger,
 		TracerProvider: p.TracerProvider,
 		MeterProvider:  p.MeterProvider,
 		Propagator:     p.Propagator,
+		Metrics:        comp.metrics,
+		// Unsampled records start no spans when the sampler is parent-based.
+		ParentBasedSampling: p.ParentBasedSampling,
 	}
 }
 
