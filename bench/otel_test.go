@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
 // newDiscardSink starts an OTLP/HTTP endpoint that reads every request body,
@@ -57,14 +59,18 @@ func (e countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Read
 
 // providers are the SDK providers of one traced sub-benchmark run.
 type providers struct {
-	tp     *sdktrace.TracerProvider
-	mp     *sdkmetric.MeterProvider
-	counts *spanCounts
+	tp *sdktrace.TracerProvider
+	mp *sdkmetric.MeterProvider
+	// metrics aggregates kafkatrace's messaging metrics, a producer of mp's
+	// reader (as tracing.WithMetricProducer makes it).
+	metrics *kafkatrace.Metrics
+	counts  *spanCounts
 }
 
 // newProviders builds a tracer provider exporting over OTLP/HTTP to a
 // discarding sink through a counted batch span processor with bspOpts, and a
-// meter provider whose metrics are recorded but never read.
+// meter provider whose metrics (kotel's instruments, kafkatrace's Metrics)
+// are recorded but never read.
 func newProviders(tb testing.TB, sampler sdktrace.Sampler, bspOpts ...sdktrace.BatchSpanProcessorOption) *providers {
 	tb.Helper()
 	sink := newDiscardSink(tb)
@@ -74,13 +80,15 @@ func newProviders(tb testing.TB, sampler sdktrace.Sampler, bspOpts ...sdktrace.B
 	}
 	c := &spanCounts{}
 	bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: exp, c: c}, bspOpts...)
+	metrics := kafkatrace.NewMetrics()
 	p := &providers{
 		tp: sdktrace.NewTracerProvider(
 			sdktrace.WithSampler(sampler),
 			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
 		),
-		mp:     sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
-		counts: c,
+		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics)))),
+		metrics: metrics,
+		counts:  c,
 	}
 	tb.Cleanup(func() { _ = p.shutdown() })
 	return p

@@ -48,7 +48,7 @@ func benchmarkRelay(b *testing.B, v relayVariant) {
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {
-			inst = kretrieveInstrumentation(p.tp, p.mp)
+			inst = kretrieveInstrumentation(p.tp, p.metrics)
 		}
 	}
 	r := newRelay(b, inst, b.N)

@@ -3,10 +3,11 @@ package bench
 import (
 	"testing"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
 // TestRelayTraceLinkage relays a few records with kretrieve's tracing at 100%
@@ -16,10 +17,9 @@ func TestRelayTraceLinkage(t *testing.T) {
 	const n = 20
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())), sdktrace.WithSpanProcessor(rec))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	t.Cleanup(func() { _ = tp.Shutdown(t.Context()); _ = mp.Shutdown(t.Context()) })
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 
-	r := newRelay(t, kretrieveInstrumentation(tp, mp), n)
+	r := newRelay(t, kretrieveInstrumentation(tp, kafkatrace.NewMetrics()), n)
 	if err := r.run(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -78,11 +78,13 @@ func kotelInstrumentation(tp trace.TracerProvider, mp metric.MeterProvider) inst
 }
 
 // kretrieveInstrumentation installs kafkatrace's produce hooks on the
-// producer and the worker and wraps handling in StartProcess/EndProcess.
-func kretrieveInstrumentation(tp trace.TracerProvider, mp metric.MeterProvider) instrumentation {
+// producer and the worker and wraps handling in StartProcess/EndProcess; all
+// three clients aggregate their messaging metrics in m, as the clients of one
+// kretrieve process do. The tracer provider's sampler must be parent-based.
+func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics) instrumentation {
 	return func(role string) stage {
 		opts := []kafkatrace.Option{
-			kafkatrace.WithTracerProvider(tp), kafkatrace.WithMeterProvider(mp),
+			kafkatrace.WithTracerProvider(tp), kafkatrace.WithMetrics(m), kafkatrace.WithParentBasedSampling(),
 			kafkatrace.WithPropagator(propagator()), kafkatrace.WithClientID(role),
 		}
 		if role == roleWorker {
@@ -110,6 +112,10 @@ type relay struct {
 	topicB   string
 	producer *kgo.Client
 	prodHook stage
+
+	// observe, when set before run, is called by the consumer for each
+	// record of B once its processing has ended, with the time it ended.
+	observe func(rec *kgo.Record, received time.Time)
 
 	consumed atomic.Int64
 	done     chan struct{} // closed when the consumer has counted n records
@@ -253,6 +259,9 @@ func (r *relay) consume(ctx context.Context, cl *kgo.Client, process processFunc
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 			for _, rec := range p.Records {
 				process(ctx, rec, p.HighWatermark, nop)
+				if r.observe != nil {
+					r.observe(rec, time.Now())
+				}
 				if r.consumed.Add(1) == int64(r.n) {
 					close(r.done)
 				}
@@ -261,12 +270,19 @@ func (r *relay) consume(ctx context.Context, cl *kgo.Client, process processFunc
 	}
 }
 
-// run produces n records to A and waits until the consumer has counted n
-// records from B.
+// run produces n records to A as fast as it can, all with the same value,
+// and waits until the consumer has counted n records from B.
 func (r *relay) run(ctx context.Context) error {
+	value := make([]byte, relayValueSize)
+	return r.runWith(ctx, func(context.Context, int) ([]byte, error) { return value, nil })
+}
+
+// runWith produces n records to A, the value of record i (0-based) from
+// next(ctx, i), called just before its produce (next may wait, to pace the
+// records), and waits until the consumer has counted n records from B.
+func (r *relay) runWith(ctx context.Context, next func(ctx context.Context, i int) ([]byte, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, relayTimeout)
 	defer cancel()
-	value := make([]byte, relayValueSize)
 	var prodErr atomic.Pointer[error]
 	onProduced := func(_ *kgo.Record, err error) {
 		if err != nil {
@@ -274,6 +290,10 @@ func (r *relay) run(ctx context.Context) error {
 		}
 	}
 	for i := range r.n {
+		value, err := next(ctx, i)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
 		r.producer.Produce(ctx, &kgo.Record{Topic: r.topicA, Key: strconv.AppendInt(nil, int64(i), 10), Value: value}, onProduced)
 	}
 	select {
