@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const (
+	// PacedRate is the rate, in records per second, at which
+	// BenchmarkRelayPaced produces: well below the saturated throughput of
+	// every traced relay variant on a 2-core machine (see the package doc),
+	// so that latency is measured without queueing behind a saturated stage.
+	PacedRate = 2000
+	// pacedWarmup records are relayed before the measurement starts: the
+	// first records of a run wait for metadata and connections.
+	pacedWarmup = 200
+	// pacedMaxLatency is the largest latency the histogram records; larger
+	// ones are clamped to it.
+	pacedMaxLatency = time.Minute
+)
+
+// pacedVariants are the relayVariants BenchmarkRelayPaced runs.
+var pacedVariants = []string{"untraced", "kotel", "kretrieve-100"}
+
+// BenchmarkRelayPaced relays b.N records (after pacedWarmup unmeasured ones)
+// producer → A → worker → B → consumer at PacedRate and reports the
+// percentiles of each record's end-to-end latency; see the package doc.
+func BenchmarkRelayPaced(b *testing.B) {
+	for _, name := range pacedVariants {
+		v, ok := relayVariantNamed(name)
+		if !ok {
+			b.Fatalf("no relay variant %q", name)
+		}
+		b.Run(v.name, func(b *testing.B) { benchmarkRelayPaced(b, v, PacedRate) })
+	}
+}
+
+func relayVariantNamed(name string) (relayVariant, bool) {
+	for _, v := range relayVariants {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return relayVariant{}, false
+}
+
+// monoBase is the origin of the stamps: durations since it are read from
+// the monotonic clock.
+var monoBase = time.Now()
+
+// stamp writes the record's sequence number and the time it is handed to the
+// producer into the first 16 bytes of its value; the worker relays the value
+// unchanged.
+func stamp(value []byte, seq int, at time.Time) {
+	binary.BigEndian.PutUint64(value[0:8], uint64(seq))
+	binary.BigEndian.PutUint64(value[8:16], uint64(at.Sub(monoBase)))
+}
+
+func unstamp(value []byte) (seq int, at time.Time, err error) {
+	if len(value) < 16 {
+		return 0, time.Time{}, fmt.Errorf("value of %d bytes has no stamp", len(value))
+	}
+	return int(binary.BigEndian.Uint64(value[0:8])), monoBase.Add(time.Duration(binary.BigEndian.Uint64(value[8:16]))), nil
+}
+
+// pacer returns the value of each record at its time: record i is due at
+// start + i/rate, where start is the first call. A late producer does not
+// sleep until it has caught up, so the schedule does not drift and a stall
+// shows as a burst of records, whose latency counts from when each was
+// produced. onMeasureStart is called just before record pacedWarmup.
+func pacer(rate int, onMeasureStart func()) func(ctx context.Context, i int) ([]byte, error) {
+	interval := time.Second / time.Duration(rate)
+	var start time.Time
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	return func(ctx context.Context, i int) ([]byte, error) {
+		if i == 0 {
+			start = time.Now()
+		}
+		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, ctx.Err()
+			}
+		}
+		if i == pacedWarmup {
+			onMeasureStart()
+		}
+		value := make([]byte, relayValueSize)
+		stamp(value, i, time.Now())
+		return value, nil
+	}
+}
+
+// pacedResult is what one paced run measured, after the warm-up.
+type pacedResult struct {
+	latency *hdrhistogram.Histogram // µs from produce to the consumer's end of processing
+	elapsed time.Duration           // from the first measured produce to the last receipt
+	cpu     time.Duration           // process CPU over the same span (until the producer's flush)
+}
+
+// runPaced relays r.n records, the first pacedWarmup of them unmeasured, at
+// rate records per second. onMeasureStart is called when the measurement
+// starts (to reset a benchmark's timer).
+func runPaced(ctx context.Context, tb testing.TB, r *relay, rate int, onMeasureStart func()) (pacedResult, error) {
+	res := pacedResult{latency: hdrhistogram.New(1, pacedMaxLatency.Microseconds(), 3)}
+	var last time.Time // when the last record was received
+	var stampErr error
+	r.observe = func(rec *kgo.Record, received time.Time) {
+		seq, sent, err := unstamp(rec.Value)
+		if err != nil {
+			stampErr = err
+			return
+		}
+		last = received
+		if seq >= pacedWarmup {
+			_ = res.latency.RecordValue(min(received.Sub(sent).Microseconds(), pacedMaxLatency.Microseconds()))
+		}
+	}
+	var start time.Time
+	var cpu0 time.Duration
+	err := r.runWith(ctx, pacer(rate, func() {
+		onMeasureStart()
+		start, cpu0 = time.Now(), cpuTime(tb)
+	}))
+	if err != nil {
+		return res, err
+	}
+	// The consumer's last observe happened before it closed done, which
+	// runWith waited for.
+	res.elapsed, res.cpu = last.Sub(start), cpuTime(tb)-cpu0
+	if stampErr != nil {
+		return res, stampErr
+	}
+	if got, want := res.latency.TotalCount(), int64(r.n-pacedWarmup); got != want {
+		return res, fmt.Errorf("%d latencies recorded, want %d", got, want)
+	}
+	return res, nil
+}
+
+func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
+	inst := untraced
+	var p *providers
+	if v.sampler != nil {
+		p = newProviders(b, v.sampler, v.bspOpts...)
+		if v.kotel {
+			inst = kotelInstrumentation(p.tp, p.mp)
+		} else {
+			inst = kretrieveInstrumentation(p.tp, p.metrics)
+		}
+	}
+	r := newRelay(b, inst, pacedWarmup+b.N)
+	ctx, cancel := context.WithTimeout(b.Context(), relayTimeout)
+	defer cancel()
+
+	b.ResetTimer()
+	res, err := runPaced(ctx, b, r, rate, b.ResetTimer)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	n := float64(b.N)
+	b.ReportMetric(n/res.elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(res.cpu.Microseconds())/n, "cpu-µs/msg")
+	b.ReportMetric(float64(res.latency.ValueAtQuantile(50)), "p50-µs")
+	b.ReportMetric(float64(res.latency.ValueAtQuantile(99)), "p99-µs")
+	b.ReportMetric(float64(res.latency.ValueAtQuantile(99.9)), "p99.9-µs")
+	b.ReportMetric(float64(res.latency.Max()), "max-µs")
+	if p != nil {
+		if err := p.shutdown(); err != nil {
+			b.Fatalf("shutdown tracer provider: %v", err)
+		}
+		ended, exported := p.counts.ended.Load(), p.counts.exported.Load()
+		b.ReportMetric(float64(ended)/float64(r.n), "spans/msg")
+		b.ReportMetric(float64(ended-exported), "dropped-spans")
+	}
+}
