@@ -19,7 +19,7 @@
 //	                       worker and the consumer; AlwaysSample
 //	kretrieve-100          kafkatrace.Tracer hooks on producer and worker,
 //	                       StartProcess/EndProcess in worker and consumer;
-//	                       ParentBased(AlwaysSample)
+//	                       ParentBased(AlwaysSample), WithParentBasedSampling
 //	kretrieve-1            the same with ParentBased(TraceIDRatioBased(0.01))
 //	kretrieve-100-defaults kretrieve-100 with the SDK's default batch span
 //	                       processor options (queue of 2048 spans)
@@ -27,8 +27,10 @@
 // Traced variants export over OTLP/HTTP (otlptracehttp) through a batch span
 // processor to an httptest server that reads and discards each request; the
 // non-default variants use a queue of 1<<20 spans so that nothing is dropped.
-// Metrics go to an SDK meter provider with a manual reader (recorded, never
-// exported) for both kotel and kretrieve.
+// Metrics are recorded, never collected nor exported: kotel's meter records
+// into an SDK meter provider with a manual reader, and kafkatrace aggregates
+// into one kafkatrace.Metrics per relay registered as that reader's producer
+// (as tracing.WithMetricProducer registers it in kretrieve).
 //
 // Each sub-benchmark run starts its own broker, topics, clients and
 // providers outside the timer; the timed part runs from the first produce
@@ -52,5 +54,84 @@
 // cpu-µs/msg of two sub-benchmarks (for example kretrieve-100 over kotel,
 // and kretrieve-1 over untraced), taking the median of the -count runs;
 // benchstat (golang.org/x/perf/cmd/benchstat) prints those medians per
-// sub-benchmark from the saved output.
+// sub-benchmark from the saved output, and `make bench` prints the targets'
+// ratios (see below).
+//
+// # The paced relay benchmark
+//
+// BenchmarkRelayPaced runs the same relay, variants untraced, kotel and
+// kretrieve-100, with the producer pacing records at PacedRate (2,000
+// records/s): well below the saturated throughput of every variant on a
+// 2-core machine (kretrieve-100 and kotel relayed about 8,000 records/s
+// there, untraced over 100,000), so that what is measured is the latency
+// tracing adds to each record, not queueing behind a saturated stage. Record
+// i is due at start + i/PacedRate; a producer that falls behind produces
+// without sleeping until it has caught up, so the schedule does not drift.
+// Each record's value carries its sequence number and the time it was handed
+// to the producer (monotonic clock); the consumer of B takes the time once
+// its processing of the record has ended, and the difference goes into an
+// HDR histogram (1 µs to 1 min, 3 significant digits). The first 200
+// records are a warm-up (metadata, connections) and are not measured; then
+// b.N records are. A run takes about b.N/PacedRate seconds, bounded by the
+// same 2 minute timeout. Intended invocation:
+//
+//	go test -run '^$' -bench RelayPaced -benchtime 10000x ./bench/
+//
+// Reported metrics, per variant:
+//
+//	p50-µs, p99-µs,  percentiles and maximum of the end-to-end latency
+//	p99.9-µs, max-µs
+//	msgs/s           the rate achieved (≈ PacedRate when the relay keeps up)
+//	cpu-µs/msg       process CPU per measured record, idle time included
+//	spans/msg, dropped-spans  as in BenchmarkRelay (traced variants)
+//
+// ns/op is the pacing interval and says nothing.
+//
+// # The pipeline benchmark
+//
+// BenchmarkPipeline, in package pipeline (pipeline_bench_test.go), serves
+// b.N retrieval requests three ways, side by side: inprocess (the retrieval
+// search and the enrichment steps called directly on GOMAXPROCS goroutines;
+// no Kafka, nothing encoded, no tracing), kafka-untraced (the whole pipeline
+// on an in-process broker: a pipeline.Client with its collector, one
+// retrieval and one enrichment worker, telemetry from tracing.Setup under
+// OTEL_SDK_DISABLED=true) and kafka-traced-100 (the same with tracing.Setup
+// sampling every request, exporting OTLP/HTTP to a discarding sink with its
+// default batch processor, metrics recorded by a manual reader). Requests
+// cycle through the queries of corpus.QualitySet over search.DemoIndex, the
+// index of the pipeline tests, with the default top_k. The Kafka variants
+// start their broker, workers and client outside the timer and relay 60
+// warm-up requests first (the group joins); then b.N requests are published
+// with at most 1024 in flight, and the timer stops when every outcome has
+// arrived and the telemetry is flushed. Intended invocation:
+//
+//	go test -run '^$' -bench Pipeline -benchtime 3000x ./pipeline/
+//
+// It reports req/s and cpu-µs/req (getrusage of the whole process: broker,
+// clients, workers, SDK and sink), and for kafka-traced-100 spans/req and
+// dropped-spans.
+//
+// # make bench
+//
+// `make bench` runs, in one go, the micro-benchmarks of the hot paths (every
+// benchmark outside bench/ and pipeline/: kafkatrace, messages, search, ...,
+// with -benchmem), then BENCH_ROUNDS (default 3) rounds of
+//
+//	go test -run '^$' -bench '^BenchmarkRelay$' -benchtime 20000x ./bench/
+//	go test -run '^$' -bench '^BenchmarkRelayPaced$' -benchtime 10000x ./bench/
+//	go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime 3000x ./pipeline/
+//
+// (rounds rather than -count, so that the variants compared alternate in
+// time and a burst of load on a shared machine hits all of them), saving
+// everything to BENCH_OUT (default bench.out). It then prints, with
+// internal/benchratio, the ratios of the performance targets from the
+// medians of the runs of each sub-benchmark:
+//
+//	relay kretrieve-100 / kotel, msgs/s                  ≥ 2.5
+//	relay kretrieve-1 / untraced, msgs/s                 ≥ 0.8
+//	paced p99 kretrieve-100 / untraced, p99-µs           ≤ 1.05
+//	pipeline kafka-traced-100 / kafka-untraced, req/s    ≥ 0.95
+//	pipeline kafka-traced-100 / inprocess, req/s         ≥ 0.8
+//
+// each marked PASS or MISS. It takes about 4 minutes on 2 cores.
 package bench

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestEvaluate(t *testing.T) {
+	medians := map[string]Summary{
+		"A": {Median: map[string]float64{"req/s": 100, "p99-µs": 1000}, Runs: 3},
+		"B": {Median: map[string]float64{"req/s": 80, "p99-µs": 1050}, Runs: 3},
+		"Z": {Median: map[string]float64{"req/s": 0}, Runs: 1},
+	}
+	targets := []Target{
+		{Label: "at least, met at the bound", Num: "B", Den: "A", Unit: "req/s", Bound: 0.8},
+		{Label: "at least, missed", Num: "B", Den: "A", Unit: "req/s", Bound: 0.81},
+		{Label: "at most, met at the bound", Num: "B", Den: "A", Unit: "p99-µs", Bound: 1.05, AtMost: true},
+		{Label: "at most, missed", Num: "B", Den: "A", Unit: "p99-µs", Bound: 1.04, AtMost: true},
+		{Label: "missing benchmark", Num: "C", Den: "A", Unit: "req/s", Bound: 1},
+		{Label: "missing unit", Num: "B", Den: "A", Unit: "msgs/s", Bound: 1},
+		{Label: "zero denominator", Num: "B", Den: "Z", Unit: "req/s", Bound: 1},
+	}
+	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing}
+	for i, o := range Evaluate(medians, targets) {
+		if o.Status != want[i] {
+			t.Errorf("%s: %s (ratio %v), want %s", o.Label, o.Status, o.Ratio, want[i])
+		}
+		if o.Status == Missing && !math.IsNaN(o.Ratio) {
+			t.Errorf("%s: ratio %v for a missing target", o.Label, o.Ratio)
+		}
+	}
+}
+
+// TestReportSample prints the ratio table of the real sample and checks
+// each target's row against the sample's medians, worked out by hand.
+func TestReportSample(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"testdata/sample.txt"}, nil, &out, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	t.Log("\n" + out.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1+len(Targets) {
+		t.Fatalf("%d lines, want a header and %d rows:\n%s", len(lines), len(Targets), out.String())
+	}
+	for i, want := range sampleRows {
+		if row := strings.Join(strings.Fields(lines[i+1]), " "); !strings.HasPrefix(row, want) {
+			t.Errorf("row %d = %q, want prefix %q", i+1, row, want)
+		}
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  int
+	}{
+		{"usage", []string{"a", "b"}, "", 2},
+		{"missing file", []string{"testdata/no-such-file"}, "", 1},
+		{"no results", nil, "PASS\nok  \tx\t0.1s\n", 1},
+		{"a failure besides results", nil, "BenchmarkA-2 \t 10\t 5 ns/op\nFAIL\tx [build failed]\n", 1},
+		{"results only, targets n/a", nil, "BenchmarkA-2 \t 10\t 5 ns/op\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if got := run(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr); got != tt.want {
+				t.Errorf("exit %d, want %d; stderr %q", got, tt.want, stderr.String())
+			}
+		})
+	}
+}
+
+// sampleRows are the rows testdata/sample.txt gives, spaces collapsed; the
+// medians are of the three runs of each benchmark in the file.
+var sampleRows = []string{
+	"relay kretrieve-100 / kotel msgs/s 0.756 ≥ 2.50 MISS 6152 / 8141 (3, 3)",
+	"relay kretrieve-1 / untraced msgs/s 0.442 ≥ 0.80 MISS 75875 / 171552 (3, 3)",
+	"paced p99 kretrieve-100 / untraced p99-µs 1.991 ≤ 1.05 MISS 57631 / 28943 (3, 3)",
+	"pipeline kafka-traced-100 / kafka-untraced req/s 0.665 ≥ 0.95 MISS 955.7 / 1438 (3, 3)",
+	"pipeline kafka-traced-100 / inprocess req/s 0.571 ≥ 0.80 MISS 955.7 / 1673 (3, 3)",
+}
