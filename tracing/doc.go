@@ -16,6 +16,13 @@
 //   - OTEL_EXPORTER_OTLP_* and OTEL_EXPORTER_OTLP_{TRACES,METRICS}_*:
 //     endpoint, headers, timeout, compression, TLS.
 //
+// Spans are exported by [otlpwire], which encodes the http/protobuf request
+// straight from the SDK's spans: otlptracehttp's conversion to protobuf
+// structs and reflection-based marshalling cost about 18 µs of CPU per span
+// in the relay benchmark. An equivalence test checks that both send the
+// same request. With OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json,
+// otlptracehttp is used. Metrics use otlpmetrichttp.
+//
 // This package itself reads only:
 //
 //   - OTEL_SDK_DISABLED: "true" (any case) installs no-op providers; the
@@ -34,5 +41,5 @@
 //
 // Only tracing and the run-summary recorder may import the OTel SDK; the
 // rest of kretrieve uses the OTel API. This package must not import any
-// other kretrieve package.
+// other kretrieve package than its own tracing/otlpwire.
 package tracing

@@ -18,6 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/kretrieve/kretrieve/tracing/otlpwire"
 )
 
 // Providers holds what [Setup] installed. Its fields are OTel API types so
@@ -149,8 +151,35 @@ func (p *Providers) install() {
 	otel.SetTextMapPropagator(p.Propagator)
 }
 
+// newSpanExporter returns the OTLP/HTTP trace exporter: otlpwire, which
+// encodes http/protobuf requests without otlptracehttp's per-span garbage
+// (see its package doc), or otlptracehttp for http/json.
 func newSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
-	var opts []otlptracehttp.Option
+	proto := lookup(cfg.getenv, envTracesProtocol)
+	if proto == "" {
+		proto = lookup(cfg.getenv, envProtocol)
+	}
+	if proto == "http/json" {
+		return newJSONSpanExporter(ctx, cfg)
+	}
+	opts := []otlpwire.Option{otlpwire.WithGetenv(cfg.getenv)}
+	if cfg.exporterTimeout > 0 {
+		opts = append(opts, otlpwire.WithTimeout(cfg.exporterTimeout))
+	}
+	if !cfg.exportRetry {
+		opts = append(opts, otlpwire.WithRetry(otlpwire.RetryConfig{Enabled: false}))
+	}
+	exp, err := otlpwire.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// newJSONSpanExporter returns otlptracehttp sending http/json; it reads its
+// other variables from the process environment.
+func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
+	opts := []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)}
 	if cfg.exporterTimeout > 0 {
 		opts = append(opts, otlptracehttp.WithTimeout(cfg.exporterTimeout))
 	}

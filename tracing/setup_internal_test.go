@@ -1,0 +1,46 @@
+package tracing
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+)
+
+// http/protobuf, the default, goes through otlpwire; http/json still
+// needs otlptracehttp.
+func TestNewSpanExporterByProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		wantJSON bool
+	}{
+		{name: "default", env: map[string]string{}},
+		{name: "http/protobuf", env: map[string]string{envProtocol: "http/protobuf"}},
+		{name: "http/json", env: map[string]string{envProtocol: "http/json"}, wantJSON: true},
+		{name: "traces protocol wins", env: map[string]string{envProtocol: "http/json", envTracesProtocol: "http/protobuf"}},
+		{name: "traces http/json", env: map[string]string{envProtocol: "http/protobuf", envTracesProtocol: "http/json"}, wantJSON: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.env[envEndpoint] = "http://127.0.0.1:4318"
+			cfg := newConfig([]Option{WithGetenv(func(k string) string { return tc.env[k] })})
+			exp, err := newSpanExporter(t.Context(), cfg)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, exp.Shutdown(t.Context())) }()
+			_, isWire := exp.(*otlpwire.Exporter)
+			assert.Equal(t, !tc.wantJSON, isWire, "%T", exp)
+		})
+	}
+}
+
+// The trace exporter reads its variables through WithGetenv, and an
+// invalid one fails Setup's exporter creation.
+func TestNewSpanExporterInvalidVariable(t *testing.T) {
+	cfg := newConfig([]Option{WithGetenv(func(k string) string {
+		return map[string]string{envEndpoint: "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}[k]
+	})})
+	_, err := newSpanExporter(t.Context(), cfg)
+	assert.ErrorContains(t, err, "create otlp trace exporter: otlpwire: OTEL_EXPORTER_OTLP_TIMEOUT")
+}
