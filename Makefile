@@ -43,10 +43,14 @@ bench:
 	done
 	$(GO) run ./internal/benchratio $(BENCH_OUT)
 
-## fuzz: each fuzz target briefly
+## fuzz: each fuzz target of every package briefly (FUZZTIME each)
+FUZZTIME ?= 10s
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./messages/ | grep '^Fuzz'); do \
-		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=10s ./messages/ || exit 1; \
+	@for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "$$pkg $$t"; \
+			$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
 	done
 
 ## image: the kretrieve image FROM scratch (needs a Docker engine)
