@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/tracing/otlpwire"
 )
 
 // newDiscardSink starts an OTLP/HTTP endpoint that reads every request body,
@@ -71,19 +72,25 @@ type providers struct {
 // discarding sink through a counted batch span processor with bspOpts, and a
 // meter provider whose metrics (kotel's instruments, kafkatrace's Metrics)
 // are recorded but never read.
-func newProviders(tb testing.TB, sampler sdktrace.Sampler, bspOpts ...sdktrace.BatchSpanProcessorOption) *providers {
+func newProviders(tb testing.TB, v relayVariant) *providers {
 	tb.Helper()
 	sink := newDiscardSink(tb)
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
+	var exp sdktrace.SpanExporter
+	var err error
+	if v.otlpwire {
+		exp, err = otlpwire.New(otlpwire.WithEndpointURL(sink.URL + "/v1/traces"))
+	} else {
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
+	}
 	if err != nil {
 		tb.Fatalf("otlp exporter: %v", err)
 	}
 	c := &spanCounts{}
-	bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: exp, c: c}, bspOpts...)
+	bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: exp, c: c}, v.bspOpts...)
 	metrics := kafkatrace.NewMetrics()
 	p := &providers{
 		tp: sdktrace.NewTracerProvider(
-			sdktrace.WithSampler(sampler),
+			sdktrace.WithSampler(v.sampler),
 			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
 		),
 		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics)))),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/kretrieve/kretrieve/tracing"
 )
 
 // relayVariant is one sub-benchmark of BenchmarkRelay.
@@ -16,19 +18,26 @@ type relayVariant struct {
 	// are unused when sampler is nil (untraced).
 	kotel   bool
 	sampler sdktrace.Sampler
-	bspOpts []sdktrace.BatchSpanProcessorOption
+	// otlpwire selects kretrieve's exporter (tracing/otlpwire) instead of
+	// the SDK's otlptracehttp.
+	otlpwire bool
+	bspOpts  []sdktrace.BatchSpanProcessorOption
 }
 
-// bigQueue keeps the batch span processor from dropping spans, so that the
-// traced variants are compared on the work of exporting every span.
+// bigQueue keeps the batch span processor from dropping spans, so that kotel
+// is compared on the work of exporting every span.
 var bigQueue = []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(1 << 20)}
+
+// kretrieveBatch are the batch settings tracing.Setup uses by default.
+var kretrieveBatch = tracing.BatchSpanProcessorDefaults()
 
 var relayVariants = []relayVariant{
 	{name: "untraced"},
 	{name: "kotel", kotel: true, sampler: sdktrace.AlwaysSample(), bspOpts: bigQueue},
-	{name: "kretrieve-100", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), bspOpts: bigQueue},
-	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), bspOpts: bigQueue},
-	{name: "kretrieve-100-defaults", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample())},
+	{name: "kotel-otlpwire", kotel: true, sampler: sdktrace.AlwaysSample(), otlpwire: true, bspOpts: bigQueue},
+	{name: "kretrieve-100", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true, bspOpts: kretrieveBatch},
+	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: kretrieveBatch},
+	{name: "kretrieve-100-sdk-batch", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true},
 }
 
 // BenchmarkRelay relays b.N records producer → A → worker → B → consumer for
@@ -44,7 +53,7 @@ func benchmarkRelay(b *testing.B, v relayVariant) {
 	inst := untraced
 	var p *providers
 	if v.sampler != nil {
-		p = newProviders(b, v.sampler, v.bspOpts...)
+		p = newProviders(b, v)
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {

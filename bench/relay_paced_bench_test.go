@@ -151,7 +151,7 @@ func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
 	inst := untraced
 	var p *providers
 	if v.sampler != nil {
-		p = newProviders(b, v.sampler, v.bspOpts...)
+		p = newProviders(b, v)
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {

@@ -92,10 +92,9 @@ func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics) in
 		}
 		tr := kafkatrace.New(opts...)
 		s := stage{process: func(ctx context.Context, r *kgo.Record, hw int64, handle func(context.Context)) {
-			start := time.Now()
-			pctx, span, _ := tr.StartProcess(ctx, r, hw)
+			pctx, span, qw := tr.StartProcess(ctx, r, hw)
 			handle(pctx)
-			tr.EndProcess(pctx, r, start, span, nil, "")
+			tr.EndProcess(pctx, r, qw.End, span, nil, "") // qw.End: when processing started
 		}}
 		if role != roleConsumer {
 			s.hooks = []kgo.Hook{tr}

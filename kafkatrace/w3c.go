@@ -75,22 +75,26 @@ func parseTraceparent(h string) (trace.SpanContext, bool) {
 // decodeHex decodes lowercase hex src into dst (len(src) == 2*len(dst)).
 // Uppercase is invalid in W3C Trace Context.
 func decodeHex(dst []byte, src string) bool {
+	var bad byte
 	for i := range dst {
-		hi, lo := unhex(src[2*i]), unhex(src[2*i+1])
-		if hi > 0xf || lo > 0xf {
-			return false
-		}
+		hi, lo := unhex[src[2*i]], unhex[src[2*i+1]]
+		bad |= hi | lo
 		dst[i] = hi<<4 | lo
 	}
-	return true
+	return bad&0xf0 == 0
 }
 
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
+// unhex maps lowercase hex digits to their value and every other byte to
+// 0xff, so one OR over a decoded string detects any invalid character.
+var unhex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0xff
-}
+	for i := range 10 {
+		t['0'+i] = byte(i)
+	}
+	for i := range 6 {
+		t['a'+i] = byte(10 + i)
+	}
+	return t
+}()

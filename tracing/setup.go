@@ -275,6 +275,13 @@ const (
 	defaultBSPDelay     = time.Second
 )
 
+// BatchSpanProcessorDefaults returns the batch span processor settings
+// Setup uses where OTEL_BSP_* is unset, for callers that build their own
+// processor (the benchmarks compare them with the SDK's).
+func BatchSpanProcessorDefaults() []sdktrace.BatchSpanProcessorOption {
+	return batchDefaults(func(string) string { return "" })
+}
+
 func batchDefaults(getenv func(string) string) []sdktrace.BatchSpanProcessorOption {
 	var opts []sdktrace.BatchSpanProcessorOption
 	if getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
