@@ -1,7 +1,8 @@
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
 // against an in-process broker (kfake through internal/kafkatest). It has no
-// non-test code; it imports kafkatrace and internal/kafkatest and nothing
-// else of kretrieve, and nothing imports it.
+// non-test code; it imports kafkatrace, tracing (for its batch defaults),
+// tracing/otlpwire and internal/kafkatest and nothing else of kretrieve,
+// and nothing imports it.
 //
 // # The relay benchmark
 //
@@ -13,20 +14,26 @@
 //
 // with one sub-benchmark per variant, all in the same run:
 //
-//	untraced               plain kgo clients, no hooks
-//	kotel                  franz-go's kotel tracer and meter hooks on every
-//	                       client, kotel's WithProcessSpan per record in the
-//	                       worker and the consumer; AlwaysSample
-//	kretrieve-100          kafkatrace.Tracer hooks on producer and worker,
-//	                       StartProcess/EndProcess in worker and consumer;
-//	                       ParentBased(AlwaysSample), WithParentBasedSampling
-//	kretrieve-1            the same with ParentBased(TraceIDRatioBased(0.01))
-//	kretrieve-100-defaults kretrieve-100 with the SDK's default batch span
-//	                       processor options (queue of 2048 spans)
+//	untraced                plain kgo clients, no hooks
+//	kotel                   franz-go's kotel tracer and meter hooks on every
+//	                        client, kotel's WithProcessSpan per record in the
+//	                        worker and the consumer; AlwaysSample; exported
+//	                        with the SDK's otlptracehttp (what a kotel user
+//	                        gets), queue of 1<<20 spans so nothing drops
+//	kotel-otlpwire          kotel exporting with kretrieve's otlpwire: how
+//	                        much of the difference is the exporter
+//	kretrieve-100           kafkatrace.Tracer hooks on producer and worker,
+//	                        StartProcess/EndProcess in worker and consumer;
+//	                        ParentBased(AlwaysSample), WithParentBasedSampling;
+//	                        otlpwire with tracing.Setup's batch defaults
+//	                        (what `kretrieve` runs with)
+//	kretrieve-1             the same with ParentBased(TraceIDRatioBased(0.01))
+//	kretrieve-100-sdk-batch kretrieve-100 with the SDK's default batch span
+//	                        processor options (queue of 2048 spans): shows
+//	                        the spans those defaults drop at saturation
 //
-// Traced variants export over OTLP/HTTP (otlptracehttp) through a batch span
-// processor to an httptest server that reads and discards each request; the
-// non-default variants use a queue of 1<<20 spans so that nothing is dropped.
+// Traced variants export over OTLP/HTTP through a batch span processor to
+// an httptest server that reads and discards each request.
 // Metrics are recorded, never collected nor exported: kotel's meter records
 // into an SDK meter provider with a manual reader, and kafkatrace aggregates
 // into one kafkatrace.Metrics per relay registered as that reader's producer
