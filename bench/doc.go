@@ -25,9 +25,11 @@
 //	kretrieve-100           kafkatrace.Tracer hooks on producer and worker,
 //	                        StartProcess/EndProcess in worker and consumer;
 //	                        ParentBased(AlwaysSample), WithParentBasedSampling;
-//	                        otlpwire with tracing.Setup's batch defaults
-//	                        (what `kretrieve` runs with)
+//	                        otlpwire, queue of 1<<20 spans as for kotel
 //	kretrieve-1             the same with ParentBased(TraceIDRatioBased(0.01))
+//	kretrieve-100-setup-batch  kretrieve-100 with tracing.Setup's batch
+//	                        defaults (65,536-span queue): what `kretrieve`
+//	                        runs with; at saturation it may drop (counted)
 //	kretrieve-100-sdk-batch kretrieve-100 with the SDK's default batch span
 //	                        processor options (queue of 2048 spans): shows
 //	                        the spans those defaults drop at saturation

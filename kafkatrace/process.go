@@ -2,6 +2,7 @@ package kafkatrace
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,15 +41,19 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 		return parent, trace.SpanFromContext(parent), qw
 	}
 
-	// The process span is started first: its sampling decision is the
-	// record's, so an unsampled record never builds the wait span or any
-	// attribute beyond the few a sampler sees at start. (Passing all of
-	// them at start measured slower: the start option copies them.)
-	startOpts := []trace.SpanStartOption{
-		consumerKind,
-		trace.WithTimestamp(now),
-		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(r.Topic)),
+	// Under a sampled parent the process span will almost surely be
+	// sampled: all its attributes go in at start, in one slice. Otherwise
+	// only the few a sampler needs go in at start, and the rest once the
+	// span turns out to be recording, so an unsampled record builds none.
+	// The attribute slices are pooled: the SDK copies what it is given.
+	buf := getAttrs()
+	defer putAttrs(buf)
+	attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(r.Topic))
+	full := remote.IsSampled()
+	if full {
+		attrs = t.appendProcessAttrs(attrs, p, r, remote)
 	}
+	startOpts := []trace.SpanStartOption{consumerKind, trace.WithTimestamp(now), trace.WithAttributes(attrs...)}
 	if remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
@@ -56,12 +61,9 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if !span.IsRecording() {
 		return ctx, span, qw
 	}
-	attrs := t.consumedAttrs(p, r, 2)
-	attrs = append(attrs, semconv.MessagingOperationName(OpProcess))
-	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
-		attrs = append(attrs, TraceContextInvalidAttr.Bool(true))
+	if !full {
+		span.SetAttributes(t.appendProcessAttrs(attrs[:0], p, r, remote)...)
 	}
-	span.SetAttributes(attrs...)
 
 	// The wait span is the process span's sibling under the producer's span;
 	// when the record starts a new trace it is the process span's child, so
@@ -70,7 +72,8 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if !remote.IsValid() {
 		waitParent = ctx
 	}
-	attrs = t.consumedAttrs(p, r, 5)
+	attrs = append(attrs[:0], semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic))
+	attrs = t.appendConsumedAttrs(attrs, p, r)
 	attrs = append(attrs,
 		TimestampTypeAttr.String(qw.TimestampType),
 		QueueWaitMSAttr.Float64(float64(qw.Wait)/float64(time.Millisecond)),
@@ -81,26 +84,27 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if qw.Skew > 0 {
 		attrs = append(attrs, ClockSkewAttr.Bool(true), ClockSkewMSAttr.Float64(float64(qw.Skew)/float64(time.Millisecond)))
 	}
-	_, wait := t.tracer.Start(waitParent, p.names.wait,
-		internalKind,
-		trace.WithTimestamp(qw.Start),
-		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic)))
-	wait.SetAttributes(attrs...)
+	_, wait := t.tracer.Start(waitParent, p.names.wait, internalKind, trace.WithTimestamp(qw.Start), trace.WithAttributes(attrs...))
 	wait.End(trace.WithTimestamp(qw.End))
+	*buf = attrs[:0]
 	return ctx, span, qw
 }
 
-// Span kinds as prebuilt options: building them per record allocates.
-var (
-	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
-	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
-)
+// appendProcessAttrs appends the process span's attributes beyond the three
+// set at start.
+func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext) []attribute.KeyValue {
+	attrs = t.appendConsumedAttrs(attrs, p, r)
+	attrs = append(attrs, semconv.MessagingOperationName(OpProcess))
+	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
+		attrs = append(attrs, TraceContextInvalidAttr.Bool(true))
+	}
+	return attrs
+}
 
-// consumedAttrs returns the attributes shared by wait and process spans
-// beyond messaging.system and the destination (set at start): the
-// partition's cached ones and the record's own, with room for extra more.
-func (t *Tracer) consumedAttrs(p *partitionState, r *kgo.Record, extra int) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, len(p.consumed)+3+extra)
+// appendConsumedAttrs appends the attributes shared by wait and process
+// spans beyond messaging.system and the destination: the partition's cached
+// ones and the record's own.
+func (t *Tracer) appendConsumedAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record) []attribute.KeyValue {
 	attrs = append(attrs, p.consumed...)
 	attrs = append(attrs,
 		semconv.MessagingKafkaOffset(int(r.Offset)),
@@ -111,6 +115,31 @@ func (t *Tracer) consumedAttrs(p *partitionState, r *kgo.Record, extra int) []at
 	}
 	return attrs
 }
+
+// attrPool recycles the attribute slices spans are started with: the SDK
+// copies attributes into the span, so the slice is free once Start or
+// SetAttributes returns.
+var attrPool = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 24)
+	return &s
+}}
+
+func getAttrs() *[]attribute.KeyValue { return attrPool.Get().(*[]attribute.KeyValue) }
+
+func putAttrs(s *[]attribute.KeyValue) {
+	if cap(*s) > 64 { // keep the pool's slices small
+		return
+	}
+	clear((*s)[:cap(*s)])
+	*s = (*s)[:0]
+	attrPool.Put(s)
+}
+
+// Span kinds as prebuilt options: building them per record allocates.
+var (
+	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+)
 
 // EndProcess ends the process span of r started by StartProcess (whose
 // QueueWait.End is start), recording err (when not nil) as the span's error

@@ -40,23 +40,38 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		r.Context = &sendContext{Context: ctx, start: start}
 		return
 	}
-	opts := []trace.SpanStartOption{producerKind,
-		trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))}
+	// As in StartProcess: all attributes at start under a sampled parent,
+	// otherwise only once the span is known to be recording.
+	buf := getAttrs()
+	defer putAttrs(buf)
+	attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
+	full := trace.SpanContextFromContext(ctx).IsSampled()
+	if full {
+		attrs = t.appendSendAttrs(attrs, r)
+	}
+	opts := []trace.SpanStartOption{producerKind, trace.WithAttributes(attrs...)}
 	if links, ok := ctx.Value(linksKey{}).([]trace.Link); ok {
 		opts = append(opts, trace.WithLinks(links...))
 	}
 	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, opts...)
-	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, len(t.common)+3)
-		attrs = append(attrs, t.common...)
-		attrs = append(attrs, semconv.MessagingOperationName(OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
-		if r.Key != nil {
-			attrs = append(attrs, keyHash(r.Key))
-		}
+	if !full && span.IsRecording() {
+		attrs = t.appendSendAttrs(attrs[:0], r)
 		span.SetAttributes(attrs...)
 	}
+	*buf = attrs[:0]
 	t.Inject(ctx, r)
 	r.Context = &sendContext{Context: ctx, start: start, span: span}
+}
+
+// appendSendAttrs appends the send span's attributes known before the ack,
+// beyond the three set at start.
+func (t *Tracer) appendSendAttrs(attrs []attribute.KeyValue, r *kgo.Record) []attribute.KeyValue {
+	attrs = append(attrs, t.common...)
+	attrs = append(attrs, semconv.MessagingOperationName(OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
+	if r.Key != nil {
+		attrs = append(attrs, keyHash(r.Key))
+	}
+	return attrs
 }
 
 type linksKey struct{}
