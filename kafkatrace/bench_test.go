@@ -10,10 +10,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func benchTracer(b *testing.B, sampler sdktrace.Sampler) *Tracer {
+func benchTracer(b *testing.B, sampler sdktrace.Sampler, opts ...Option) *Tracer {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler)) // no processor: measures span work, not export
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return New(WithTracerProvider(tp), WithPropagator(testPropagator()), WithClientID("bench"), WithConsumerGroup("g"), WithServerAddress("127.0.0.1:9092"))
+	opts = append([]Option{
+		WithTracerProvider(tp), WithPropagator(testPropagator()), WithMetrics(NewMetrics()),
+		WithClientID("bench"), WithConsumerGroup("g"), WithServerAddress("127.0.0.1:9092"),
+	}, opts...)
+	return New(opts...)
 }
 
 func BenchmarkInjectExtract(b *testing.B) {
@@ -41,8 +45,8 @@ func BenchmarkSendHooks(b *testing.B) {
 	}
 }
 
-func benchmarkStartProcess(b *testing.B, sampler sdktrace.Sampler, flags trace.TraceFlags) {
-	tr := benchTracer(b, sampler)
+func benchmarkStartProcess(b *testing.B, sampler sdktrace.Sampler, flags trace.TraceFlags, opts ...Option) {
+	tr := benchTracer(b, sampler, opts...)
 	parent := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: flags,
 	}))
@@ -50,18 +54,23 @@ func benchmarkStartProcess(b *testing.B, sampler sdktrace.Sampler, flags trace.T
 	tr.Inject(parent, r)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, span, _ := tr.StartProcess(context.Background(), r, 20)
-		EndProcess(span, nil, "")
+		ctx, span, qw := tr.StartProcess(context.Background(), r, 20)
+		tr.EndProcess(ctx, r, qw.End, span, nil, "")
 	}
 }
 
 // BenchmarkStartProcess measures the consumer-side cost per record: extract,
-// wait span, process span and the queue-wait histogram (no-op meter here).
+// wait span, process span and the messaging metrics. "unsampled" goes
+// through the SDK's sampler; "unsampled-parent-based" is the fast path of
+// WithParentBasedSampling, which starts no span.
 func BenchmarkStartProcess(b *testing.B) {
 	b.Run("sampled", func(b *testing.B) {
 		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), trace.FlagsSampled)
 	})
 	b.Run("unsampled", func(b *testing.B) {
 		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), 0)
+	})
+	b.Run("unsampled-parent-based", func(b *testing.B) {
+		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), 0, WithParentBasedSampling())
 	})
 }
