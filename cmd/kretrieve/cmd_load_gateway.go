@@ -49,8 +49,11 @@ func newGatewayTarget(base string, inFlight int, timeout time.Duration, p *traci
 }
 
 func (g *gatewayTarget) do(ctx context.Context, query string) loadResult {
-	ctx, span := g.tracer.Start(ctx, producer.RootSpanName, trace.WithAttributes(attrs.Query(query)...))
-	res, requestID, err := g.post(ctx, query)
+	// The root span and the reported latency share one clock reading at
+	// each end, so the slowest request's trace lasts exactly its latency.
+	start := time.Now()
+	ctx, span := g.tracer.Start(ctx, producer.RootSpanName, trace.WithTimestamp(start), trace.WithAttributes(attrs.Query(query)...))
+	res, requestID, err := g.post(ctx, query, start)
 	if requestID != "" {
 		span.SetAttributes(attrs.RequestID.String(requestID))
 	}
@@ -58,22 +61,22 @@ func (g *gatewayTarget) do(ctx context.Context, query string) loadResult {
 	if err != nil {
 		span.SetStatus(codes.Error, err.Error())
 	}
-	span.End()
+	span.End(trace.WithTimestamp(start.Add(res.latency)))
 	return res
 }
 
 // post sends one search and reads its answer; err describes a failure.
-func (g *gatewayTarget) post(ctx context.Context, query string) (res loadResult, requestID string, err error) {
+// Its latency runs from start until the answer has been read.
+func (g *gatewayTarget) post(ctx context.Context, query string, start time.Time) (res loadResult, requestID string, err error) {
 	body, err := json.Marshal(struct {
 		Query string `json:"query"`
 	}{query})
 	if err != nil {
-		return loadResult{outcome: outcomeFailed}, "", err
+		return loadResult{outcome: outcomeFailed, latency: time.Since(start)}, "", err
 	}
-	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
-		return loadResult{outcome: outcomeFailed}, "", err
+		return loadResult{outcome: outcomeFailed, latency: time.Since(start)}, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.client.Do(req)

@@ -38,10 +38,10 @@ type instrument struct {
 func emitted() []instrument {
 	return []instrument{
 		{"kretrieve.messaging.queue_wait.duration", "s", "histogram", `"kretrieve.messaging.queue_wait.duration"`},
-		{messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Unit(), "histogram", "messagingconv.NewProcessDuration("},
-		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "messagingconv.NewClientOperationDuration("},
-		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "messagingconv.NewClientSentMessages("},
-		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "messagingconv.NewClientConsumedMessages("},
+		{messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Unit(), "histogram", "addHist(messagingconv.ProcessDuration{}.Name()"},
+		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "addHist(messagingconv.ClientOperationDuration{}.Name()"},
+		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "addSum(messagingconv.ClientSentMessages{}.Name()"},
+		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "addSum(messagingconv.ClientConsumedMessages{}.Name()"},
 		{lag.RecordsGaugeName, "{message}", "gauge", "Int64ObservableGauge(RecordsGaugeName"},
 		{lag.SecondsGaugeName, "s", "gauge", "Float64ObservableGauge(SecondsGaugeName"},
 		{"kretrieve.results.dropped", "{record}", "counter", `Int64ObservableCounter("kretrieve.results.dropped"`},
