@@ -82,13 +82,14 @@ func EncodeCandidates(c Candidates) ([]byte, error) {
 // [DecodeRequest]; request_id, query, top_k and candidates are required,
 // and each candidate needs doc_id and score; timings and its durations may
 // be absent (zero). Any broken rule is returned as a [*ValidationError].
+// Invalid UTF-8 is rejected as in [DecodeRequest].
 // The returned Candidates slice is never nil.
 func DecodeCandidates(b []byte) (Candidates, error) {
 	obj, err := decodeObject(PayloadCandidates, b)
 	if err != nil {
 		return Candidates{}, err
 	}
-	d := decoder{payload: PayloadCandidates}
+	d := newDecoder(PayloadCandidates, b)
 	d.schemaVersion(obj)
 	c := Candidates{
 		SchemaVersion: SchemaVersion,
@@ -107,8 +108,8 @@ func DecodeCandidates(b []byte) (Candidates, error) {
 		})
 	}
 	c.Timings = d.timings(obj)
-	if d.err != nil {
-		return Candidates{}, d.err
+	if err := d.result(); err != nil {
+		return Candidates{}, err
 	}
 	if err := c.Validate(); err != nil {
 		return Candidates{}, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/messages"
@@ -75,5 +76,64 @@ func TestDecodeErrorUnwraps(t *testing.T) {
 	}
 	if !errors.Is(err, messages.ErrInvalid) {
 		t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+	}
+}
+
+// TestErrorTextsDoNotQuoteTheValue checks that no decode or validation
+// error quotes the record value, not even one character of it: error texts
+// go to spans, logs and dead-letter headers, and record values are user data.
+func TestErrorTextsDoNotQuoteTheValue(t *testing.T) {
+	const canary = "Ωcanary7f3a"
+	bodies := []string{
+		canary,
+		`{"query":"x"} ` + canary,
+		`{"query":"x",` + canary + `}`,
+		`{"query":` + canary + `}`,
+		`{"query" ` + canary + `}`,
+		`{"query":"` + canary + `"`,
+		`{"query":"` + canary + "\x01" + `"}`,
+		`{"query":"` + canary + `\q"}`,
+		`{"query":"` + canary + `","top_k":` + canary + `}`,
+		`{"query":"` + canary + `","top_k":"` + canary + `"}`,
+		`{"query":"` + canary + `","top_k":1000}`,
+		`{"query":"` + canary + "\xff" + `"}`,
+		`{"query":"x","` + canary + "\xff" + `":"` + canary + `"}`,
+		`{"query":"x","request_id":" ` + canary + `"}`,
+		`{"request_id":"` + canary + `","query":"` + canary + `","top_k":1,"candidates":[{"doc_id":"` + canary + `","score":"` + canary + `"}]}`,
+		`{"request_id":"` + canary + `","documents":[{"id":"` + canary + `","title":` + canary + `}]}`,
+		`{"request_id":"` + canary + `","documents":[{"id":"` + canary + `","title":"t","score":1,"snippet":"` + canary + "\xff" + `"}]}`,
+	}
+	decoders := map[string]func([]byte) error{
+		"request":    func(b []byte) error { _, err := messages.DecodeRequestKeyed(b, []byte(canary)); return err },
+		"candidates": func(b []byte) error { _, err := messages.DecodeCandidates(b); return err },
+		"result":     func(b []byte) error { _, err := messages.DecodeResult(b); return err },
+	}
+	for name, decode := range decoders {
+		for _, body := range bodies {
+			err := decode([]byte(body))
+			if err == nil {
+				continue
+			}
+			if msg := err.Error(); strings.Contains(msg, "canary") || strings.ContainsRune(msg, 'Ω') || strings.Contains(msg, "'") {
+				t.Errorf("%s: decoding %q: error %q quotes the value", name, body, msg)
+			}
+		}
+	}
+}
+
+func TestInvalidUTF8IsTyped(t *testing.T) {
+	for _, body := range []string{
+		"{\"query\":\"\xff\"}",                 // a field: *ValidationError
+		"{\"query\":\"x\",\"extra\":\"\xff\"}", // an ignored member: *DecodeError
+		"{\"query\":\"x\",\"\xc3\":[1]}",       // a member name
+		"{\"query\":\"x\",\"a\":{\"b\":\"\xe2\x82\"}}",
+	} {
+		_, err := messages.DecodeRequest([]byte(body))
+		if !errors.Is(err, messages.ErrInvalidUTF8) || !errors.Is(err, messages.ErrInvalid) {
+			t.Errorf("DecodeRequest(%q) = %v, want an error matching ErrInvalidUTF8 and ErrInvalid", body, err)
+		}
+	}
+	if _, err := messages.DecodeRequest([]byte(`{"query":"x","top_k":0}`)); errors.Is(err, messages.ErrInvalidUTF8) {
+		t.Errorf("a top_k error matches ErrInvalidUTF8: %v", err)
 	}
 }

@@ -73,7 +73,9 @@ func EncodeRequest(r Request) ([]byte, error) {
 //
 // The value must be a single JSON object, or a [*DecodeError] is returned.
 // Member names are case-sensitive, unknown members are ignored and a null
-// member counts as absent. Strings must be valid UTF-8. A schema_version
+// member counts as absent. The whole value must be valid UTF-8: a string
+// field that is not is a [*ValidationError], invalid UTF-8 anywhere else a
+// [*DecodeError], both matching [ErrInvalidUTF8]. A schema_version
 // that is absent or 0 means 1; one above [SchemaVersion] or negative is
 // unsupported. An absent or empty request_id is replaced by
 // [NewRequestID], and an absent top_k by [DefaultTopK]. top_k must be a
@@ -99,7 +101,7 @@ func decodeRequest(b, key []byte) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	d := decoder{payload: PayloadRequest}
+	d := newDecoder(PayloadRequest, b)
 	d.schemaVersion(obj)
 	r := Request{
 		SchemaVersion: SchemaVersion,
@@ -110,8 +112,8 @@ func decodeRequest(b, key []byte) (Request, error) {
 	if present(obj, "top_k") {
 		r.TopK = d.int(obj, top, "top_k", true)
 	}
-	if d.err != nil {
-		return Request{}, d.err
+	if err := d.result(); err != nil {
+		return Request{}, err
 	}
 	if r.RequestID == "" && len(key) > 0 && utf8.Valid(key) && checkRequestID(string(key)) == "" {
 		r.RequestID = string(key)

@@ -77,6 +77,9 @@ func requestCases() []requestCase {
 		{name: "two objects", body: `{"query":"x"}{"query":"y"}`, kind: decodeErr},
 		{name: "trailing comma", body: `{"query":"x",}`, kind: decodeErr},
 		{name: "single quotes", body: `{'query':'x'}`, kind: decodeErr},
+		{name: "ignored member invalid utf-8", body: "{\"query\":\"x\",\"extra\":\"\xff\"}", kind: decodeErr, schemaDiffers: notUTF8},
+		{name: "ignored nested member invalid utf-8", body: "{\"query\":\"x\",\"extra\":[{\"a\":\"\xc3\"}]}", kind: decodeErr, schemaDiffers: notUTF8},
+		{name: "member name invalid utf-8", body: "{\"query\":\"x\",\"\xfe\":1}", kind: decodeErr, schemaDiffers: notUTF8},
 
 		// schema_version.
 		{name: "schema_version 2", body: `{"schema_version":2,"query":"x"}`, kind: invalidErr, field: "schema_version"},
@@ -173,7 +176,10 @@ func TestDecodeRequestErrorText(t *testing.T) {
 		{``, "decode request: empty body"},
 		{`[]`, "decode request: not a json object"},
 		{`null`, "decode request: not a json object"},
-		{`{"query":"x"} x`, "decode request: invalid character 'x' after top-level value"},
+		{`{"query":"x"} x`, "decode request: invalid json at byte 15"},
+		{`{"query":"x"`, "decode request: unexpected end of JSON input"},
+		{"{\"query\":\"x\",\"extra\":\"a\xffb\"}", "decode request: invalid utf-8 at byte 23"},
+		{"{\"query\":\"x\xff\"}", "invalid request: query: must be valid utf-8"},
 		{`{"query":"x","top_k":0}`, "invalid request: top_k: must be between 1 and 100"},
 		{`{"query":"x","top_k":2.5}`, "invalid request: top_k: must be an integer"},
 		{`{"query":"x","schema_version":2}`, "invalid request: schema_version: unsupported"},

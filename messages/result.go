@@ -92,15 +92,16 @@ func EncodeResult(r Result) ([]byte, error) {
 // member counts as absent. schema_version follows the rules of
 // [DecodeRequest]; request_id and documents are required, and each
 // document needs id, title, score and snippet; url, source, kind,
-// import_path and metadata (an object of strings) are optional, as are timings and its durations (zero). Strings must be valid
-// UTF-8. Any broken rule is returned as a [*ValidationError]. The returned
-// Documents slice is never nil.
+// import_path and metadata (an object of strings) are optional, as are
+// timings and its durations (zero). Any broken rule is returned as a
+// [*ValidationError]. Invalid UTF-8 is rejected as in [DecodeRequest]. The
+// returned Documents slice is never nil.
 func DecodeResult(b []byte) (Result, error) {
 	obj, err := decodeObject(PayloadResult, b)
 	if err != nil {
 		return Result{}, err
 	}
-	d := decoder{payload: PayloadResult}
+	d := newDecoder(PayloadResult, b)
 	d.schemaVersion(obj)
 	r := Result{
 		SchemaVersion: SchemaVersion,
@@ -124,8 +125,8 @@ func DecodeResult(b []byte) (Result, error) {
 		})
 	}
 	r.Timings = d.timings(obj)
-	if d.err != nil {
-		return Result{}, d.err
+	if err := d.result(); err != nil {
+		return Result{}, err
 	}
 	if err := r.Validate(); err != nil {
 		return Result{}, err

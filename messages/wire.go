@@ -79,6 +79,39 @@ func (l loc) name() string {
 type decoder struct {
 	payload string
 	err     error
+	// value is the whole record value and validUTF8 whether it is valid
+	// UTF-8: when it is, strings need no check of their own.
+	value     []byte
+	validUTF8 bool
+}
+
+// newDecoder returns a decoder for the record value b.
+func newDecoder(payload string, b []byte) decoder {
+	return decoder{payload: payload, value: b, validUTF8: utf8.Valid(b)}
+}
+
+// result returns the first failure of the decoded fields or, when they are
+// all fine, a [*DecodeError] for invalid UTF-8 elsewhere in the value (in
+// a member name or in a member that is ignored): the contract is a UTF-8
+// JSON object, and encoding/json would silently replace such bytes.
+func (d *decoder) result() error {
+	if d.err == nil && !d.validUTF8 {
+		d.err = &DecodeError{Payload: d.payload, Err: &utf8Error{offset: invalidUTF8At(d.value)}}
+	}
+	return d.err
+}
+
+// invalidUTF8At returns the offset of the first byte of b that does not
+// start a valid UTF-8 sequence, or len(b).
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func (d *decoder) fail(field, reason string) {
@@ -133,7 +166,7 @@ func (d *decoder) string(obj object, l loc, key string, required bool) string {
 		d.fail(l.field(key), reasonString)
 		return ""
 	}
-	if !utf8.Valid(raw) {
+	if !d.validUTF8 && !utf8.Valid(raw) {
 		d.fail(l.field(key), reasonUTF8)
 		return ""
 	}
