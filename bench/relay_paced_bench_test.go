@@ -73,8 +73,9 @@ func unstamp(value []byte) (seq int, at time.Time, err error) {
 // start + i/rate, where start is the first call. A late producer does not
 // sleep until it has caught up, so the schedule does not drift and a stall
 // shows as a burst of records, whose latency counts from when each was
-// produced. onMeasureStart is called just before record pacedWarmup.
-func pacer(rate int, onMeasureStart func()) func(ctx context.Context, i int) ([]byte, error) {
+// produced. onMeasureStart is called just before record pacedWarmup, with
+// the time that record was due.
+func pacer(rate int, onMeasureStart func(due time.Time)) func(ctx context.Context, i int) ([]byte, error) {
 	interval := time.Second / time.Duration(rate)
 	var start time.Time
 	timer := time.NewTimer(time.Hour)
@@ -93,7 +94,7 @@ func pacer(rate int, onMeasureStart func()) func(ctx context.Context, i int) ([]
 			}
 		}
 		if i == pacedWarmup {
-			onMeasureStart()
+			onMeasureStart(start.Add(time.Duration(i) * interval))
 		}
 		value := make([]byte, relayValueSize)
 		stamp(value, i, time.Now())
@@ -128,9 +129,12 @@ func runPaced(ctx context.Context, tb testing.TB, r *relay, rate int, onMeasureS
 	}
 	var start time.Time
 	var cpu0 time.Duration
-	err := r.runWith(ctx, pacer(rate, func() {
+	err := r.runWith(ctx, pacer(rate, func(due time.Time) {
 		onMeasureStart()
-		start, cpu0 = time.Now(), cpuTime(tb)
+		// The measurement starts when record pacedWarmup was due, not when
+		// it went out: a producer behind schedule catches up faster than
+		// the pace, and elapsed must still cover the schedule.
+		start, cpu0 = due, cpuTime(tb)
 	}))
 	if err != nil {
 		return res, err
