@@ -13,22 +13,52 @@ import (
 // maxReasonBytes caps the reason header so a huge error cannot bloat the record.
 const maxReasonBytes = 1024
 
+// Size estimates of a dead letter, on the safe side: a record batch of one
+// record adds 61 bytes of batch header and up to about 30 of record
+// framing; each header adds two length varints.
+const (
+	recordOverhead = 100
+	headerOverhead = 10
+	// truncatedHeaderBytes is room for the HeaderDLQTruncated header.
+	truncatedHeaderBytes = 96
+	// minimalKeyBytes is the longest key a minimal dead letter keeps.
+	minimalKeyBytes = 256
+)
+
 // deadLetter builds the dead-letter record for rec: the original key, value
 // and headers (trace context included) plus headers saying why, where from
 // and after how many attempts. Dead-letter headers from an earlier trip
 // through a dead-letter topic are replaced, not repeated.
-func deadLetter(rec *kgo.Record, err error, attempts int, group string) *kgo.Record {
+//
+// A dead letter that would exceed maxBytes (0: no limit) keeps what fits and
+// says so in a HeaderDLQTruncated header: the dead-letter headers always,
+// then the key (when it takes at most a quarter of the room left), the
+// original headers in order (whole, while they take at most half of it) and
+// a prefix of the value in the rest.
+func deadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int) *kgo.Record {
+	return buildDeadLetter(rec, err, attempts, group, maxBytes, false)
+}
+
+// minimalDeadLetter is the dead letter of rec for a topic that refused the
+// one from deadLetter as too large: the dead-letter headers, the key when it
+// is short, and a HeaderDLQTruncated header; no value, no original headers.
+func minimalDeadLetter(rec *kgo.Record, err error, attempts int, group string) *kgo.Record {
+	return buildDeadLetter(rec, err, attempts, group, 0, true)
+}
+
+func buildDeadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int, minimal bool) *kgo.Record {
 	reason := err.Error()
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "")
 	}
-	headers := make([]kgo.RecordHeader, 0, len(rec.Headers)+8)
+	orig := make([]kgo.RecordHeader, 0, len(rec.Headers))
 	for _, h := range rec.Headers {
 		if !strings.HasPrefix(h.Key, "kretrieve.dlq.") {
-			headers = append(headers, h)
+			orig = append(orig, h)
 		}
 	}
-	add := func(k, v string) { headers = append(headers, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
+	dlq := make([]kgo.RecordHeader, 0, 9)
+	add := func(k, v string) { dlq = append(dlq, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
 	add(messages.HeaderDLQReason, reason)
 	add(messages.HeaderDLQErrorType, errorKind(err))
 	add(messages.HeaderDLQOriginalTopic, rec.Topic)
@@ -39,10 +69,49 @@ func deadLetter(rec *kgo.Record, err error, attempts int, group string) *kgo.Rec
 	if group != "" {
 		add(messages.HeaderDLQConsumerGroup, group)
 	}
+
+	key, value, kept := rec.Key, rec.Value, orig
+	full := recordOverhead + len(key) + len(value) + headersSize(orig) + headersSize(dlq)
+	switch {
+	case minimal:
+		if len(key) > minimalKeyBytes {
+			key = nil
+		}
+		value, kept = nil, nil
+	case maxBytes > 0 && full > maxBytes:
+		room := max(maxBytes-recordOverhead-headersSize(dlq)-truncatedHeaderBytes, 0)
+		if len(key) > room/4 {
+			key = nil
+		}
+		room -= len(key)
+		kept = nil
+		used := 0
+		for _, h := range orig {
+			n := len(h.Key) + len(h.Value) + headerOverhead
+			if used+n > room/2 {
+				break
+			}
+			kept = append(kept, h)
+			used += n
+		}
+		room -= used
+		value = value[:min(len(value), room)]
+	}
+	headers := append(kept[:len(kept):len(kept)], dlq...)
+	if len(key) != len(rec.Key) || len(value) != len(rec.Value) || len(kept) != len(orig) {
+		headers = append(headers, kgo.RecordHeader{Key: messages.HeaderDLQTruncated, Value: []byte(
+			"key=" + strconv.Itoa(len(key)) + "/" + strconv.Itoa(len(rec.Key)) +
+				" headers=" + strconv.Itoa(len(kept)) + "/" + strconv.Itoa(len(orig)) +
+				" value=" + strconv.Itoa(len(value)) + "/" + strconv.Itoa(len(rec.Value)))})
+	}
 	return &kgo.Record{
 		Topic:   messages.DLQTopic(rec.Topic),
-		Key:     rec.Key,
-		Value:   rec.Value,
+		Key:     key,
+		Value:   value,
 		Headers: headers,
 	}
+}
+
+func headersSize(hs []kgo.RecordHeader) int {
+	return headerBytes(hs) + headerOverhead*len(hs)
 }

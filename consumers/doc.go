@@ -4,6 +4,15 @@
 // records that cannot be processed, and commits input offsets only after the
 // outputs are acknowledged (at-least-once).
 //
+// Hostile records cannot stop a worker: a record beyond the Limits (size,
+// header count, header bytes) is dead-lettered before anything decodes it,
+// a panic is recovered, and a dead letter too large for the broker is sent
+// truncated, marked as such, rather than dropped.
+//
+// No user data in telemetry: error texts go to spans, logs and dead-letter
+// reasons, so kretrieve's own errors never quote record contents, and
+// handlers pass errors of calls given user data through RedactError.
+//
 // The retrieval and enrichment workers live in the sub-packages retrieval and
 // enrichment. This package does not import producer/.
 package consumers

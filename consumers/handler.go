@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -31,6 +33,11 @@ type Message struct {
 // An error marked with Permanent (or matching messages.ErrInvalid) sends the
 // record to the dead-letter topic at once; other errors are retried by the
 // Retry middleware and dead-lettered when retries are exhausted.
+//
+// The error's text is recorded on the process span, in the worker's log and
+// in the dead-letter reason header: it must not contain user data (query
+// text, document bodies, record keys). Wrap errors of calls given user data
+// with RedactError.
 type Handler func(ctx context.Context, msg *Message) ([]*kgo.Record, error)
 
 // Middleware wraps a Handler with a cross-cutting concern.
@@ -73,17 +80,36 @@ func errorKind(err error) string {
 
 // Recover turns a panicking handler into a permanent error, so a poison record
 // is dead-lettered instead of crashing the worker.
+//
+// The error's text keeps the message of a runtime error (such as "index out
+// of range [3] with length 3") but only the type of any other panic value:
+// a value passed to panic may quote the record (panic(err) after a failed
+// decode), and the text goes to spans, logs and the dead-letter reason. The
+// Worker logs the panicking goroutine's stack.
 func Recover() Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, msg *Message) (outs []*kgo.Record, err error) {
 			defer func() {
 				if r := recover(); r != nil {
-					outs, err = nil, Permanent(fmt.Errorf("handler panic: %v", r))
+					outs, err = nil, Permanent(&panicError{value: r, stack: debug.Stack()})
 				}
 			}()
 			return next(ctx, msg)
 		}
 	}
+}
+
+// panicError is a recovered handler panic.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	if re, ok := e.value.(runtime.Error); ok {
+		return "handler panic: " + re.Error()
+	}
+	return fmt.Sprintf("handler panic (%T value)", e.value)
 }
 
 // Retry retries transient errors up to attempts times in all, sleeping

@@ -16,10 +16,32 @@ import (
 )
 
 func TestRecoverTurnsPanicIntoPermanentError(t *testing.T) {
-	h := Chain(func(context.Context, *Message) ([]*kgo.Record, error) { panic("poison") }, Recover())
-	outs, err := h(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
-	if outs != nil || err == nil || !IsPermanent(err) || !strings.Contains(err.Error(), "poison") {
-		t.Fatalf("outs %v err %v", outs, err)
+	tests := []struct {
+		name  string
+		panic func()
+		want  string
+	}{
+		// A panic value may quote the record: only its type is kept.
+		{"string", func() { panic("poison query canary") }, "handler panic (string value)"},
+		{"error", func() { panic(fmt.Errorf("decode %q", "canary")) }, "handler panic (*errors.errorString value)"},
+		// A runtime error's text is the program's, not the record's.
+		{"runtime error", func() {
+			var s []int
+			_ = s[len("abc")]
+		}, "handler panic: runtime error: index out of range [3] with length 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Chain(func(context.Context, *Message) ([]*kgo.Record, error) { tt.panic(); return nil, nil }, Recover())
+			outs, err := h(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
+			if outs != nil || err == nil || !IsPermanent(err) || err.Error() != tt.want {
+				t.Fatalf("outs %v err %v, want a permanent %q", outs, err, tt.want)
+			}
+			var pe *panicError
+			if !errors.As(err, &pe) || !strings.Contains(string(pe.stack), "TestRecoverTurnsPanicIntoPermanentError") {
+				t.Errorf("no stack of the panicking goroutine kept: %v", err)
+			}
+		})
 	}
 }
 
@@ -113,7 +135,7 @@ func TestDeadLetter(t *testing.T) {
 			{Key: messages.HeaderDLQReason, Value: []byte("from an earlier trip")},
 		},
 	}
-	out := deadLetter(in, Permanent(errors.New(strings.Repeat("x", 5000))), 2, "retrieval")
+	out := deadLetter(in, Permanent(errors.New(strings.Repeat("x", 5000))), 2, "retrieval", DefaultMaxDeadLetterBytes)
 	if out.Topic != "retrieval.requests.dlq" || string(out.Key) != "k" || string(out.Value) != "v" {
 		t.Fatalf("record %+v", out)
 	}

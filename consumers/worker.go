@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/trace"
@@ -46,6 +47,27 @@ type Config struct {
 	// are bounded by brokers × FetchMaxBytes plus MaxPollRecords in flight;
 	// fetching pauses while the buffer is full. Default: 16 MiB.
 	FetchMaxBytes int32
+	// MaxRecordBytes caps a consumed record's key plus value. A larger
+	// record is dead-lettered without being decoded. Default: 1 MiB
+	// (DefaultMaxRecordBytes).
+	MaxRecordBytes int
+	// MaxHeaders caps a consumed record's header count. A record with more
+	// is dead-lettered without being decoded. Default: 64.
+	MaxHeaders int
+	// MaxHeaderBytes caps the size of a consumed record's header keys and
+	// values together. A record with more is dead-lettered without being
+	// decoded. Default: 64 KiB.
+	MaxHeaderBytes int
+	// MaxDeadLetterBytes caps a dead letter's estimated size. A dead
+	// letter that would be larger (the original record plus the reason
+	// headers) keeps what fits of the original and gets a
+	// kretrieve.dlq.truncated header; one that the broker still refuses as
+	// too large is sent again with only its dead-letter headers and key. It
+	// must stay below the producer's batch limit (franz-go's
+	// ProducerBatchMaxBytes, 1,000,012 by default) and the dead-letter
+	// topics' max.message.bytes (Kafka's default 1,048,588).
+	// Default: 1,000,000 (DefaultMaxDeadLetterBytes).
+	MaxDeadLetterBytes int
 }
 
 func (c Config) withDefaults() Config {
@@ -70,6 +92,18 @@ func (c Config) withDefaults() Config {
 	if c.SessionTimeout == 0 {
 		c.SessionTimeout = 45 * time.Second
 	}
+	if c.MaxRecordBytes == 0 {
+		c.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if c.MaxHeaders == 0 {
+		c.MaxHeaders = DefaultMaxHeaders
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.MaxDeadLetterBytes == 0 {
+		c.MaxDeadLetterBytes = DefaultMaxDeadLetterBytes
+	}
 	return c
 }
 
@@ -85,6 +119,12 @@ func (c Config) Validate() error {
 	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 || c.SessionTimeout < 0 {
 		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff, commit timeout and fetch max bytes must not be negative"))
 	}
+	if c.MaxRecordBytes < 0 || c.MaxHeaders < 0 || c.MaxHeaderBytes < 0 || c.MaxDeadLetterBytes < 0 {
+		errs = append(errs, errors.New("max record bytes, max headers, max header bytes and max dead letter bytes must not be negative"))
+	}
+	if c.MaxDeadLetterBytes > 0 && c.MaxDeadLetterBytes < 4096 {
+		errs = append(errs, errors.New("max dead letter bytes: must be at least 4096"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -98,7 +138,7 @@ func (f optionFunc) apply(w *Worker) { f(w) }
 // WithLogger sets the logger. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(w *Worker) { w.logger = l }) }
 
-// WithMiddleware adds middleware inside the default Recover and Retry. Default: none.
+// WithMiddleware adds middleware inside the default Recover, Limit and Retry. Default: none.
 func WithMiddleware(mws ...Middleware) Option {
 	return optionFunc(func(w *Worker) { w.middleware = append(w.middleware, mws...) })
 }
@@ -134,7 +174,8 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 	for _, o := range opts {
 		o.apply(w)
 	}
-	w.handler = Chain(handler, append([]Middleware{Recover(), Retry(w.cfg.Attempts, w.cfg.RetryBackoff, 2*time.Second)}, w.middleware...)...)
+	limits := Limits{MaxRecordBytes: w.cfg.MaxRecordBytes, MaxHeaders: w.cfg.MaxHeaders, MaxHeaderBytes: w.cfg.MaxHeaderBytes}
+	w.handler = Chain(handler, append([]Middleware{Recover(), Limit(limits), Retry(w.cfg.Attempts, w.cfg.RetryBackoff, 2*time.Second)}, w.middleware...)...)
 	w.logger = w.logger.With("group", cfg.Group, "topic", cfg.Topic)
 
 	all := append([]kgo.Opt{}, clientOpts...)
@@ -289,36 +330,67 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 			return
 		}
 		errType = errorKind(err)
-		w.logger.WarnContext(pctx, "dead-lettering record", "partition", rec.Partition, "offset", rec.Offset,
-			"error_type", errType, "attempts", msg.Attempt, "err", err)
-		dl := deadLetter(rec, err, msg.Attempt, w.cfg.Group)
+		attrs := []any{"partition", rec.Partition, "offset", rec.Offset, "error_type", errType, "attempts", msg.Attempt, "err", err}
+		if pe := (*panicError)(nil); errors.As(err, &pe) {
+			attrs = append(attrs, "stack", string(pe.stack))
+		}
+		w.logger.WarnContext(pctx, "dead-lettering record", attrs...)
+		dl := deadLetter(rec, err, msg.Attempt, w.cfg.Group, w.cfg.MaxDeadLetterBytes)
+		fallback := minimalDeadLetter(rec, err, msg.Attempt, w.cfg.Group)
 		// The dead letter's send span is a child of this process span and
 		// links the producer's span of the record that failed.
 		if sc := trace.SpanContextFromContext(w.tracer.Extract(ctx, rec)); sc.IsValid() {
 			dl.Context = kafkatrace.ContextWithLinks(pctx, trace.Link{SpanContext: sc})
+			fallback.Context = dl.Context
 		}
-		outs = []*kgo.Record{dl}
+		// The outputs outlive a shutdown signal: they must still be
+		// acknowledged before the input offset can be committed.
+		w.produce(context.WithoutCancel(pctx), rec, dl, fallback, b, outputs)
 		w.dead.Add(1)
+		outs = nil
 	}
-	// The outputs outlive a shutdown signal: they must still be acknowledged
-	// before the input offset can be committed.
-	produceCtx := context.WithoutCancel(pctx)
 	for _, out := range outs {
 		if out.Context == nil {
 			out.Context = pctx
 		}
-		outputs.Add(1)
-		w.client.Produce(produceCtx, out, func(r *kgo.Record, perr error) {
-			defer outputs.Done()
-			if perr != nil {
-				w.logger.ErrorContext(r.Context, "output not acknowledged; input will be redelivered",
-					"output_topic", r.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", perr)
-				b.fail(rec.Offset)
-			}
-		})
+		w.produce(context.WithoutCancel(pctx), rec, out, nil, b, outputs)
 	}
 	w.tracer.EndProcess(pctx, rec, qw.End, span, err, errType)
 	w.processed.Add(1)
+}
+
+// produce produces out, an output of in. If the broker (or the client's
+// batch limit) refuses out as too large and fallback is not nil, fallback
+// is produced instead. An output that is not acknowledged fails in, so it
+// is not committed and is fetched again: nothing is dropped silently.
+func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, b *partitionBatch, outputs *sync.WaitGroup) {
+	outputs.Add(1)
+	w.client.Produce(ctx, out, func(r *kgo.Record, perr error) {
+		defer outputs.Done()
+		if perr == nil {
+			return
+		}
+		if fallback != nil && tooLarge(perr) {
+			w.logger.WarnContext(r.Context, "dead letter too large; sending it without the original value and headers",
+				"output_topic", r.Topic, "partition", in.Partition, "offset", in.Offset, "err", perr)
+			// Producing inside a promise may block on a full buffer, which
+			// only this promise goroutine drains: produce from another one.
+			outputs.Add(1)
+			go func() {
+				defer outputs.Done()
+				w.produce(ctx, in, fallback, nil, b, outputs)
+			}()
+			return
+		}
+		w.logger.ErrorContext(r.Context, "output not acknowledged; input will be redelivered",
+			"output_topic", r.Topic, "partition", in.Partition, "offset", in.Offset, "err", perr)
+		b.fail(in.Offset)
+	})
+}
+
+// tooLarge reports whether a produce error says the record is too large.
+func tooLarge(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
 // commit commits every partition up to its first failed record and rewinds

@@ -20,6 +20,13 @@ const (
 	HeaderDLQAttempts = "kretrieve.dlq.attempts"
 	// HeaderDLQConsumerGroup holds the group of the consumer that gave up.
 	HeaderDLQConsumerGroup = "kretrieve.dlq.consumer_group"
+	// HeaderDLQTruncated is present only on a dead letter that could not
+	// carry the whole original record (it would have exceeded the broker's
+	// message size): it says what was kept of the original key (bytes),
+	// headers (count) and value (bytes), as "key=K/K0 headers=H/H0
+	// value=V/V0", kept over original. Such a letter cannot be replayed
+	// as it is.
+	HeaderDLQTruncated = "kretrieve.dlq.truncated"
 )
 
 // Values of the [HeaderDLQErrorType] header.
