@@ -101,6 +101,9 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 	lctx, span := tracer.Start(ctx, "load documents", trace.WithAttributes(attrs.RequestID.String(c.RequestID), CandidatesAttr.Int(len(ids))))
 	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
 	if err != nil {
+		// A store's error may quote the query: it must not reach spans,
+		// logs or the dead-letter reason.
+		err = consumers.RedactError(err, c.Query)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		span.End()

@@ -48,8 +48,10 @@ type Config struct {
 	CandidatesTopic string
 	// TracerProvider creates the search span. Default: the global provider.
 	TracerProvider trace.TracerProvider
-	// RecordQueryText adds the query text to the search span, for debugging.
-	// Queries are user data: leave it off in production. Default: false.
+	// RecordQueryText adds the query text to the search span (attribute
+	// kretrieve.query.text), for debugging; nothing else changes: errors
+	// quoting the query stay withheld. Queries are user data: leave it off
+	// in production. Default: false.
 	RecordQueryText bool
 }
 
@@ -79,6 +81,9 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 		}
 		hits, err := s.Search(ctx, req.Query, req.TopK)
 		if err != nil {
+			// A searcher's error may quote the query: it must not reach
+			// spans, logs or the dead-letter reason.
+			err = consumers.RedactError(err, req.Query)
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 			span.End()

@@ -3,6 +3,8 @@ package retrieval_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -73,5 +75,33 @@ func TestErrors(t *testing.T) {
 	_, err, _ = handle(t, fakeSearcher{err: search.ErrInvalidQuery}, false, `{"query":"q"}`)
 	if !consumers.IsPermanent(err) {
 		t.Fatalf("invalid query should be permanent: %v", err)
+	}
+}
+
+// TestSearchErrorQuotingTheQueryIsWithheld: a searcher whose error quotes the
+// query must not carry it into the search span or the returned error (which
+// goes to the process span, the log and the dead-letter reason).
+func TestSearchErrorQuotingTheQueryIsWithheld(t *testing.T) {
+	const query = "my secret canary query"
+	for _, base := range []error{errors.New("index busy"), search.ErrInvalidQuery} {
+		leaky := fmt.Errorf("cannot run %q: %w", query, base)
+		_, err, rec := handle(t, fakeSearcher{err: leaky}, true, `{"query":"`+query+`"}`)
+		if err == nil || strings.Contains(err.Error(), "canary") || !errors.Is(err, base) {
+			t.Fatalf("error %v: quotes the query or lost %v", err, base)
+		}
+		if consumers.IsPermanent(err) != errors.Is(base, search.ErrInvalidQuery) {
+			t.Errorf("%v: permanent %v", err, consumers.IsPermanent(err))
+		}
+		span := rec.Ended()[0]
+		if strings.Contains(span.Status().Description, "canary") {
+			t.Errorf("search span status %q quotes the query", span.Status().Description)
+		}
+		for _, ev := range span.Events() {
+			for _, kv := range ev.Attributes {
+				if kv.Key != "kretrieve.query.text" && strings.Contains(kv.Value.Emit(), "canary") {
+					t.Errorf("search span event %s: %s = %q", ev.Name, kv.Key, kv.Value.Emit())
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,53 @@
+package enrichment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/consumers/enrichment"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+type leakyStore struct{ err error }
+
+func (s leakyStore) Highlight(_ context.Context, query string, _ []string, _ int) (map[string]search.Highlighted, error) {
+	return nil, fmt.Errorf("highlight %q: %w", query, s.err)
+}
+
+// TestStoreErrorQuotingTheQueryIsWithheld: a store whose error quotes the
+// query must not carry it into the load span or the returned error.
+func TestStoreErrorQuotingTheQueryIsWithheld(t *testing.T) {
+	const query = "my secret canary query"
+	value, err := messages.EncodeCandidates(messages.Candidates{RequestID: "r1", Query: query, TopK: 1, Candidates: []messages.Candidate{{DocID: "a", Score: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	busy := errors.New("store busy")
+	h := enrichment.Handler(leakyStore{err: busy}, enrichment.Config{TracerProvider: tp})
+	_, err = h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("r1"), Value: value}, Attempt: 1})
+	if err == nil || strings.Contains(err.Error(), "canary") || !errors.Is(err, busy) || consumers.IsPermanent(err) {
+		t.Fatalf("error %v: quotes the query, lost the cause or became permanent", err)
+	}
+	span := rec.Ended()[0]
+	if span.Name() != "load documents" || strings.Contains(span.Status().Description, "canary") {
+		t.Errorf("span %s status %q", span.Name(), span.Status().Description)
+	}
+	for _, ev := range span.Events() {
+		for _, kv := range ev.Attributes {
+			if strings.Contains(kv.Value.Emit(), "canary") {
+				t.Errorf("span event %s: %s = %q", ev.Name, kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+}
