@@ -34,7 +34,8 @@ type QueueWait struct {
 
 // ComputeQueueWait returns the queue wait of a record processed at now.
 // A timestamp after now (clock skew between producer or broker and consumer)
-// yields a zero wait with Skew set, never a negative one.
+// yields a zero wait with Skew set, never a negative one. Both saturate at
+// the longest time.Duration (about 292 years).
 func ComputeQueueWait(r *kgo.Record, now time.Time) QueueWait {
 	typ := CreateTime
 	switch r.Attrs.TimestampType() {
@@ -47,11 +48,13 @@ func ComputeQueueWait(r *kgo.Record, now time.Time) QueueWait {
 		return QueueWait{Start: now, End: now, TimestampType: NoTimestamp}
 	}
 	qw := QueueWait{Start: r.Timestamp, End: now, TimestampType: typ}
-	if d := now.Sub(r.Timestamp); d >= 0 {
-		qw.Wait = d
-	} else {
+	if r.Timestamp.After(now) {
+		// Not -now.Sub(r.Timestamp): Sub saturates at the shortest
+		// duration, whose negation overflows.
 		qw.Start = now
-		qw.Skew = -d
+		qw.Skew = r.Timestamp.Sub(now)
+	} else {
+		qw.Wait = now.Sub(r.Timestamp)
 	}
 	return qw
 }
