@@ -1,7 +1,9 @@
 package kafkatrace
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -73,4 +75,62 @@ func BenchmarkStartProcess(b *testing.B) {
 	b.Run("unsampled-parent-based", func(b *testing.B) {
 		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), 0, WithParentBasedSampling())
 	})
+}
+
+// hostileRecords are records an outside producer may send to make header
+// extraction expensive; each carries a valid sampled traceparent.
+func hostileRecords() map[string]*kgo.Record {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	valid := kgo.RecordHeader{Key: "traceparent", Value: []byte(tp)}
+
+	// One member of 1 MiB: the library would scan all of it and copy it
+	// into its parse error.
+	state := append([]byte("big="), bytes.Repeat([]byte{'x'}, 1<<20-4)...)
+	// 1 MiB of small valid members: the library would stop at the 33rd
+	// and drop them all.
+	var stateMembers []byte
+	for i := 0; len(stateMembers) < 1<<20; i++ {
+		stateMembers = fmt.Appendf(stateMembers, "k%d=v%d,", i, i)
+	}
+	stateMembers = stateMembers[:len(stateMembers)-1]
+
+	// 1,000 traceparent headers, the valid one last (it wins); tracestate
+	// and baggage are absent, so their lookups scan every header.
+	dups := make([]kgo.RecordHeader, 0, 1000)
+	for i := range 999 {
+		dups = append(dups, kgo.RecordHeader{Key: "traceparent", Value: fmt.Appendf(nil, "00-%032x-b7ad6b7169203331-01", i+1)})
+	}
+	dups = append(dups, valid)
+
+	// 100 KB of well-formed members.
+	var bag []byte
+	for i := 0; len(bag) < 100_000; i++ {
+		bag = fmt.Appendf(bag, "key%d=value%d,", i, i)
+	}
+	bag = bag[:len(bag)-1]
+
+	return map[string]*kgo.Record{
+		"1MiB-tracestate":         {Headers: []kgo.RecordHeader{valid, {Key: "tracestate", Value: state}}},
+		"1MiB-tracestate-members": {Headers: []kgo.RecordHeader{valid, {Key: "tracestate", Value: stateMembers}}},
+		"1000-duplicate-headers":  {Headers: dups},
+		"100KB-baggage":           {Headers: []kgo.RecordHeader{valid, {Key: "baggage", Value: bag}}},
+	}
+}
+
+// BenchmarkExtractHostile measures Extract on hostile headers: the cost must
+// stay bounded whatever the header sizes (nothing oversized is parsed).
+func BenchmarkExtractHostile(b *testing.B) {
+	recs := hostileRecords()
+	for _, name := range []string{"1MiB-tracestate", "1MiB-tracestate-members", "1000-duplicate-headers", "100KB-baggage"} {
+		b.Run(name, func(b *testing.B) {
+			tr := benchTracer(b, sdktrace.AlwaysSample())
+			r := recs[name]
+			b.ReportAllocs()
+			for b.Loop() {
+				if !trace.SpanContextFromContext(tr.Extract(context.Background(), r)).IsValid() {
+					b.Fatal("lost the valid traceparent")
+				}
+			}
+		})
+	}
 }

@@ -150,16 +150,22 @@ func (t *Tracer) Inject(ctx context.Context, r *kgo.Record) {
 // Extract returns ctx carrying the remote span context and baggage found in
 // the record headers. Missing or malformed headers leave ctx without a remote
 // span, so spans started from it become new roots.
+//
+// Headers come from outside and are limited before anything parses them
+// (see [LimitPropagator]): when a key appears more than once the last
+// header wins; tracestate is cut to whole members within 512 characters and
+// 32 members; baggage over 8192 bytes is dropped; the cost is bounded
+// whatever the headers' sizes.
 func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
-	c := HeaderCarrier{Record: r}
+	c := limitedHeaders{HeaderCarrier{Record: r}}
 	if !t.w3c {
 		return t.prop.Extract(ctx, c)
 	}
-	sc, ok := parseTraceparent(c.Get(traceparentHeader))
+	sc, ok := parseTraceparent(c.HeaderCarrier.Get(traceparentHeader))
 	if !ok { // absent, invalid or another version: the library decides
 		return t.prop.Extract(ctx, c)
 	}
-	if ts := c.Get(tracestateHeader); ts != "" {
+	if ts := limitTraceState(c.HeaderCarrier.Get(tracestateHeader)); ts != "" {
 		// As the library does: a tracestate that does not parse is
 		// dropped, the traceparent still counts.
 		if state, err := trace.ParseTraceState(ts); err == nil {
@@ -167,7 +173,7 @@ func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
 		}
 	}
 	ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-	if t.baggage && c.Get(baggageHeader) != "" {
+	if t.baggage && c.HeaderCarrier.Get(baggageHeader) != "" {
 		ctx = propagation.Baggage{}.Extract(ctx, c)
 	}
 	return ctx

@@ -91,9 +91,20 @@ func sameExtraction(t *testing.T, headers []kgo.RecordHeader) {
 	if !a.Equal(b) || a.IsRemote() != b.IsRemote() {
 		t.Fatalf("headers %q: direct %v (state %q), library %v (state %q)", headers, a, a.TraceState(), b, b.TraceState())
 	}
-	if ba, bb := baggage.FromContext(fast).String(), baggage.FromContext(lib).String(); ba != bb {
+	if ba, bb := baggageMembers(fast), baggageMembers(lib); !slices.Equal(ba, bb) {
 		t.Fatalf("headers %q: direct baggage %q, library %q", headers, ba, bb)
 	}
+}
+
+// baggageMembers returns ctx's baggage members, sorted: Baggage.String
+// lists them in map order.
+func baggageMembers(ctx context.Context) []string {
+	var ms []string
+	for _, m := range baggage.FromContext(ctx).Members() {
+		ms = append(ms, m.String())
+	}
+	slices.Sort(ms)
+	return ms
 }
 
 var extractSeeds = []struct{ traceparent, tracestate, baggage string }{
