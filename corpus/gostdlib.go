@@ -50,12 +50,15 @@ const pkgGoDev = "https://pkg.go.dev/"
 // GoStdlib checks ctx between packages and returns ctx.Err() once it is
 // done.
 func GoStdlib(ctx context.Context, goroot string) ([]search.Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	root, err := resolveGOROOT(ctx, goroot)
 	if err != nil {
 		return nil, err
 	}
 	src := filepath.Join(root, "src")
-	dirs, err := packageDirs(src)
+	dirs, err := packageDirs(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +77,9 @@ func GoStdlib(ctx context.Context, goroot string) ([]search.Document, error) {
 			for i := range jobs {
 				if work.Err() != nil {
 					continue
+				}
+				if extractStarted != nil {
+					extractStarted()
 				}
 				results[i], errs[i] = extractPackage(src, dirs[i])
 				if errs[i] != nil {
@@ -150,10 +156,13 @@ func resolveGOROOT(ctx context.Context, goroot string) (string, error) {
 
 // packageDirs walks src and returns, in lexical order, every directory that
 // may hold a public standard library package.
-func packageDirs(src string) ([]string, error) {
+func packageDirs(ctx context.Context, src string) ([]string, error) {
 	var dirs []string
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if !d.IsDir() {
@@ -172,6 +181,10 @@ func packageDirs(src string) ([]string, error) {
 	}
 	return dirs, nil
 }
+
+// extractStarted, when set by a test, is called as each package's
+// extraction starts.
+var extractStarted func()
 
 // skipDir reports whether the directory named name, and everything below
 // it, is left out of the corpus.
