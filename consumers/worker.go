@@ -65,8 +65,8 @@ type Config struct {
 	// too large is sent again with only its dead-letter headers and key. It
 	// must stay below the producer's batch limit (franz-go's
 	// ProducerBatchMaxBytes, 1,000,012 by default) and the dead-letter
-	// topics' max.message.bytes (Kafka's default 1,048,588).
-	// Default: 1,000,000 (DefaultMaxDeadLetterBytes).
+	// topics' max.message.bytes (Kafka's default 1,048,588), and be at
+	// least 4096. Default: 1,000,000 (DefaultMaxDeadLetterBytes).
 	MaxDeadLetterBytes int
 }
 
