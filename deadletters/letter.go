@@ -50,6 +50,10 @@ type Letter struct {
 	Attempts int
 	// ConsumerGroup is the group that gave up on the record.
 	ConsumerGroup string
+	// Truncated is the kretrieve.dlq.truncated header: set when the letter
+	// keeps only part of the original record (it was too large to
+	// dead-letter whole), "" otherwise. Such a letter cannot be replayed.
+	Truncated string
 	// TraceID is the hex trace id of the dead letter's W3C traceparent
 	// header (the failed request's trace), "" when there is none or it is
 	// malformed.
@@ -78,6 +82,7 @@ func FromRecord(r *kgo.Record) Letter {
 		ErrorType:     h.Get(messages.HeaderDLQErrorType),
 		OriginalTopic: h.Get(messages.HeaderDLQOriginalTopic),
 		ConsumerGroup: h.Get(messages.HeaderDLQConsumerGroup),
+		Truncated:     h.Get(messages.HeaderDLQTruncated),
 	}
 	if n, err := strconv.ParseInt(h.Get(messages.HeaderDLQOriginalPartition), 10, 32); err == nil && n >= 0 {
 		l.OriginalPartition = int32(n)

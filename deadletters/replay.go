@@ -299,6 +299,12 @@ outer:
 			}
 			it.replay = true
 			rp.selected++
+			if l.Truncated != "" {
+				// Republishing part of a record would hand the workers
+				// something nobody sent.
+				it.err, it.permanent = fmt.Errorf("truncated dead letter (%s kept of the original): not replayable, inspect it with kretrieve dlq list", l.Truncated), true
+				continue
+			}
 			target, err := l.Target()
 			if err != nil {
 				it.err, it.permanent = err, true

@@ -312,6 +312,26 @@ func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 	}
 }
 
+func TestReplayRefusesTruncatedLetters(t *testing.T) {
+	e := newEnv(t, 1)
+	truncated := letter{key: "big", reason: "record value: too large", errorType: messages.ErrorTypePermanent, origTopic: requests,
+		extra: []kgo.RecordHeader{{Key: messages.HeaderDLQTruncated, Value: []byte("key=3/3 headers=1/1 value=4096/2097152")}}}
+	e.produce(
+		truncated.record(requestsDLQ),
+		letter{key: "ok", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+	)
+	res, err := e.replay(deadletters.ReplayConfig{})
+	if err == nil || !strings.Contains(err.Error(), "truncated dead letter") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
+		t.Fatalf("replay = %+v, %v", res, err)
+	}
+	if out := e.readAll(requests); len(out) != 1 || string(out[0].Key) != "ok" {
+		t.Fatalf("republished %q, want only ok", keys(out))
+	}
+	if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
+		t.Fatalf("committed %v, want 2: a truncated letter is never offered again", c)
+	}
+}
+
 func TestReplayConfigErrors(t *testing.T) {
 	e := newEnv(t, 1)
 	for name, cfg := range map[string]deadletters.ReplayConfig{
