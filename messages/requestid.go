@@ -2,6 +2,7 @@ package messages
 
 import (
 	"crypto/rand"
+	"strings"
 	"time"
 )
 
@@ -38,4 +39,20 @@ func encodeULID(id [16]byte) string {
 		dst[i] = crockford[v]
 	}
 	return string(dst[:])
+}
+
+// IsGeneratedRequestID reports whether id has the form of the ids
+// NewRequestID makes (26 characters of Crockford base32, the first 0–7).
+// Such ids carry no user data; any other id was chosen by a producer, or
+// adopted from a record key, and may.
+func IsGeneratedRequestID(id string) bool {
+	if len(id) != 26 || id[0] < '0' || id[0] > '7' {
+		return false
+	}
+	for i := range len(id) {
+		if strings.IndexByte(crockford, id[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }

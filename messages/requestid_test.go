@@ -22,3 +22,16 @@ func TestNewRequestID(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func TestIsGeneratedRequestID(t *testing.T) {
+	for range 100 {
+		if id := messages.NewRequestID(); !messages.IsGeneratedRequestID(id) {
+			t.Fatalf("NewRequestID() = %q is not recognised", id)
+		}
+	}
+	for _, id := range []string{"", "async-1", "alice@example.com", "01JDQ3Z7W8X2K4M6N8P0R2T4V", "81JDQ3Z7W8X2K4M6N8P0R2T4V6", "01JDQ3Z7W8X2K4M6N8P0R2T4VU", "01jdq3z7w8x2k4m6n8p0r2t4v6"} {
+		if messages.IsGeneratedRequestID(id) {
+			t.Errorf("IsGeneratedRequestID(%q) = true", id)
+		}
+	}
+}

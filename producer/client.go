@@ -79,7 +79,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		return nil, errors.New("start: no collector to wait with")
 	}
 	call := &Call{Request: req, acked: make(chan error, 1), col: c.col}
-	reqAttrs := append([]attribute.KeyValue{attrs.RequestID.String(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
+	reqAttrs := append([]attribute.KeyValue{attrs.Request(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
 		// request: annotate it instead of nesting another root under it.

@@ -98,7 +98,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 	for i, cand := range c.Candidates {
 		ids[i] = cand.DocID
 	}
-	lctx, span := tracer.Start(ctx, "load documents", trace.WithAttributes(attrs.RequestID.String(c.RequestID), CandidatesAttr.Int(len(ids))))
+	lctx, span := tracer.Start(ctx, "load documents", trace.WithAttributes(attrs.Request(c.RequestID), CandidatesAttr.Int(len(ids))))
 	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
 	if err != nil {
 		// A store's error may quote the query: it must not reach spans,

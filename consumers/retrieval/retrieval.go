@@ -71,7 +71,7 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 		}
 		start := time.Now()
 		ctx, span := tracer.Start(ctx, "search", trace.WithAttributes(
-			attrs.RequestID.String(req.RequestID),
+			attrs.Request(req.RequestID),
 			IndexNameAttr.String(s.Name()),
 			IndexDocsAttr.Int(s.Len()),
 			TopKAttr.Int(req.TopK),
