@@ -34,3 +34,9 @@ const (
 	// OpProcess names consumer spans: "process <topic>".
 	OpProcess = "process"
 )
+
+// BaggageAttrPrefix prefixes the attributes that baggage members become on
+// process spans, only for the keys listed with WithBaggageAttributes:
+// "kretrieve.baggage.tenant" for the member "tenant". The prefix keeps
+// baggage from overwriting any other attribute.
+const BaggageAttrPrefix = "kretrieve.baggage."

@@ -26,6 +26,11 @@ import (
 // trace context gets no spans: the returned context carries the remote
 // context (so handlers' spans and downstream records stay unsampled in the
 // same trace) and the returned span is its non-recording span.
+//
+// With [WithTrustBoundary], the process span is instead a new root, sampled
+// by the tracer provider's sampler alone and linked to the record's
+// context, and the returned context carries only the trusted members of
+// the record's baggage; the wait span is the process span's child.
 func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark int64) (context.Context, trace.Span, QueueWait) {
 	now := time.Now()
 	qw := ComputeQueueWait(r, now)
@@ -35,12 +40,21 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 		p.process.queueWait.record(qw.Wait)
 	}
 
+	if t.boundary {
+		return t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
+	}
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
 	if t.parentBased && remote.IsValid() && !remote.IsSampled() {
 		return parent, trace.SpanFromContext(parent), qw
 	}
+	return t.startProcess(parent, remote, r, highWatermark, p, qw, now)
+}
 
+// startProcess starts the process span under parent (whose remote span
+// context is remote) and records the wait span. The process span is a new
+// root at a trust boundary.
+func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
 	// Under a sampled parent the process span will almost surely be
 	// sampled: all its attributes go in at start, in one slice. Otherwise
 	// only the few a sampler needs go in at start, and the rest once the
@@ -49,13 +63,16 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	buf := getAttrs()
 	defer putAttrs(buf)
 	attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(r.Topic))
-	full := remote.IsSampled()
+	full := remote.IsSampled() && !t.boundary
 	if full {
 		attrs = t.appendProcessAttrs(attrs, p, r, remote)
 	}
 	startOpts := []trace.SpanStartOption{consumerKind, trace.WithTimestamp(now), trace.WithAttributes(attrs...)}
 	if remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
+	}
+	if t.boundary {
+		startOpts = append(startOpts, newRoot)
 	}
 	ctx, span := t.tracer.Start(parent, p.names.process, startOpts...)
 	if !span.IsRecording() {
@@ -64,12 +81,15 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	if !full {
 		span.SetAttributes(t.appendProcessAttrs(attrs[:0], p, r, remote)...)
 	}
+	if len(t.bagAttrs) > 0 {
+		t.setBaggageAttrs(parent, span)
+	}
 
 	// The wait span is the process span's sibling under the producer's span;
 	// when the record starts a new trace it is the process span's child, so
 	// both stay in one trace.
 	waitParent := parent
-	if !remote.IsValid() {
+	if !remote.IsValid() || t.boundary {
 		waitParent = ctx
 	}
 	attrs = append(attrs[:0], semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic))
@@ -139,6 +159,7 @@ func putAttrs(s *[]attribute.KeyValue) {
 var (
 	consumerKind = trace.WithSpanKind(trace.SpanKindConsumer)
 	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
 )
 
 // EndProcess ends the process span of r started by StartProcess (whose

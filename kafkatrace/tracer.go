@@ -3,6 +3,7 @@ package kafkatrace
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -31,6 +32,9 @@ type config struct {
 	group       string
 	server      string
 	parentBased bool
+	boundary    bool
+	trusted     []string // baggage keys that cross the trust boundary
+	bagAttrs    []string // baggage keys copied onto process spans
 }
 
 // WithTracerProvider sets the tracer provider. Default: otel.GetTracerProvider().
@@ -55,6 +59,32 @@ func WithMetrics(m *Metrics) Option {
 // provider's sampler).
 func WithParentBasedSampling() Option {
 	return optionFunc(func(c *config) { c.parentBased = true })
+}
+
+// WithTrustBoundary makes the Tracer's consumers a trust boundary: records
+// come from producers outside the system, whose trace context is not to be
+// trusted. StartProcess then starts every process span as a new root,
+// sampled by the tracer provider's own sampler (the record's sampled flag
+// counts for nothing, so an outside producer can neither force sampling
+// nor inflate our traces), linked to the record's context rather than
+// parented by it. The record's baggage is dropped except the members whose
+// keys are listed in allowedBaggage. Records the Tracer produces are not
+// affected. Default: off (a record's context is continued, baggage and
+// all).
+func WithTrustBoundary(allowedBaggage ...string) Option {
+	return optionFunc(func(c *config) {
+		c.boundary = true
+		c.trusted = slices.Clone(allowedBaggage)
+	})
+}
+
+// WithBaggageAttributes copies the baggage members with these keys, when a
+// record's context carries them, onto its process span as attributes named
+// BaggageAttrPrefix + key. No other baggage ever becomes an attribute. At a
+// trust boundary only members that cross it (see [WithTrustBoundary]) can
+// be copied. Default: none.
+func WithBaggageAttributes(keys ...string) Option {
+	return optionFunc(func(c *config) { c.bagAttrs = slices.Clone(keys) })
 }
 
 // WithPropagator sets the propagator used for record headers.
@@ -91,6 +121,12 @@ type Tracer struct {
 	common      []attribute.KeyValue // client id, server address/port
 	metrics     *Metrics             // nil: no metrics
 	parentBased bool
+	// boundary: process spans are new roots linked to the record's
+	// context, whose baggage keeps only the trusted keys.
+	boundary bool
+	trusted  map[string]bool
+	// bagAttrs are the baggage members copied onto process spans.
+	bagAttrs []baggageAttr
 	// w3c is true when the propagator writes exactly the W3C headers
 	// (traceparent and tracestate, and baggage when baggage is true):
 	// Inject and Extract then encode and parse traceparent directly on
@@ -144,6 +180,16 @@ func New(opts ...Option) *Tracer {
 		parentBased: c.parentBased,
 	}
 	t.w3c, t.baggage = w3cFields(t.propKeys)
+	if c.boundary {
+		t.boundary = true
+		t.trusted = make(map[string]bool, len(c.trusted))
+		for _, k := range c.trusted {
+			t.trusted[k] = true
+		}
+	}
+	for _, k := range c.bagAttrs {
+		t.bagAttrs = append(t.bagAttrs, baggageAttr{k, attribute.Key(BaggageAttrPrefix + k)})
+	}
 	if c.clientID != "" {
 		t.common = append(t.common, semconv.MessagingClientID(c.clientID))
 	}

@@ -1,0 +1,99 @@
+package kafkatrace
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// startAtBoundary starts r's spans at a trust boundary (WithTrustBoundary):
+// the record's context is only linked, its sampled flag plays no part (the
+// parent-based fast path is not taken) and only its trusted baggage
+// reaches the handler.
+func (t *Tracer) startAtBoundary(ctx context.Context, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
+	in := t.Extract(context.Background(), r)
+	return t.startProcess(t.trustedBaggage(ctx, in), trace.SpanContextFromContext(in), r, highWatermark, p, qw, now)
+}
+
+// trustedBaggage returns ctx carrying the members of in's baggage whose
+// keys are trusted; ctx as it is when there are none.
+func (t *Tracer) trustedBaggage(ctx, in context.Context) context.Context {
+	if b := keepBaggage(baggage.FromContext(in), t.trusted); b.Len() > 0 {
+		return baggage.ContextWithBaggage(ctx, b)
+	}
+	return ctx
+}
+
+// keepBaggage returns the members of b whose keys are in keep.
+func keepBaggage(b baggage.Baggage, keep map[string]bool) baggage.Baggage {
+	if b.Len() == 0 || len(keep) == 0 {
+		return baggage.Baggage{}
+	}
+	var kept []baggage.Member
+	for _, m := range b.Members() {
+		if keep[m.Key()] {
+			kept = append(kept, m)
+		}
+	}
+	// The members come from a parsed baggage: New cannot fail on them
+	// nor exceed its limits.
+	kb, _ := baggage.New(kept...)
+	return kb
+}
+
+// TrustBoundaryPropagator returns [LimitPropagator](p) whose Extract also
+// drops every baggage member whose key is not in allowedBaggage: for a
+// server at a trust boundary, such as the HTTP gateway, whose server spans
+// are new roots linked to the extracted context (otelhttp's public
+// endpoints). The extracted span context is kept, for that link. Inject and
+// Fields are p's.
+func TrustBoundaryPropagator(p propagation.TextMapPropagator, allowedBaggage ...string) propagation.TextMapPropagator {
+	keep := make(map[string]bool, len(allowedBaggage))
+	for _, k := range allowedBaggage {
+		keep[k] = true
+	}
+	return boundaryPropagator{limitPropagator{p}, keep}
+}
+
+type boundaryPropagator struct {
+	limitPropagator
+	keep map[string]bool
+}
+
+func (b boundaryPropagator) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	ctx = b.limitPropagator.Extract(ctx, carrier)
+	if bg := baggage.FromContext(ctx); bg.Len() > 0 {
+		ctx = baggage.ContextWithBaggage(ctx, keepBaggage(bg, b.keep))
+	}
+	return ctx
+}
+
+// baggageAttr is a baggage key copied onto process spans and the
+// attribute it becomes.
+type baggageAttr struct {
+	key  string
+	attr attribute.Key
+}
+
+// setBaggageAttrs copies the allow-listed members of ctx's baggage onto
+// span.
+func (t *Tracer) setBaggageAttrs(ctx context.Context, span trace.Span) {
+	b := baggage.FromContext(ctx)
+	if b.Len() == 0 {
+		return
+	}
+	var kvs []attribute.KeyValue
+	for _, a := range t.bagAttrs {
+		if m := b.Member(a.key); m.Key() != "" {
+			kvs = append(kvs, a.attr.String(m.Value()))
+		}
+	}
+	if len(kvs) > 0 {
+		span.SetAttributes(kvs...)
+	}
+}
