@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
 
@@ -33,9 +34,17 @@ type GatewayConfig struct {
 	Timeout time.Duration
 	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// TrustBoundary makes every request start a new trace linked to (not
-	// parented by) an incoming traceparent. Default: false (continue it).
+	// TrustBoundary treats callers as outside the system: every request
+	// starts a new trace, sampled by our own sampler (the incoming sampled
+	// flag counts for nothing) and linked to (not parented by) an incoming
+	// traceparent; incoming tracestate is not carried and incoming baggage
+	// is dropped except the TrustedBaggage members. kretrieve's gateway
+	// command turns it on by default. Default: false (continue the caller's
+	// trace and baggage).
 	TrustBoundary bool
+	// TrustedBaggage lists the baggage keys that cross the trust boundary.
+	// Default: none.
+	TrustedBaggage []string
 	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
@@ -97,12 +106,18 @@ func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayCo
 }
 
 // route installs an API handler behind otelhttp, whose server span is the
-// root of the request's trace (or continues an incoming traceparent).
+// root of the request's trace (or continues an incoming traceparent). The
+// incoming trace context is limited as on Kafka records (see
+// kafkatrace.LimitPropagator) before anything parses it.
 func (g *Gateway) route(pattern string, h http.HandlerFunc) {
+	prop := kafkatrace.LimitPropagator(g.cfg.Propagator)
+	if g.cfg.TrustBoundary {
+		prop = kafkatrace.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
+	}
 	opts := []otelhttp.Option{
 		otelhttp.WithTracerProvider(g.cfg.TracerProvider),
 		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
-		otelhttp.WithPropagators(g.cfg.Propagator),
+		otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
 	}
 	if g.cfg.TrustBoundary {
