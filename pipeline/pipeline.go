@@ -55,6 +55,23 @@ type Config struct {
 	// parent's sampled flag (the SDK default), so unsampled records start no
 	// spans at all; see kafkatrace.WithParentBasedSampling.
 	ParentBasedSampling bool
+	// RetrievalTrustBoundary makes the retrieval workers, which consume
+	// the requests topic that outside producers write to, a trust
+	// boundary: each request's process span starts a new trace sampled by
+	// TracerProvider's sampler alone, linked to the record's context, and
+	// the record's baggage is dropped except the TrustedBaggage members
+	// (see kafkatrace.WithTrustBoundary). Internal hops stay parented.
+	// Default: false.
+	RetrievalTrustBoundary bool
+	// TrustedBaggage lists the baggage keys that cross the retrieval
+	// workers' trust boundary, and the gateway's when its own
+	// GatewayConfig.TrustedBaggage is nil. Default: none.
+	TrustedBaggage []string
+	// BaggageAttributes lists the baggage keys copied onto every process
+	// span as kretrieve.baggage.<key> attributes; no other baggage ever
+	// becomes an attribute (see kafkatrace.WithBaggageAttributes).
+	// Default: none.
+	BaggageAttributes []string
 }
 
 func (c Config) withDefaults() Config {
@@ -83,8 +100,9 @@ func (c Config) Validate() error {
 	return errors.Join(c.Kafka.Validate(), c.Topics.Validate())
 }
 
-// tracer returns a kafkatrace.Tracer for one client of the given group ("" for none).
-func (c Config) tracer(group string) *kafkatrace.Tracer {
+// tracer returns a kafkatrace.Tracer for one client of the given group ("" for none),
+// a trust boundary for the records it consumes when boundary is set.
+func (c Config) tracer(group string, boundary bool) *kafkatrace.Tracer {
 	opts := []kafkatrace.Option{
 		kafkatrace.WithTracerProvider(c.TracerProvider),
 		kafkatrace.WithMetrics(c.Metrics),
@@ -95,6 +113,12 @@ func (c Config) tracer(group string) *kafkatrace.Tracer {
 	}
 	if c.ParentBasedSampling {
 		opts = append(opts, kafkatrace.WithParentBasedSampling())
+	}
+	if boundary {
+		opts = append(opts, kafkatrace.WithTrustBoundary(c.TrustedBaggage...))
+	}
+	if len(c.BaggageAttributes) > 0 {
+		opts = append(opts, kafkatrace.WithBaggageAttributes(c.BaggageAttributes...))
 	}
 	return kafkatrace.New(opts...)
 }
@@ -123,7 +147,7 @@ func NewRetrievalWorker(cfg Config, s retrieval.Searcher) (*consumers.Worker, er
 	}
 	wc.Topic = cfg.Topics.Requests
 	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider, RecordQueryText: cfg.RecordQueryText})
-	return consumers.New(wc, cfg.tracer(wc.Group), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+	return consumers.New(wc, cfg.tracer(wc.Group, cfg.RetrievalTrustBoundary), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
 // NewEnrichmentWorker returns an enrichment worker loading documents and snippets from store.
@@ -135,7 +159,7 @@ func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker,
 	}
 	wc.Topic = cfg.Topics.Candidates
 	h := enrichment.Handler(store, enrichment.Config{ResultsTopic: cfg.Topics.Results, TracerProvider: cfg.TracerProvider})
-	return consumers.New(wc, cfg.tracer(wc.Group), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+	return consumers.New(wc, cfg.tracer(wc.Group, false), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
 // Client is a publishing client with its outcome collector.
@@ -153,7 +177,7 @@ type Client struct {
 // calls can wait for their outcomes.
 func NewClient(ctx context.Context, cfg Config, collect bool) (*Client, error) {
 	cfg = cfg.withDefaults()
-	tracer := cfg.tracer("")
+	tracer := cfg.tracer("", false)
 	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(cfg.Topics.Requests))...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
@@ -283,6 +307,9 @@ func NewGateway(ctx context.Context, cfg Config, gw producer.GatewayConfig) (*pr
 		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
 	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
+	if gw.TrustedBaggage == nil {
+		gw.TrustedBaggage = cfg.TrustedBaggage
+	}
 	g, err := producer.NewGateway(client.Client, Ready(cfg), gw)
 	if err != nil {
 		_ = client.Close(ctx)
