@@ -35,6 +35,10 @@ type Config struct {
 	// ReplicationFactor of topics created at start-up; -1 uses the broker's
 	// default. Default: DefaultReplicationFactor.
 	ReplicationFactor int16
+	// TLS configures TLS to the brokers. Default: plaintext.
+	TLS TLSConfig
+	// SASL configures authentication. Default: none.
+	SASL SASLConfig
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -51,7 +55,10 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports configuration errors.
+// Validate reports configuration errors: addresses and counts, TLS files
+// that cannot be read or parsed, and SASL settings that are incomplete or
+// unsafe (PLAIN without TLS unless SASL.AllowPlainWithoutTLS). Errors never
+// contain the password.
 func (c Config) Validate() error {
 	var errs []error
 	for _, b := range c.Brokers {
@@ -65,6 +72,7 @@ func (c Config) Validate() error {
 	if c.ReplicationFactor < -1 {
 		errs = append(errs, errors.New("replication factor: must be positive or -1"))
 	}
+	errs = append(errs, c.TLS.validate(), c.SASL.validate(c.TLS.On()))
 	return errors.Join(errs...)
 }
 
@@ -79,9 +87,11 @@ func ParseBrokers(s string) []string {
 	return out
 }
 
-// Options returns franz-go options for c: seed brokers, client id, franz-go's
-// own logs through kslog at warn and above, kotel client metrics on mp (when
-// not nil), and the given hooks (typically a kafkatrace.Tracer).
+// Options returns franz-go options for c: seed brokers, client id, TLS and
+// SASL, franz-go's own logs through kslog at warn and above, kotel client
+// metrics on mp (when not nil), and the given hooks (typically a
+// kafkatrace.Tracer). Call c.Validate first: a TLS file that cannot be read
+// here makes every connection fail with that error.
 func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kgo.Hook) []kgo.Opt {
 	c = c.WithDefaults()
 	if logger == nil {
@@ -94,6 +104,7 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 	if c.ClientID != "" {
 		opts = append(opts, kgo.ClientID(c.ClientID))
 	}
+	opts = append(opts, securityOptions(c)...)
 	if mp != nil {
 		hooks = append(hooks, kotel.NewMeter(kotel.MeterProvider(mp)))
 	}
