@@ -2,13 +2,21 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kretrieve/kretrieve/kafkaacl"
+	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
 // DefaultListen is the address the broker listens on by default.
@@ -30,17 +38,139 @@ type Config struct {
 	DefaultPartitions int
 	// Logger receives the broker's warnings. Default: slog.Default().
 	Logger *slog.Logger
+
+	// TLSCertFile and TLSKeyFile (PEM) make the listener speak TLS only.
+	// Default: plaintext.
+	TLSCertFile, TLSKeyFile string
+	// TLSClientCAFile (PEM) makes the listener require client certificates
+	// signed by these CAs (mutual TLS). Needs TLSCertFile. Default: none.
+	TLSClientCAFile string
+	// Users are the SASL users; with any, every connection must
+	// authenticate with SASL (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, each
+	// user can use all three). Default: no SASL.
+	Users []User
+	// EnforceACLs refuses every request no ACL allows; superusers bypass
+	// ACLs. Needs Users (principals come from SASL). Default: off.
+	EnforceACLs bool
+	// Topics are created at start (with DefaultPartitions) when the broker
+	// is new, for principals that may not create topics. Default: none.
+	Topics []string
+}
+
+// User is a SASL user of the broker.
+type User struct {
+	Name     string
+	Password kafkaclient.Secret
+	// Superuser bypasses ACLs.
+	Superuser bool
+	// ACLs are the user's ALLOW rules, in effect with EnforceACLs. They
+	// seed a new broker; a broker reloaded from DataDir keeps the ACLs it
+	// had.
+	ACLs []kafkaacl.Rule
 }
 
 // Validate reports configuration errors.
 func (c Config) Validate() error {
+	var errs []error
 	if _, _, err := splitListen(c.listen()); err != nil {
-		return err
+		errs = append(errs, err)
 	}
 	if c.DefaultPartitions < 0 {
-		return errors.New("default partitions must not be negative")
+		errs = append(errs, errors.New("default partitions must not be negative"))
 	}
-	return nil
+	if _, err := c.tlsConfig(); err != nil {
+		errs = append(errs, err)
+	}
+	seen := map[string]bool{}
+	for _, u := range c.Users {
+		switch {
+		case u.Name == "" || strings.ContainsAny(u.Name, ":,= \t\n"):
+			errs = append(errs, fmt.Errorf("sasl user %q: a name without ':', ',', '=' or spaces is required", u.Name))
+		case u.Password.IsZero():
+			errs = append(errs, fmt.Errorf("sasl user %s: empty password", u.Name))
+		case seen[u.Name]:
+			errs = append(errs, fmt.Errorf("sasl user %s: given twice", u.Name))
+		}
+		seen[u.Name] = true
+		if len(u.ACLs) > 0 && !c.EnforceACLs {
+			errs = append(errs, fmt.Errorf("sasl user %s has ACLs but ACLs are not enforced", u.Name))
+		}
+	}
+	if c.EnforceACLs && len(c.Users) == 0 {
+		errs = append(errs, errors.New("enforcing ACLs needs SASL users: principals come from SASL"))
+	}
+	return errors.Join(errs...)
+}
+
+// tlsConfig returns the listener's TLS configuration, or nil for plaintext.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
+		if c.TLSClientCAFile != "" {
+			return nil, errors.New("tls client CA file needs a TLS certificate and key")
+		}
+		return nil, nil
+	}
+	if c.TLSCertFile == "" || c.TLSKeyFile == "" {
+		return nil, errors.New("tls certificate and key: give both")
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls certificate: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if c.TLSClientCAFile != "" {
+		b, err := os.ReadFile(c.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls client CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("tls client CA file %s: no PEM certificate found", c.TLSClientCAFile)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// securityOpts returns the kfake options for TLS, SASL users and ACLs.
+func (c Config) securityOpts() ([]kfake.Opt, error) {
+	var opts []kfake.Opt
+	tc, err := c.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		opts = append(opts, kfake.TLS(tc))
+	}
+	if len(c.Users) > 0 {
+		opts = append(opts, kfake.EnableSASL())
+	}
+	if c.EnforceACLs {
+		opts = append(opts, kfake.EnableACLs())
+	}
+	for _, u := range c.Users {
+		pass := u.Password.Reveal()
+		for i, mech := range kafkaclient.Mechanisms {
+			if u.Superuser {
+				opts = append(opts, kfake.Superuser(mech, u.Name, pass))
+				continue
+			}
+			var acls []kfake.ACL
+			if i == 0 {
+				for _, r := range u.ACLs {
+					acls = append(acls, kfake.ACL{
+						Resource:  r.Resource,
+						Name:      r.Name,
+						Pattern:   kmsg.ACLResourcePatternTypeLiteral,
+						Operation: r.Operation,
+						Allow:     true,
+					})
+				}
+			}
+			opts = append(opts, kfake.User(mech, u.Name, pass, acls...))
+		}
+	}
+	return opts, nil
 }
 
 func (c Config) listen() string {
@@ -96,6 +226,14 @@ func Start(cfg Config) (*Broker, error) {
 		// Like Kafka's auto.create.topics.enable=true default.
 		kfake.AllowAutoTopicCreation(),
 		kfake.WithLogger(kfakeLogger{logger}),
+	}
+	sec, err := cfg.securityOpts()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, sec...)
+	if len(cfg.Topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
 	if cfg.DataDir != "" {
 		opts = append(opts, kfake.DataDir(cfg.DataDir))

@@ -3,13 +3,18 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/kafkaacl"
+	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -79,5 +84,63 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	}
 	if o, ok := fetched.Lookup("t", 0); !ok || o.At != 5 {
 		t.Fatalf("committed offset after restart: %+v (found %v)", o, ok)
+	}
+}
+
+func TestSecurityConfigValidate(t *testing.T) {
+	ca := tlstest.NewCA(t, "broker-test")
+	srv := ca.Server("broker")
+	pw := kafkaclient.NewSecret("pw")
+	rule := kafkaacl.Rule{Resource: kmsg.ACLResourceTypeTopic, Name: "t", Operation: kmsg.ACLOperationRead}
+	for name, tt := range map[string]struct {
+		cfg  broker.Config
+		want string
+	}{
+		"cert without key":       {broker.Config{TLSCertFile: srv.CertFile}, "give both"},
+		"client CA without cert": {broker.Config{TLSClientCAFile: ca.CertFile}, "needs a TLS certificate"},
+		"client CA not PEM":      {broker.Config{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile, TLSClientCAFile: srv.KeyFile}, "no PEM certificate"},
+		"user without password":  {broker.Config{Users: []broker.User{{Name: "a"}}}, "empty password"},
+		"user with a colon":      {broker.Config{Users: []broker.User{{Name: "a:b", Password: pw}}}, "name without"},
+		"user twice":             {broker.Config{Users: []broker.User{{Name: "a", Password: pw}, {Name: "a", Password: pw}}}, "given twice"},
+		"ACLs not enforced":      {broker.Config{Users: []broker.User{{Name: "a", Password: pw, ACLs: []kafkaacl.Rule{rule}}}}, "not enforced"},
+		"ACLs without users":     {broker.Config{EnforceACLs: true}, "needs SASL users"},
+	} {
+		err := tt.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", name, err, tt.want)
+		}
+	}
+	ok := broker.Config{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile, TLSClientCAFile: ca.CertFile,
+		Users: []broker.User{{Name: "a", Password: pw, ACLs: []kafkaacl.Rule{rule}}, {Name: "root", Password: pw, Superuser: true}}, EnforceACLs: true}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestACLsSeedTopics: with ACLs, a user may only do what its rules allow;
+// Topics exist from the start.
+func TestACLsSeedTopics(t *testing.T) {
+	pw := kafkaclient.NewSecret("pw")
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: 2, EnforceACLs: true, Topics: []string{"t", "u"},
+		Users: []broker.User{{Name: "reader", Password: pw, ACLs: []kafkaacl.Rule{{Resource: kmsg.ACLResourceTypeTopic, Name: "t", Operation: kmsg.ACLOperationDescribe}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cl, err := kgo.NewClient(kafkaclient.Options(kafkaclient.Config{Brokers: []string{b.Addr()},
+		SASL: kafkaclient.SASLConfig{Mechanism: "SCRAM-SHA-256", Username: "reader", Password: pw}}, nil, nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := topics.Names(); len(names) != 1 || names[0] != "t" || len(topics["t"].Partitions) != 2 {
+		t.Fatalf("visible topics %v", topics)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err == nil {
+		t.Fatal("produced without WRITE")
 	}
 }

@@ -3,7 +3,10 @@
 //
 // It speaks the Kafka protocol well enough for every kretrieve component
 // (produce, fetch, consumer groups, offsets, topic administration) and can
-// persist its state to a directory across restarts. It is not a production
-// broker: production deployments use real Apache Kafka (or a compatible
-// service) and point kretrieve at it with --brokers.
+// persist its state to a directory across restarts. For testing secured
+// deployments it can listen with TLS (optionally requiring client
+// certificates), require SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)
+// and enforce ACLs, seeding each user with kafkaacl rules. It is not a
+// production broker: production deployments use real Apache Kafka (or a
+// compatible service) and point kretrieve at it with --brokers.
 package broker

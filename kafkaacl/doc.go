@@ -1,0 +1,12 @@
+// Package kafkaacl is the least-privilege ACL matrix of kretrieve's roles:
+// for each role (retrieval, enrichment, gateway, producer, dlq, lag) the
+// topics and consumer groups it uses and the one operation it needs on each.
+//
+// It is the single source for the README's ACL table ([Markdown]), for the
+// development broker's --acl-roles (kretrieve broker) and for the tests that
+// run every role under exactly these ACLs and check that it is refused
+// outside them. [Rule.Builder] turns a rule into a kadm ACL builder for
+// creating the ACLs on a real cluster.
+//
+// It imports messages (topic names) and franz-go's kmsg and kadm only.
+package kafkaacl
