@@ -1,5 +1,10 @@
 // Package kafkaclient holds what every kretrieve component needs to talk to
-// Kafka: the shared connection settings, the franz-go client options built
-// from them (logging through kslog, client metrics through kotel, our tracing
-// hooks) and topic creation at start-up.
+// Kafka: the shared connection settings (brokers, client id, TLS, SASL), the
+// franz-go client options built from them (logging through kslog, client
+// metrics through kotel, our tracing hooks), Check, the start-up connection
+// check that fails fast on rejected credentials, and topic creation at
+// start-up that copes with principals not allowed to create topics.
+//
+// Secrets (the SASL password) are held in Secret, which never prints its
+// value. The package imports franz-go and the OpenTelemetry metric API only.
 package kafkaclient

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/plugin/kotel"
 	"github.com/twmb/franz-go/plugin/kslog"
 	"go.opentelemetry.io/otel/metric"
@@ -122,6 +123,12 @@ func (warnLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
 
 // EnsureTopics creates the topics that do not exist yet with c's partition
 // count and replication factor. Topics that exist are left as they are.
+//
+// A principal without CREATE permission (least-privilege ACLs) cannot create
+// topics, even existing ones; for those EnsureTopics checks that the topic
+// exists instead, and fails when it does not. A topic the principal may
+// neither create nor describe is none of its business and is skipped: every
+// topic it reads or writes is describable (READ and WRITE imply DESCRIBE).
 func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...string) error {
 	c = c.WithDefaults()
 	adm := kadm.NewClient(client)
@@ -129,10 +136,51 @@ func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...s
 	if err != nil {
 		return fmt.Errorf("create topics: %w", err)
 	}
-	var errs []error
+	var (
+		errs    []error
+		refused []string
+	)
 	for _, r := range resps.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+		switch {
+		case r.Err == nil, errors.Is(r.Err, kerr.TopicAlreadyExists):
+		case errors.Is(r.Err, kerr.TopicAuthorizationFailed), errors.Is(r.Err, kerr.ClusterAuthorizationFailed):
+			refused = append(refused, r.Topic)
+		default:
 			errs = append(errs, fmt.Errorf("create topic %s: %w", r.Topic, r.Err))
+		}
+	}
+	if len(refused) == 0 {
+		return errors.Join(errs...)
+	}
+	// kadm's ListTopics fails as a whole on one unauthorized topic: ask
+	// for metadata directly to learn about each.
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range refused {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, client)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("describe topics: %w", err))...)
+	}
+	found := map[string]error{}
+	for _, rt := range resp.Topics {
+		if rt.Topic != nil {
+			found[*rt.Topic] = kerr.ErrorForCode(rt.ErrorCode)
+		}
+	}
+	for _, t := range refused {
+		err, ok := found[t]
+		switch {
+		case ok && err == nil:
+			// Exists: nothing to create.
+		case errors.Is(err, kerr.TopicAuthorizationFailed):
+			// Neither CREATE nor DESCRIBE: not a topic this principal uses.
+		case !ok || errors.Is(err, kerr.UnknownTopicOrPartition):
+			errs = append(errs, fmt.Errorf("topic %s does not exist and this principal is not authorized to create it: create it as an administrator", t))
+		default:
+			errs = append(errs, fmt.Errorf("describe topic %s: %w", t, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,123 @@
+package kafkaclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DefaultCheckTimeout bounds Check when its timeout is zero.
+const DefaultCheckTimeout = 10 * time.Second
+
+// ErrAuthentication is matched by Check's error when the brokers rejected
+// the SASL credentials.
+var ErrAuthentication = errors.New("authentication failed")
+
+// errSASLClosed is the cause when a broker closes the connection in the
+// middle of SASL authentication instead of answering
+// SASL_AUTHENTICATION_FAILED (kfake does; Kafka answers, then closes):
+// franz-go would retry that as a network error until the timeout.
+var errSASLClosed = errors.New("the broker closed the connection during SASL authentication")
+
+// ErrUnreachable is matched by Check's error when no broker answered in
+// time (down, starting, or a wrong address): a reason to retry, unlike an
+// authentication or TLS failure.
+var ErrUnreachable = errors.New("no broker answered")
+
+// Check connects to c's brokers as every client of c will (TLS, SASL) and
+// asks for the cluster's brokers with a metadata request that names no
+// topic, so it needs no ACL. It returns within timeout (0:
+// DefaultCheckTimeout). Its error says what failed: SASL authentication
+// (naming the mechanism and user, never the password), the TLS handshake, a
+// broker expecting TLS or SASL that c does not use; or, matching
+// ErrUnreachable, that no broker answered in time.
+//
+// Commands run it at start-up, so wrong credentials fail in seconds with a
+// clear message instead of surfacing later as retries.
+func Check(ctx context.Context, c Config, logger *slog.Logger, timeout time.Duration) error {
+	c = c.WithDefaults()
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	defer cancelTimeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	client, err := kgo.NewClient(append(Options(c, logger, nil), kgo.WithHooks(saslWatch(cancel)))...)
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer client.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // no topic: brokers only
+	_, err = req.RequestWith(ctx, client)
+	if cause := context.Cause(ctx); errors.Is(cause, errSASLClosed) {
+		err = cause
+	}
+	return explain(c, err, ctx.Err() != nil, timeout)
+}
+
+// saslWatch ends Check as soon as a SASL authentication read fails.
+type saslWatch context.CancelCauseFunc
+
+func (w saslWatch) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err != nil && key == int16(kmsg.SASLAuthenticate) {
+		w(fmt.Errorf("%w: %w", errSASLClosed, err))
+	}
+}
+
+// explain turns a failed first request into an error that says what to fix.
+func explain(c Config, err error, timedOut bool, timeout time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	brokers := strings.Join(c.Brokers, ",")
+	mech := c.SASL.mechanism()
+	var (
+		firstEOF   *kgo.ErrFirstReadEOF
+		verify     *tls.CertificateVerificationError
+		unknownCA  x509.UnknownAuthorityError
+		hostname   x509.HostnameError
+		invalid    x509.CertificateInvalidError
+		header     tls.RecordHeaderError
+		alert      tls.AlertError
+		opErr      *net.OpError
+		tlsOn      = c.TLS.On()
+		remoteTLS  = errors.As(err, &opErr) && opErr.Op == "remote error"
+		tlsProblem = errors.As(err, &verify) || errors.As(err, &unknownCA) || errors.As(err, &hostname) ||
+			errors.As(err, &invalid) || errors.As(err, &header) || errors.As(err, &alert) || remoteTLS ||
+			strings.HasPrefix(err.Error(), "tls: ")
+	)
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, errSASLClosed):
+		return fmt.Errorf("kafka %s: SASL %s %w for user %q (check the user name and password, and that the user exists for %s): %w",
+			brokers, mech, ErrAuthentication, c.SASL.Username, mech, err)
+	case errors.Is(err, kerr.UnsupportedSaslMechanism):
+		return fmt.Errorf("kafka %s: the brokers do not enable SASL mechanism %s: %w", brokers, mech, err)
+	case errors.Is(err, kerr.IllegalSaslState):
+		return fmt.Errorf("kafka %s: SASL %s as user %q: %w", brokers, mech, c.SASL.Username, err)
+	case tlsProblem:
+		hint := "check tls-ca-file, tls-server-name and the client certificate"
+		if !tlsOn {
+			hint = "the broker speaks TLS: enable tls"
+		}
+		return fmt.Errorf("kafka %s: TLS handshake failed (%s): %w", brokers, hint, err)
+	case errors.As(err, &firstEOF):
+		return fmt.Errorf("kafka %s: %w (client: tls %v, sasl %q)", brokers, err, tlsOn, mech)
+	case strings.Contains(err.Error(), "appear to be a tls alert"):
+		return fmt.Errorf("kafka %s: the broker speaks TLS but this client does not: enable tls: %w", brokers, err)
+	case timedOut || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &opErr) && opErr.Op == "dial":
+		return fmt.Errorf("kafka %s: %w within %s: %w", brokers, ErrUnreachable, timeout, err)
+	}
+	return fmt.Errorf("kafka %s: %w", brokers, err)
+}
