@@ -2,6 +2,8 @@ package producer
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -51,6 +54,12 @@ type GatewayConfig struct {
 	Propagator     propagation.TextMapPropagator
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// TLSCertFile and TLSKeyFile (PEM) make the server serve HTTPS only
+	// (see ServerTLSConfig). Default: plain HTTP.
+	TLSCertFile, TLSKeyFile string
+	// TLSClientCAFile (PEM) makes the server require client certificates
+	// signed by these CAs (mutual TLS). Needs TLSCertFile. Default: none.
+	TLSClientCAFile string
 }
 
 // Validate reports configuration errors.
@@ -58,7 +67,40 @@ func (c GatewayConfig) Validate() error {
 	if c.Timeout < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("gateway: timeout and max body bytes must not be negative")
 	}
-	return nil
+	_, err := c.ServerTLSConfig()
+	return err
+}
+
+// ServerTLSConfig returns the TLS configuration to serve the gateway with
+// (http.Server.TLSConfig, then ServeTLS with empty file names), or nil
+// when TLSCertFile is unset: plain HTTP. The certificate is read once, here.
+func (c GatewayConfig) ServerTLSConfig() (*tls.Config, error) {
+	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
+		if c.TLSClientCAFile != "" {
+			return nil, errors.New("gateway: a TLS client CA file needs a TLS certificate and key")
+		}
+		return nil, nil
+	}
+	if c.TLSCertFile == "" || c.TLSKeyFile == "" {
+		return nil, errors.New("gateway: TLS certificate and key: give both")
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: TLS certificate: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if c.TLSClientCAFile != "" {
+		b, err := os.ReadFile(c.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: TLS client CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("gateway: TLS client CA file %s: no PEM certificate found", c.TLSClientCAFile)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
 }
 
 // Gateway serves the HTTP API: POST /v1/search (publish and wait),
