@@ -25,7 +25,9 @@ func runBroker(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer b.Close()
-	logger.Info("broker listening", "addr", b.Addr(), "data_dir", cfg.broker.DataDir)
+	logger.Info("broker listening", "addr", b.Addr(), "data_dir", cfg.broker.DataDir,
+		"tls", cfg.broker.TLSCertFile != "", "mtls", cfg.broker.TLSClientCAFile != "",
+		"sasl_users", len(cfg.broker.Users), "acls", cfg.broker.EnforceACLs)
 	fmt.Fprintln(stdout, b.Addr())
 	<-ctx.Done()
 	logger.Info("broker stopping")

@@ -117,6 +117,9 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer comp.flush(&err)
+	if err := checkKafka(ctx, pc); err != nil {
+		return err
+	}
 	clientOpts := kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider)
 	if sub == "list" {
 		letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)

@@ -27,12 +27,18 @@ type gatewayFlags struct {
 	timeout       time.Duration
 	maxBodyBytes  int
 	trustBoundary bool
+	tlsCertFile   string
+	tlsKeyFile    string
+	tlsClientCA   string
 }
 
 func (g *gatewayFlags) declare(s *settings) {
 	s.str(&g.httpListen, "http-listen", "127.0.0.1:8080", "HTTP address of the gateway")
 	s.integer(&g.maxBodyBytes, "max-body-bytes", producer.DefaultMaxBodyBytes, "largest accepted HTTP request body")
 	s.boolean(&g.trustBoundary, "trust-boundary", false, "start a new trace per HTTP request, linked to (not continuing) an incoming traceparent")
+	s.str(&g.tlsCertFile, "http-tls-cert-file", "", "PEM certificate: serve HTTPS only (with --http-tls-key-file)")
+	s.str(&g.tlsKeyFile, "http-tls-key-file", "", "PEM private key of --http-tls-cert-file")
+	s.str(&g.tlsClientCA, "http-tls-client-ca-file", "", "PEM CAs: require HTTP client certificates they sign (mutual TLS)")
 }
 
 func (g gatewayFlags) validate() error {
@@ -46,11 +52,15 @@ func (g gatewayFlags) validate() error {
 	if g.maxBodyBytes < 1024 {
 		errs = append(errs, errors.New("max-body-bytes: must be at least 1024"))
 	}
+	if _, err := g.config().ServerTLSConfig(); err != nil {
+		errs = append(errs, fmt.Errorf("http-tls-*: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
 func (g gatewayFlags) config() producer.GatewayConfig {
-	return producer.GatewayConfig{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary}
+	return producer.GatewayConfig{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary,
+		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA}
 }
 
 func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer) (gatewayConfig, error) {
@@ -76,7 +86,7 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer comp.flush(&err)
-	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
 	return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
@@ -85,7 +95,12 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 // serveGateway serves the gateway on flags.httpListen until ctx is done, then
 // drains in-flight HTTP requests.
 func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, logger *slog.Logger) error {
-	g, client, err := pipeline.NewGateway(ctx, pc, flags.config())
+	gc := flags.config()
+	tc, err := gc.ServerTLSConfig()
+	if err != nil {
+		return err
+	}
+	g, client, err := pipeline.NewGateway(ctx, pc, gc)
 	if err != nil {
 		return err
 	}
@@ -94,10 +109,18 @@ func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, l
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second}
-	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String())
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tc,
+		// TLS handshake failures and the like, at warn.
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", tc != nil, "mtls", tc != nil && tc.ClientCAs != nil)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tc != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

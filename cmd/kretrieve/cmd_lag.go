@@ -68,6 +68,9 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer comp.flush(&err)
+	if err := checkKafka(ctx, pc); err != nil {
+		return err
+	}
 	mon, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
 	if err != nil {
 		return err

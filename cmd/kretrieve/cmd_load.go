@@ -202,7 +202,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 		rep.Target = "gateway " + cfg.gatewayURL
 		target = newGatewayTarget(cfg.gatewayURL, cfg.inFlight, cfg.timeout, comp.telemetry)
 	} else {
-		if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+		if err := ensureTopics(ctx, pc); err != nil {
 			return errors.Join(err, comp.shutdown(10*time.Second))
 		}
 		client, err := pipeline.NewClient(ctx, pc, true)

@@ -31,7 +31,7 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer comp.flush(&err)
-	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
 	client, err := pipeline.NewClient(ctx, pc, cfg.wait)

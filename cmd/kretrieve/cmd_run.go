@@ -56,7 +56,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	pc := cfg.pipelineConfig(comp)
 	pc.Worker.Concurrency = cfg.concurrency
 	pc.RecordQueryText = cfg.recordQuery
-	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
 	idx, err := openIndex(ctx, cfg.index, comp.logger)

@@ -40,7 +40,7 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	defer func() { err = errors.Join(err, comp.shutdown(cfg.shutdownTimeout)) }()
 	pc.Worker = cfg.worker
 	pc.RecordQueryText = cfg.recordQueryText
-	if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
 	idx, err := openIndex(ctx, cfg.index, comp.logger)

@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -26,6 +28,8 @@ type commonConfig struct {
 	replicationFactor int
 	logFormat         string
 	logLevel          string
+	kafkaTLS          kafkaclient.TLSConfig
+	sasl              kafkaclient.SASLConfig
 }
 
 func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
@@ -37,6 +41,21 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.integer(&c.partitions, "partitions", kafkaclient.DefaultPartitions, "partitions of topics created at start-up")
 	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
 	declareLogging(s, &c.logFormat, &c.logLevel)
+	c.declareSecurity(s)
+}
+
+// declareSecurity declares the Kafka TLS and SASL flags.
+func (c *commonConfig) declareSecurity(s *settings) {
+	s.boolean(&c.kafkaTLS.Enabled, "tls", false, "connect to Kafka over TLS (implied by --tls-ca-file, --tls-cert-file, --tls-server-name)")
+	s.str(&c.kafkaTLS.CAFile, "tls-ca-file", "", "PEM bundle of the CAs that sign the brokers' certificates (default: the system roots)")
+	s.str(&c.kafkaTLS.CertFile, "tls-cert-file", "", "PEM client certificate for mutual TLS (with --tls-key-file)")
+	s.str(&c.kafkaTLS.KeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
+	s.str(&c.kafkaTLS.ServerName, "tls-server-name", "", "name the brokers' certificates must carry (default: the broker's host)")
+	s.str(&c.sasl.Mechanism, "sasl-mechanism", "", "SASL mechanism: "+strings.Join(kafkaclient.Mechanisms, ", ")+" (default: no SASL)")
+	s.str(&c.sasl.Username, "sasl-username", "", "SASL user name")
+	s.secret(&c.sasl.Password, "sasl-password", "SASL password; prefer the variable or --sasl-password-file (command lines are visible to other users)")
+	s.str(&c.sasl.PasswordFile, "sasl-password-file", "", "file holding the SASL password, read at each authentication")
+	s.boolean(&c.sasl.AllowPlainWithoutTLS, "sasl-plain-without-tls", false, "INSECURE: allow SASL PLAIN without TLS, sending the password in clear text")
 }
 
 func declareLogging(s *settings, format, level *string) {
@@ -55,7 +74,37 @@ func (c commonConfig) validate() error {
 	if c.replicationFactor < -1 || c.replicationFactor == 0 || c.replicationFactor > 1<<15-1 {
 		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
 	}
+	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl}.Validate()) // brokers: validateBrokers
 	return errors.Join(errs...)
+}
+
+// secured reports whether any Kafka TLS or SASL setting is given.
+func (c commonConfig) secured() bool {
+	s := c.sasl
+	return c.kafkaTLS.On() || s.Mechanism != "" || s.Username != "" || !s.Password.IsZero() || s.PasswordFile != "" || s.AllowPlainWithoutTLS
+}
+
+// checkKafka connects once with the command's TLS and SASL settings and
+// fails fast, with a message naming what to fix, when the brokers refuse
+// them (a wrong password fails in seconds, not as silent retries). Brokers
+// that do not answer yet are only logged: the command goes on and retries
+// as it always did.
+func checkKafka(ctx context.Context, pc pipeline.Config) error {
+	err := kafkaclient.Check(ctx, pc.Kafka, pc.Logger, 0)
+	if errors.Is(err, kafkaclient.ErrUnreachable) {
+		pc.Logger.WarnContext(ctx, "kafka not reachable yet, retrying", "err", err)
+		return nil
+	}
+	return err
+}
+
+// ensureTopics checks the connection (checkKafka) and creates the
+// pipeline topics that are missing, as far as the principal may.
+func ensureTopics(ctx context.Context, pc pipeline.Config) error {
+	if err := checkKafka(ctx, pc); err != nil {
+		return err
+	}
+	return pipeline.EnsureTopics(ctx, pc)
 }
 
 // start starts the logger and telemetry of a command talking to Kafka, as
@@ -69,16 +118,23 @@ func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, 
 	return comp, c.pipelineConfig(comp), nil
 }
 
+// kafkaConfig builds the Kafka connection configuration.
+func (c commonConfig) kafkaConfig() kafkaclient.Config {
+	return kafkaclient.Config{
+		Brokers:           kafkaclient.ParseBrokers(c.brokers),
+		ClientID:          c.clientID,
+		Partitions:        int32(c.partitions),
+		ReplicationFactor: int16(c.replicationFactor),
+		TLS:               c.kafkaTLS,
+		SASL:              c.sasl,
+	}
+}
+
 // pipelineConfig builds the shared component configuration.
 func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	p := comp.telemetry
 	return pipeline.Config{
-		Kafka: kafkaclient.Config{
-			Brokers:           kafkaclient.ParseBrokers(c.brokers),
-			ClientID:          c.clientID,
-			Partitions:        int32(c.partitions),
-			ReplicationFactor: int16(c.replicationFactor),
-		},
+		Kafka:          c.kafkaConfig(),
 		Topics:         c.topics,
 		Logger:         comp.logger,
 		TracerProvider: p.TracerProvider,
@@ -154,17 +210,109 @@ type brokerConfig struct {
 }
 
 func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) (brokerConfig, error) {
-	var c brokerConfig
+	var (
+		c                               brokerConfig
+		usersFile, superusers, aclRoles string
+		users                           kafkaclient.Secret
+	)
 	s := newSettings("broker", getenv, out)
 	s.str(&c.broker.Listen, "listen", broker.DefaultListen, "address to listen on")
 	s.str(&c.broker.DataDir, "data-dir", "", "directory to persist topics, records and offsets in (default: memory only)")
 	s.boolean(&c.broker.SyncWrites, "sync-writes", false, "fsync every produced batch (with --data-dir)")
 	s.integer(&c.broker.DefaultPartitions, "partitions", kafkaclient.DefaultPartitions, "partitions of auto-created topics")
 	declareLogging(s, &c.logFormat, &c.logLevel)
+	s.str(&c.broker.TLSCertFile, "listen-tls-cert-file", "", "PEM server certificate: speak TLS only (with --listen-tls-key-file)")
+	s.str(&c.broker.TLSKeyFile, "listen-tls-key-file", "", "PEM private key of --listen-tls-cert-file")
+	s.str(&c.broker.TLSClientCAFile, "listen-tls-client-ca-file", "", "PEM CAs: require client certificates they sign (mutual TLS)")
+	s.secret(&users, "sasl-users", "comma-separated USER:PASSWORD SASL users (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512); prefer the variable or --sasl-users-file")
+	s.str(&usersFile, "sasl-users-file", "", "file of SASL users, one USER:PASSWORD a line (# comments)")
+	s.str(&superusers, "superusers", "", "comma-separated SASL users that bypass ACLs")
+	s.boolean(&c.broker.EnforceACLs, "acls", false, "enforce ACLs: refuse what no ACL allows (needs SASL users; superusers bypass); also creates the pipeline topics (default names), which roles may not")
+	s.str(&aclRoles, "acl-roles", "", "comma-separated ROLE=USER: give USER the least-privilege ACLs of ROLE ("+strings.Join(kafkaacl.RoleNames(), ", ")+"; default topic and group names)")
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
-	return c, c.broker.Validate()
+	var errs []error
+	list, err := parseUsers(users.Reveal(), usersFile)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	index := map[string]int{}
+	for i, u := range list {
+		index[u.Name] = i
+	}
+	for _, name := range splitList(superusers) {
+		if i, ok := index[name]; ok {
+			list[i].Superuser = true
+		} else {
+			errs = append(errs, fmt.Errorf("superusers: %q is not a SASL user", name))
+		}
+	}
+	for _, pair := range splitList(aclRoles) {
+		role, user, ok := strings.Cut(pair, "=")
+		r, err := kafkaacl.Lookup(strings.TrimSpace(role), kafkaacl.DefaultNames())
+		i, known := index[strings.TrimSpace(user)]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("acl-roles: %q is not ROLE=USER", pair))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("acl-roles: %w", err))
+		case !known:
+			errs = append(errs, fmt.Errorf("acl-roles: %q is not a SASL user", strings.TrimSpace(user)))
+		default:
+			list[i].ACLs = append(list[i].ACLs, r.Rules...)
+		}
+	}
+	c.broker.Users = list
+	if c.broker.EnforceACLs {
+		c.broker.Topics = messages.DefaultTopics().All()
+	}
+	return c, errors.Join(append(errs, c.broker.Validate())...)
+}
+
+// parseUsers reads USER:PASSWORD entries from a comma-separated list and
+// from a file with one a line. Errors name the entry's user or line, never
+// a password.
+func parseUsers(list, file string) ([]broker.User, error) {
+	var (
+		users []broker.User
+		errs  []error
+	)
+	add := func(where, entry string) {
+		name, pass, ok := strings.Cut(entry, ":")
+		if !ok || strings.TrimSpace(name) == "" || pass == "" {
+			errs = append(errs, fmt.Errorf("%s: want USER:PASSWORD", where))
+			return
+		}
+		users = append(users, broker.User{Name: strings.TrimSpace(name), Password: kafkaclient.NewSecret(pass)})
+	}
+	for i, e := range splitList(list) {
+		add(fmt.Sprintf("sasl-users: entry %d", i+1), e)
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("sasl-users-file: %w", err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line != "" && !strings.HasPrefix(line, "#") {
+				add(fmt.Sprintf("sasl-users-file %s: line %d", file, i+1), line)
+			}
+		}
+	}
+	return users, errors.Join(errs...)
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // produceConfig configures the produce command.
@@ -248,6 +396,9 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	}
 	if c.inFlight < 1 || c.retrievals < 1 || c.enrichments < 1 || c.concurrency < 1 {
 		errs = append(errs, errors.New("in-flight, retrieval-workers, enrichment-workers and concurrency: must be at least 1"))
+	}
+	if c.brokers == "" && c.secured() {
+		errs = append(errs, errors.New("tls-* and sasl-* settings need --brokers: the embedded broker of run speaks plaintext without SASL (start `kretrieve broker` with TLS and SASL users instead)"))
 	}
 	c.gateway.timeout = c.timeout
 	if c.serve {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
 // envPrefix is the prefix of every kretrieve variable.
@@ -89,6 +91,26 @@ func (s *settings) duration(p *time.Duration, name string, def time.Duration, us
 		}
 	}
 	s.fs.DurationVar(p, name, def, s.usage(name, usage))
+}
+
+// secret declares a flag holding a secret: its variable's value is taken
+// but, unlike str, never shown as the default in -h, and the value is a
+// kafkaclient.Secret that does not print itself.
+func (s *settings) secret(p *kafkaclient.Secret, name, usage string) {
+	if v, ok := s.env(name); ok {
+		*p = kafkaclient.NewSecret(v)
+	}
+	s.fs.Var(secretFlag{p}, name, s.usage(name, usage))
+}
+
+// secretFlag is a flag.Value whose String never shows the value.
+type secretFlag struct{ p *kafkaclient.Secret }
+
+func (secretFlag) String() string { return "" }
+
+func (f secretFlag) Set(v string) error {
+	*f.p = kafkaclient.NewSecret(v)
+	return nil
 }
 
 // parse parses args after every flag is declared; variable errors come first.
