@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,18 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
+
+// TestREADMEListsTheMatrix keeps the README's ACL table equal to the code's.
+func TestREADMEListsTheMatrix(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := kafkaacl.Markdown(kafkaacl.Roles(kafkaacl.DefaultNames()))
+	if !strings.Contains(string(readme), table) {
+		t.Fatalf("README.md lacks the ACL table; paste:\n%s", table)
+	}
+}
 
 func TestLookup(t *testing.T) {
 	for _, name := range kafkaacl.RoleNames() {
