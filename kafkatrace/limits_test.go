@@ -285,3 +285,51 @@ func TestStartProcessUntrustedHeaders(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLimitTraceState checks the tracestate cut on any input: within the
+// limits it changes nothing; otherwise it keeps at most 32 whole members,
+// trimmed, in order, taken from the bytes it may read, within 512
+// characters; and cutting again changes nothing.
+func FuzzLimitTraceState(f *testing.F) {
+	for _, s := range []string{
+		"", "a=1", "a=1, b=2 ,,c=3", strings.Join(members(33, 0, 5), ","), strings.Join(members(40, 0, 20), ","),
+		"big=" + strings.Repeat("x", 200) + ",a=1", " a=1 ,,\t,b=2," + strings.Repeat(",", 40),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := limitTraceState(in)
+		within := len(in) <= MaxTraceStateLen && strings.Count(in, ",") < MaxTraceStateMembers
+		if within {
+			if out != in {
+				t.Fatalf("%q within the limits became %q", in, out)
+			}
+			return
+		}
+		if len(out) > MaxTraceStateLen {
+			t.Fatalf("%d characters", len(out))
+		}
+		if out == "" {
+			return
+		}
+		kept := strings.Split(out, ",")
+		if len(kept) > MaxTraceStateMembers {
+			t.Fatalf("%d members", len(kept))
+		}
+		readable := in[:min(len(in), MaxTraceStateScan)]
+		rest := readable
+		for _, m := range kept {
+			if m == "" || m != strings.Trim(m, " \t") || len(m) > MaxTraceStateMemberLen {
+				t.Fatalf("member %q kept", m)
+			}
+			i := strings.Index(rest, m)
+			if i < 0 {
+				t.Fatalf("member %q is not, in order, in the %d bytes read of %q", m, len(readable), in)
+			}
+			rest = rest[i+len(m):]
+		}
+		if again := limitTraceState(out); again != out {
+			t.Fatalf("cut twice: %q then %q", out, again)
+		}
+	})
+}

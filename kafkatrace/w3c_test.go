@@ -128,13 +128,22 @@ func TestExtractMatchesLibrary(t *testing.T) {
 }
 
 // FuzzExtract checks that the direct traceparent codec and the library's
-// propagator agree on every input, and that nothing panics.
+// propagator agree on every input, that nothing panics, and that what is
+// extracted stays within the W3C limits, whatever the headers' sizes.
 func FuzzExtract(f *testing.F) {
 	for _, s := range extractSeeds {
 		f.Add(s.traceparent, s.tracestate, s.baggage)
 	}
 	f.Fuzz(func(t *testing.T, traceparent, tracestate, bg string) {
-		sameExtraction(t, headersOf(traceparent, tracestate, bg))
+		hs := headersOf(traceparent, tracestate, bg)
+		sameExtraction(t, hs)
+		ctx := New(WithPropagator(testPropagator())).Extract(context.Background(), &kgo.Record{Headers: hs})
+		if ts := trace.SpanContextFromContext(ctx).TraceState(); ts.Len() > MaxTraceStateMembers || len(ts.String()) > MaxTraceStateLen {
+			t.Fatalf("tracestate of %d members, %d characters", ts.Len(), len(ts.String()))
+		}
+		if b := baggage.FromContext(ctx); b.Len() > MaxBaggageMembers || len(bg) > MaxBaggageBytes && b.Len() > 0 {
+			t.Fatalf("baggage of %d members from %d bytes", b.Len(), len(bg))
+		}
 	})
 }
 
