@@ -220,6 +220,14 @@ func (r *relay) fail(err error) {
 // its processing.
 func (r *relay) work(ctx context.Context, cl *kgo.Client, process processFunc) {
 	defer r.wg.Done()
+	// Stopping waits for the records already produced to be acknowledged,
+	// so that close returns only after every send span has ended (the
+	// consumer may read a record before its producer sees the ack).
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
+		defer cancel()
+		_ = cl.Flush(fctx)
+	}()
 	onProduced := func(_ *kgo.Record, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.fail(fmt.Errorf("produce to %s: %w", r.topicB, err))
