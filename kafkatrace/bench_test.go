@@ -64,7 +64,8 @@ func benchmarkStartProcess(b *testing.B, sampler sdktrace.Sampler, flags trace.T
 // BenchmarkStartProcess measures the consumer-side cost per record: extract,
 // wait span, process span and the messaging metrics. "unsampled" goes
 // through the SDK's sampler; "unsampled-parent-based" is the fast path of
-// WithParentBasedSampling, which starts no span.
+// WithParentBasedSampling, which starts no span; "trust-boundary" starts a
+// new root linked to the record's context (WithTrustBoundary).
 func BenchmarkStartProcess(b *testing.B) {
 	b.Run("sampled", func(b *testing.B) {
 		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), trace.FlagsSampled)
@@ -74,6 +75,11 @@ func BenchmarkStartProcess(b *testing.B) {
 	})
 	b.Run("unsampled-parent-based", func(b *testing.B) {
 		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), 0, WithParentBasedSampling())
+	})
+	// At a trust boundary the record's context is only linked: a new root
+	// sampled by our sampler, here always.
+	b.Run("trust-boundary", func(b *testing.B) {
+		benchmarkStartProcess(b, sdktrace.ParentBased(sdktrace.AlwaysSample()), trace.FlagsSampled, WithParentBasedSampling(), WithTrustBoundary())
 	})
 }
 
