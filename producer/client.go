@@ -63,6 +63,19 @@ type Call struct {
 	receipt Receipt
 	ended   sync.Once
 	ownSpan bool // whether the root span is ours to end
+	// start and end bound the call: the root span's own timestamps when it
+	// is ours; end is set once the outcome is recorded.
+	start, end time.Time
+}
+
+// Duration is how long the call took from Start until its outcome was
+// recorded (by Wait), exactly the duration of its root span when Start
+// started one; zero before then. Safe to call after Wait returned.
+func (call *Call) Duration() time.Duration {
+	if call.end.IsZero() {
+		return 0
+	}
+	return call.end.Sub(call.start)
 }
 
 // Start publishes req (with defaults applied). When ctx carries a local span
@@ -78,7 +91,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if wait && c.col == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}
-	call := &Call{Request: req, acked: make(chan error, 1), col: c.col}
+	call := &Call{Request: req, acked: make(chan error, 1), col: c.col, start: time.Now()}
 	reqAttrs := append([]attribute.KeyValue{attrs.Request(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
@@ -86,7 +99,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		call.span = parent
 		parent.SetAttributes(reqAttrs...)
 	} else {
-		ctx, call.span = c.tracer.Start(ctx, RootSpanName, trace.WithAttributes(reqAttrs...))
+		ctx, call.span = c.tracer.Start(ctx, RootSpanName, trace.WithTimestamp(call.start), trace.WithAttributes(reqAttrs...))
 		call.ownSpan = true
 	}
 	span := call.span
@@ -160,13 +173,14 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 // finish records the first outcome on the root span and ends it if it is ours.
 func (call *Call) finish(err error, outcome string) {
 	call.ended.Do(func() {
+		call.end = time.Now()
 		call.span.SetAttributes(OutcomeAttr.String(outcome))
 		if err != nil {
 			call.span.RecordError(err)
 			call.span.SetStatus(codes.Error, err.Error())
 		}
 		if call.ownSpan {
-			call.span.End()
+			call.span.End(trace.WithTimestamp(call.end))
 		}
 	})
 }
