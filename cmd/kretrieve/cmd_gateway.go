@@ -35,7 +35,7 @@ type gatewayFlags struct {
 func (g *gatewayFlags) declare(s *settings) {
 	s.str(&g.httpListen, "http-listen", "127.0.0.1:8080", "HTTP address of the gateway")
 	s.integer(&g.maxBodyBytes, "max-body-bytes", producer.DefaultMaxBodyBytes, "largest accepted HTTP request body")
-	s.boolean(&g.trustBoundary, "trust-boundary", false, "start a new trace per HTTP request, linked to (not continuing) an incoming traceparent")
+	s.boolean(&g.trustBoundary, "trust-boundary", true, "treat HTTP callers as outside: a new trace per request, linked to (not continuing) an incoming traceparent, whose sampled flag and baggage are not trusted (--trust-boundary=false to continue callers' traces)")
 	s.str(&g.tlsCertFile, "http-tls-cert-file", "", "PEM certificate: serve HTTPS only (with --http-tls-key-file)")
 	s.str(&g.tlsKeyFile, "http-tls-key-file", "", "PEM private key of --http-tls-cert-file")
 	s.str(&g.tlsClientCA, "http-tls-client-ca-file", "", "PEM CAs: require HTTP client certificates they sign (mutual TLS)")
@@ -68,6 +68,7 @@ func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer)
 	s := newSettings("gateway", getenv, out)
 	c.commonConfig.declare(s, "gateway", kafkaclient.DefaultBrokers)
 	c.gatewayFlags.declare(s)
+	c.declareTrustedBaggage(s)
 	s.duration(&c.timeout, "timeout", producer.DefaultGatewayTimeout, "how long POST /v1/search waits for the result")
 	if err := s.parse(args); err != nil {
 		return c, err

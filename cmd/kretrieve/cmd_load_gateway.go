@@ -25,8 +25,9 @@ import (
 const scopeName = "github.com/kretrieve/kretrieve/cmd/kretrieve"
 
 // gatewayTarget drives the HTTP gateway: POST /v1/search per request, each
-// under a root "request" span whose context the gateway continues (unless
-// it runs with --trust-boundary).
+// under a root "request" span. A gateway at its default trust boundary
+// starts its own trace linked to it; with --trust-boundary=false it
+// continues this one.
 type gatewayTarget struct {
 	url    string
 	client *http.Client

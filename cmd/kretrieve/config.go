@@ -30,6 +30,26 @@ type commonConfig struct {
 	logLevel          string
 	kafkaTLS          kafkaclient.TLSConfig
 	sasl              kafkaclient.SASLConfig
+	// Inbound trace context, declared by the commands it applies to.
+	retrievalTrustBoundary bool
+	trustedBaggage         string
+	baggageAttributes      string
+}
+
+// declareRetrievalTrustBoundary declares --retrieval-trust-boundary.
+func (c *commonConfig) declareRetrievalTrustBoundary(s *settings) {
+	s.boolean(&c.retrievalTrustBoundary, "retrieval-trust-boundary", false,
+		"retrieval workers treat request producers as outside: a new trace per record, linked to the producer's, whose sampled flag is ignored")
+}
+
+// declareTrustedBaggage declares --trusted-baggage.
+func (c *commonConfig) declareTrustedBaggage(s *settings) {
+	s.str(&c.trustedBaggage, "trusted-baggage", "", "comma-separated baggage keys kept when a trust boundary drops inbound baggage")
+}
+
+// declareBaggageAttributes declares --baggage-attributes.
+func (c *commonConfig) declareBaggageAttributes(s *settings) {
+	s.str(&c.baggageAttributes, "baggage-attributes", "", "comma-separated baggage keys copied onto process spans as kretrieve.baggage.<key> (baggage is never recorded otherwise)")
 }
 
 func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
@@ -142,7 +162,10 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 		Propagator:     p.Propagator,
 		Metrics:        comp.metrics,
 		// Unsampled records start no spans when the sampler is parent-based.
-		ParentBasedSampling: p.ParentBasedSampling,
+		ParentBasedSampling:    p.ParentBasedSampling,
+		RetrievalTrustBoundary: c.retrievalTrustBoundary,
+		TrustedBaggage:         splitList(c.trustedBaggage),
+		BaggageAttributes:      splitList(c.baggageAttributes),
 	}
 }
 
@@ -186,7 +209,10 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s.duration(&c.lagInterval, "lag-interval", 15*time.Second, "how often to measure and export this group's lag (0: off)")
 	if role == "retrieval" {
 		declareRecordQueryText(s, &c.recordQueryText)
+		c.declareRetrievalTrustBoundary(s)
+		c.declareTrustedBaggage(s)
 	}
+	c.declareBaggageAttributes(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
@@ -383,6 +409,9 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	s.integer(&c.inFlight, "in-flight", 200, "requests awaiting their result at once")
 	s.boolean(&c.serve, "serve", false, "keep the broker and workers running after the requests and serve the HTTP gateway, until interrupted")
 	c.gateway.declare(s)
+	c.declareRetrievalTrustBoundary(s)
+	c.declareTrustedBaggage(s)
+	c.declareBaggageAttributes(s)
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")

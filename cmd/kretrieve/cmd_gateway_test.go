@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+func TestGatewayIsATrustBoundaryByDefault(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	c, err := loadGatewayConfig(nil, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.config().TrustBoundary {
+		t.Fatal("the gateway continues callers' traces by default; it must be a trust boundary")
+	}
+	c, err = loadGatewayConfig([]string{"--trust-boundary=false", "--trusted-baggage", "tenant, region"}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.config().TrustBoundary {
+		t.Fatal("--trust-boundary=false ignored")
+	}
+	if pc := c.pipelineConfig(&component{telemetry: &tracing.Providers{}}); !slices.Equal(pc.TrustedBaggage, []string{"tenant", "region"}) {
+		t.Fatalf("trusted baggage %q", pc.TrustedBaggage)
+	}
+}
+
+func TestTraceTrustFlagsReachThePipeline(t *testing.T) {
+	env := map[string]string{"KRETRIEVE_RETRIEVAL_TRUST_BOUNDARY": "true", "KRETRIEVE_TRUSTED_BAGGAGE": "tenant,,region ", "KRETRIEVE_BAGGAGE_ATTRIBUTES": "tenant"}
+	c, err := loadWorkerConfig("retrieval", nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.pipelineConfig(&component{telemetry: &tracing.Providers{}})
+	if !pc.RetrievalTrustBoundary || !slices.Equal(pc.TrustedBaggage, []string{"tenant", "region"}) || !slices.Equal(pc.BaggageAttributes, []string{"tenant"}) {
+		t.Fatalf("pipeline config: trust boundary %v, trusted %q, attributes %q", pc.RetrievalTrustBoundary, pc.TrustedBaggage, pc.BaggageAttributes)
+	}
+	if _, err := loadWorkerConfig("enrichment", []string{"--retrieval-trust-boundary"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Fatal("enrichment accepted --retrieval-trust-boundary")
+	}
+}
