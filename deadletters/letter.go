@@ -96,7 +96,9 @@ func FromRecord(r *kgo.Record) Letter {
 	if ts, err := time.Parse(time.RFC3339Nano, h.Get(messages.HeaderDLQOriginalTimestamp)); err == nil {
 		l.OriginalTimestamp = ts.UTC()
 	}
-	if sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), h)); sc.IsValid() {
+	// The dead letter's headers came from an outside producer: the same
+	// W3C limits as every other extraction apply.
+	if sc := trace.SpanContextFromContext(kafkatrace.LimitPropagator(propagation.TraceContext{}).Extract(context.Background(), h)); sc.IsValid() {
 		l.TraceID = sc.TraceID().String()
 	}
 	return l
