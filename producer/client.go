@@ -173,7 +173,9 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 // finish records the first outcome on the root span and ends it if it is ours.
 func (call *Call) finish(err error, outcome string) {
 	call.ended.Do(func() {
-		call.end = time.Now()
+		// From start by the monotonic clock, as the SDK ends spans: the
+		// wall-clock and monotonic durations then agree to the nanosecond.
+		call.end = call.start.Add(time.Since(call.start))
 		call.span.SetAttributes(OutcomeAttr.String(outcome))
 		if err != nil {
 			call.span.RecordError(err)
