@@ -147,21 +147,27 @@ func TestSpansFileRoundTrips(t *testing.T) {
 		attribute.Int64Slice("is", []int64{-1, 1 << 60}), attribute.Float64Slice("fs", []float64{0.5, math.Inf(1)}),
 	}
 	_, other := tr.Start(context.Background(), "elsewhere")
+	// Explicit timestamps: the traces last 1, 2 and 3 ms.
+	base := time.Now()
 	for i := range 3 {
-		ctx, root := tr.Start(context.Background(), "request", trace.WithAttributes(attrs...))
-		_, child := tr.Start(ctx, "process t", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(trace.Link{SpanContext: other.SpanContext()}))
-		child.AddEvent("retry", trace.WithAttributes(attribute.Int("attempt", 2)))
-		child.RecordError(errors.New("boom"))
+		ctx, root := tr.Start(context.Background(), "request", trace.WithAttributes(attrs...), trace.WithTimestamp(base))
+		_, child := tr.Start(ctx, "process t", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(trace.Link{SpanContext: other.SpanContext()}),
+			trace.WithTimestamp(base.Add(100*time.Microsecond)))
+		child.AddEvent("retry", trace.WithAttributes(attribute.Int("attempt", 2)), trace.WithTimestamp(base.Add(200*time.Microsecond)))
+		child.RecordError(errors.New("boom"), trace.WithTimestamp(base.Add(300*time.Microsecond)))
 		child.SetStatus(codes.Error, "boom")
-		child.End()
-		time.Sleep(time.Duration(i+1) * time.Millisecond)
-		root.End()
+		child.End(trace.WithTimestamp(base.Add(500 * time.Microsecond)))
+		root.End(trace.WithTimestamp(base.Add(time.Duration(i+1) * time.Millisecond)))
 	}
 	other.End()
 
 	traces := rec.Traces()
 	if len(traces) != 2 {
 		t.Fatalf("%d traces", len(traces))
+	}
+	// The two slowest are kept, slowest first.
+	if traces[0].DurationMS != 3 || traces[1].DurationMS != 2 {
+		t.Fatalf("kept traces of %v and %v ms, want 3 and 2", traces[0].DurationMS, traces[1].DurationMS)
 	}
 	var file bytes.Buffer
 	if err := runsummary.WriteSpans(&file, traces); err != nil {
