@@ -4,12 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/pathway"
 )
 
 // StartProcess is called when a worker starts processing r. It records the
@@ -37,18 +40,79 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	p := t.partition(r.Topic, r.Partition)
 	if p.process != nil {
 		p.process.count.Add(1)
-		p.process.queueWait.record(qw.Wait)
 	}
 
 	if t.boundary {
-		return t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
+		pctx, span, qw := t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
+		return t.started(pctx, span, r, p, qw, now)
+	}
+	if remote, ok := t.unsampled(r); ok {
+		// The common case at low sampling rates, without allocation:
+		// the remote context is the current span of a recordContext.
+		pc := pathway.Context{}
+		if t.pathways {
+			pc = t.checkpointIn(p, r, now, qw.Wait, remote)
+		}
+		if rc, ok := p.records.newRecordContext(ctx, remote, pc); ok {
+			if p.process != nil {
+				p.process.queueWait.record(qw.Wait, remote)
+			}
+			return rc, rc.span, qw
+		}
 	}
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
 	if t.parentBased && remote.IsValid() && !remote.IsSampled() {
-		return parent, trace.SpanFromContext(parent), qw
+		return t.started(parent, trace.SpanFromContext(parent), r, p, qw, now)
 	}
-	return t.startProcess(parent, remote, r, highWatermark, p, qw, now)
+	pctx, span, qw := t.startProcess(parent, remote, r, highWatermark, p, qw, now)
+	return t.started(pctx, span, r, p, qw, now)
+}
+
+// unsampled returns the remote span context of r when the fast path of
+// StartProcess applies: parent-based sampling, the W3C propagator, one
+// valid unsampled traceparent header and no tracestate or baggage header
+// (which take the library's path).
+func (t *Tracer) unsampled(r *kgo.Record) (trace.SpanContext, bool) {
+	if !t.parentBased || !t.w3c {
+		return trace.SpanContext{}, false
+	}
+	var tp []byte
+	for i := range r.Headers {
+		switch r.Headers[i].Key {
+		case traceparentHeader:
+			if tp != nil {
+				return trace.SpanContext{}, false
+			}
+			tp = r.Headers[i].Value
+		case tracestateHeader, baggageHeader:
+			return trace.SpanContext{}, false
+		}
+	}
+	if len(tp) != traceparentLen {
+		return trace.SpanContext{}, false
+	}
+	sc, ok := parseTraceparent(unsafe.String(unsafe.SliceData(tp), len(tp)))
+	if !ok || sc.IsSampled() {
+		return trace.SpanContext{}, false
+	}
+	return sc, true
+}
+
+// started completes StartProcess once span (recording or not) stands for
+// r's processing under ctx: it records the queue wait, and with pathways
+// takes r's in checkpoint and returns a context carrying the pathway.
+func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
+	sc := span.SpanContext()
+	if p.process != nil {
+		p.process.queueWait.record(qw.Wait, sc)
+	}
+	if !t.pathways {
+		return ctx, span, qw
+	}
+	pc := t.checkpointIn(p, r, now, qw.Wait, sc)
+	rc, _ := p.records.newRecordContext(ctx, trace.SpanContext{}, pc)
+	return rc, span, qw
 }
 
 // startProcess starts the process span under parent (whose remote span
@@ -172,7 +236,7 @@ func (t *Tracer) EndProcess(ctx context.Context, r *kgo.Record, start time.Time,
 	} else if errType == "" {
 		errType = "_OTHER"
 	}
-	t.recordProcessed(r.Topic, r.Partition, time.Since(start), errType)
+	t.recordProcessed(r.Topic, r.Partition, time.Since(start), errType, span.SpanContext())
 	EndProcess(span, err, errType)
 }
 

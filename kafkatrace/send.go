@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -15,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/pathway"
 )
 
 var (
@@ -35,9 +38,12 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		ctx = context.Background()
 	}
 	start := time.Now()
+	sc := t.sends.get()
+	sc.start = start
 	if t.skip(ctx) {
-		t.Inject(ctx, r)
-		r.Context = &sendContext{Context: ctx, start: start}
+		sc.Context = ctx
+		t.inject(ctx, r, sc)
+		r.Context = sc
 		return
 	}
 	// As in StartProcess: all attributes at start under a sampled parent,
@@ -59,8 +65,9 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		span.SetAttributes(attrs...)
 	}
 	*buf = attrs[:0]
-	t.Inject(ctx, r)
-	r.Context = &sendContext{Context: ctx, start: start, span: span}
+	sc.Context, sc.span = ctx, span
+	t.inject(ctx, r, sc)
+	r.Context = sc
 }
 
 // appendSendAttrs appends the send span's attributes known before the ack,
@@ -91,6 +98,36 @@ type sendContext struct {
 	context.Context
 	start time.Time
 	span  trace.Span
+	// traceparent, pathway and headers are the storage of the headers
+	// the hook writes: a record without headers gets headers as its
+	// header slice.
+	traceparent [traceparentLen]byte
+	pathway     [pathway.Size]byte
+	headers     [3]kgo.RecordHeader
+}
+
+// sendSlabs hands out sendContexts from slabs, as slabs does
+// recordContexts: the produce hooks allocate one slab per sendSlabSize
+// records.
+type sendSlabs struct{ cur atomic.Pointer[sendSlab] }
+
+type sendSlab struct {
+	next  atomic.Int32
+	items [sendSlabSize]sendContext
+}
+
+const sendSlabSize = 64
+
+func (s *sendSlabs) get() *sendContext {
+	for {
+		sl := s.cur.Load()
+		if sl != nil {
+			if i := sl.next.Add(1) - 1; i < sendSlabSize {
+				return &sl.items[i]
+			}
+		}
+		s.cur.CompareAndSwap(sl, new(sendSlab))
+	}
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
@@ -106,8 +143,12 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	if err != nil {
 		errType = errorType(err)
 	}
-	t.recordSent(r.Topic, r.Partition, time.Since(sc.start), errType)
 	span := sc.span
+	var spanCtx trace.SpanContext
+	if span != nil {
+		spanCtx = span.SpanContext()
+	}
+	t.recordSent(r.Topic, r.Partition, time.Since(sc.start), errType, spanCtx)
 	if span == nil || !span.IsRecording() {
 		return
 	}
@@ -128,23 +169,43 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 // headers with the propagator's keys are removed first, so the record ends up
 // with exactly one of each and never a stale value from an earlier hop.
 func (t *Tracer) Inject(ctx context.Context, r *kgo.Record) {
-	r.Headers = removeHeaders(r.Headers, t.propKeys...)
+	t.inject(ctx, r, nil)
+}
+
+// inject is Inject, and with pathways the pathway header of the record's
+// out checkpoint, writing the headers into sc's storage when sc is not
+// nil (the produce hook).
+func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
+	if sc != nil && len(r.Headers) == 0 {
+		r.Headers = sc.headers[:0]
+	}
+	r.Headers = removeHeaders(r.Headers, t.ownKeys...)
+	span := trace.SpanContextFromContext(ctx)
 	if !t.w3c {
 		t.prop.Inject(ctx, HeaderCarrier{Record: r})
+	} else {
+		if span.IsValid() {
+			if ts := span.TraceState().String(); ts != "" {
+				r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracestateHeader, Value: []byte(ts)})
+			}
+			var tp []byte
+			if sc != nil {
+				tp = sc.traceparent[:0]
+			}
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: traceparentHeader, Value: appendTraceparent(tp, span)})
+		}
+		if t.baggage {
+			if b := baggage.FromContext(ctx); b.Len() > 0 {
+				r.Headers = append(r.Headers, kgo.RecordHeader{Key: baggageHeader, Value: []byte(b.String())})
+			}
+		}
+	}
+	if !t.pathways || sc == nil {
 		return
 	}
-	sc := trace.SpanContextFromContext(ctx)
-	if sc.IsValid() {
-		if ts := sc.TraceState().String(); ts != "" {
-			r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracestateHeader, Value: []byte(ts)})
-		}
-		r.Headers = append(r.Headers, kgo.RecordHeader{Key: traceparentHeader, Value: appendTraceparent(make([]byte, 0, traceparentLen), sc)})
-	}
-	if t.baggage {
-		if b := baggage.FromContext(ctx); b.Len() > 0 {
-			r.Headers = append(r.Headers, kgo.RecordHeader{Key: baggageHeader, Value: []byte(b.String())})
-		}
-	}
+	pc := t.checkpointOut(ctx, t.partition(r.Topic, r.Partition), sc.start, span)
+	pc.Encode(&sc.pathway)
+	r.Headers = append(r.Headers, kgo.RecordHeader{Key: pathway.HeaderKey, Value: sc.pathway[:]})
 }
 
 // Extract returns ctx carrying the remote span context and baggage found in

@@ -6,12 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/pathway"
 )
 
 // ScopeName is the instrumentation scope of every span and metric this package creates.
@@ -35,6 +38,8 @@ type config struct {
 	boundary    bool
 	trusted     []string // baggage keys that cross the trust boundary
 	bagAttrs    []string // baggage keys copied onto process spans
+	pathways    bool
+	service     string
 }
 
 // WithTracerProvider sets the tracer provider. Default: otel.GetTracerProvider().
@@ -117,6 +122,7 @@ type Tracer struct {
 	tracer      trace.Tracer
 	prop        propagation.TextMapPropagator
 	propKeys    []string
+	ownKeys     []string // propKeys, and the pathway header with pathways
 	group       string
 	common      []attribute.KeyValue // client id, server address/port
 	metrics     *Metrics             // nil: no metrics
@@ -132,12 +138,23 @@ type Tracer struct {
 	// Inject and Extract then encode and parse traceparent directly on
 	// the header bytes and use the library for the rest.
 	w3c, baggage bool
+	// pathways: records carry a pathway header and are measured at
+	// checkpoints of service (see WithPathways).
+	pathways bool
+	service  string
+	// sends hands out the produce hooks' per-record state.
+	sends sendSlabs
 
 	topics     sync.Map // topic -> *topicNames
 	partitions sync.Map // partitionKey -> *partitionState
 }
 
-type topicNames struct{ send, wait, process string }
+type topicNames struct {
+	send, wait, process string
+	// in and out are the topic's pathway checkpoints; nil without
+	// pathways.
+	in, out *checkpointInfo
+}
 
 type partitionKey struct {
 	topic     string
@@ -157,6 +174,11 @@ type partitionState struct {
 	consumed []attribute.KeyValue
 	// partitionID is messaging.destination.partition.id.
 	partitionID attribute.KeyValue
+	// inCache and outCache are the pathway series last used by the
+	// partition's consumed and produced records.
+	inCache, outCache atomic.Pointer[pathwaySeries]
+	// records hands out the contexts StartProcess returns.
+	records slabs
 }
 
 // New returns a Tracer.
@@ -178,8 +200,14 @@ func New(opts ...Option) *Tracer {
 		group:       c.group,
 		metrics:     c.metrics,
 		parentBased: c.parentBased,
+		pathways:    c.pathways,
+		service:     c.service,
 	}
 	t.w3c, t.baggage = w3cFields(t.propKeys)
+	t.ownKeys = t.propKeys
+	if t.pathways {
+		t.ownKeys = append(slices.Clone(t.propKeys), pathway.HeaderKey)
+	}
 	if c.boundary {
 		t.boundary = true
 		t.trusted = make(map[string]bool, len(c.trusted))
@@ -212,11 +240,16 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 	if n, ok := t.topics.Load(topic); ok {
 		return n.(*topicNames)
 	}
-	n, _ := t.topics.LoadOrStore(topic, &topicNames{
+	names := &topicNames{
 		send:    OpSend + " " + topic,
 		wait:    OpWait + " " + topic,
 		process: OpProcess + " " + topic,
-	})
+	}
+	if t.pathways {
+		names.in = newCheckpoint(t.service, t.group, topic, pathway.In)
+		names.out = newCheckpoint(t.service, t.group, topic, pathway.Out)
+	}
+	n, _ := t.topics.LoadOrStore(topic, names)
 	return n.(*topicNames)
 }
 
