@@ -378,6 +378,10 @@ func (rp *replayer) publish(ctx context.Context, it *item, acks *sync.WaitGroup)
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
 	sctx, span := rp.spans.Start(parent, OpReplay+" "+l.Topic, startOpts...)
+	// With pathways, the replay is a checkpoint of its own: the dead
+	// letter's pathway continues through it on a pathway apart from the
+	// original one.
+	sctx = rp.tracer.CheckpointIn(sctx, it.rec, span.SpanContext())
 	if sc := span.SpanContext(); sc.IsValid() {
 		it.out.ReplayTraceID = sc.TraceID().String()
 	}

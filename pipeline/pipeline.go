@@ -54,6 +54,13 @@ type Config struct {
 	// ParentBasedSampling says that TracerProvider's sampler follows the
 	// parent's sampled flag (the SDK default), so unsampled records start no
 	// spans at all; see kafkatrace.WithParentBasedSampling.
+	// ServiceName identifies this process's pathway checkpoints (see
+	// package pathway): its service.name. Default: "kretrieve".
+	ServiceName string
+	// DisablePathways turns the pathway header and checkpoints off: no
+	// kretrieve.pathway.latency, no pathway header on produced records.
+	// Default: on.
+	DisablePathways bool
 	ParentBasedSampling bool
 	// RetrievalTrustBoundary makes the retrieval workers, which consume
 	// the requests topic that outside producers write to, a trust
@@ -91,6 +98,9 @@ func (c Config) withDefaults() Config {
 	if c.Propagator == nil {
 		c.Propagator = otel.GetTextMapPropagator()
 	}
+	if c.ServiceName == "" {
+		c.ServiceName = "kretrieve"
+	}
 	return c
 }
 
@@ -119,6 +129,9 @@ func (c Config) tracer(group string, boundary bool) *kafkatrace.Tracer {
 	}
 	if len(c.BaggageAttributes) > 0 {
 		opts = append(opts, kafkatrace.WithBaggageAttributes(c.BaggageAttributes...))
+	}
+	if !c.DisablePathways {
+		opts = append(opts, kafkatrace.WithPathways(c.ServiceName))
 	}
 	return kafkatrace.New(opts...)
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -44,6 +45,10 @@ type Providers struct {
 	// sampled flag: OTEL_TRACES_SAMPLER is unset (the default
 	// parentbased_always_on) or one of the parentbased_* samplers.
 	ParentBasedSampling bool
+	// ServiceName is the effective service.name: OTEL_SERVICE_NAME, else
+	// the one given with WithServiceName. Pathway checkpoints are
+	// identified by it.
+	ServiceName string
 
 	tp       *sdktrace.TracerProvider // nil when disabled
 	mp       *sdkmetric.MeterProvider // nil when disabled
@@ -68,7 +73,10 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	}))
 
 	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-	p := &Providers{Propagator: prop, counters: newSpanCounters(), log: log}
+	p := &Providers{Propagator: prop, counters: newSpanCounters(), log: log, ServiceName: cfg.serviceName}
+	if v := lookup(cfg.getenv, "OTEL_SERVICE_NAME"); v != "" {
+		p.ServiceName = v
+	}
 
 	if sdkDisabled(cfg.getenv) {
 		p.TracerProvider = tracenoop.NewTracerProvider()
@@ -89,6 +97,9 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	res, err := newResource(ctx, cfg.serviceName, log)
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := res.Set().Value(semconv.ServiceNameKey); ok && v.AsString() != "" {
+		p.ServiceName = v.AsString()
 	}
 
 	var spanExp sdktrace.SpanExporter
@@ -194,7 +205,14 @@ func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter
 }
 
 func newMetricExporter(ctx context.Context, cfg config) (sdkmetric.Exporter, error) {
-	var opts []otlpmetrichttp.Option
+	prefs, err := ReadMetricsPreferences(cfg.getenv)
+	if err != nil {
+		cfg.logger.WarnContext(ctx, "ignoring metric exporter preference", "err", err)
+	}
+	opts := []otlpmetrichttp.Option{
+		otlpmetrichttp.WithTemporalitySelector(prefs.temporalitySelector()),
+		otlpmetrichttp.WithAggregationSelector(prefs.aggregationSelector()),
+	}
 	if cfg.exporterTimeout > 0 {
 		opts = append(opts, otlpmetrichttp.WithTimeout(cfg.exporterTimeout))
 	}

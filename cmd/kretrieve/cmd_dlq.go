@@ -144,6 +144,10 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 		kafkatrace.WithPropagator(pc.Propagator),
 		kafkatrace.WithClientID(pc.Kafka.ClientID),
 		kafkatrace.WithServerAddress(pc.Kafka.Brokers[0]),
+		// The replay's pathway checkpoints: its group reads the dead
+		// letters, and what it republishes starts a pathway of its own.
+		kafkatrace.WithConsumerGroup(cfg.replayGroup),
+		kafkatrace.WithPathways(pc.ServiceName),
 	)
 	res, err := deadletters.Replay(ctx, clientOpts, tracer, deadletters.ReplayConfig{
 		Topics:    cfg.deadLetterTopics(),

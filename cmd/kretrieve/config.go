@@ -161,6 +161,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 		MeterProvider:  p.MeterProvider,
 		Propagator:     p.Propagator,
 		Metrics:        comp.metrics,
+		ServiceName:    p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
 		ParentBasedSampling:    p.ParentBasedSampling,
 		RetrievalTrustBoundary: c.retrievalTrustBoundary,

@@ -107,7 +107,15 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 		return nil, err
 	}
 	slog.SetDefault(logger)
-	metrics := kafkatrace.NewMetrics()
+	// The Kafka metrics follow the exporter preferences of the
+	// environment, as the SDK's instruments do (tracing.Setup warns about
+	// unknown values).
+	prefs, _ := tracing.ReadMetricsPreferences(os.Getenv)
+	mopts := []kafkatrace.MetricsOption{kafkatrace.WithTemporality(prefs.Temporality)}
+	if prefs.ExplicitHistograms {
+		mopts = append(mopts, kafkatrace.WithExplicitPathwayBuckets())
+	}
+	metrics := kafkatrace.NewMetrics(mopts...)
 	p, err := tracing.Setup(ctx, append([]tracing.Option{
 		tracing.WithServiceName(service), tracing.WithLogger(logger), tracing.WithMetricProducer(metrics),
 	}, opts...)...)
