@@ -52,7 +52,7 @@ type Exemplar struct {
 // Histogram is a base-2 exponential histogram of durations, at Scale,
 // updated with two atomic additions per measurement: safe for concurrent
 // use and free of allocation. It keeps the last exemplar of a sampled
-// record per power of two, so that every part of the distribution, the
+// record per power of two (zeros with the smallest), so that every part of the distribution, the
 // tail included, links to a trace. The zero value is ready to use.
 type Histogram struct {
 	counts [nBuckets]atomic.Uint64
@@ -67,13 +67,15 @@ type Histogram struct {
 // measurement also becomes the exemplar of its power of two, recorded at
 // now (Unix nanoseconds).
 func (h *Histogram) Record(d time.Duration, sc trace.SpanContext, now int64) {
+	i := 0 // zeros share the first power of two's exemplar
 	if d <= 0 {
+		d = 0
 		h.zeros.Add(1)
-		return
+	} else {
+		i = BucketIndex(d) - minIndex
+		h.counts[i].Add(1)
+		h.sum.Add(int64(d))
 	}
-	i := BucketIndex(d) - minIndex
-	h.counts[i].Add(1)
-	h.sum.Add(int64(d))
 	if sc.IsSampled() {
 		h.exMu.Lock()
 		h.exemplars[i/perOctave] = Exemplar{Value: d, Time: now, TraceID: sc.TraceID(), SpanID: sc.SpanID()}
