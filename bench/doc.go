@@ -1,8 +1,9 @@
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
 // against an in-process broker (kfake through internal/kafkatest). It has no
-// non-test code; it imports kafkatrace, tracing (for its batch defaults),
-// tracing/otlpwire and internal/kafkatest and nothing else of kretrieve,
-// and nothing imports it.
+// non-test code; it imports kafkatrace, pathway (to check the relay's
+// pathway checkpoints), tracing (for its batch defaults), tracing/otlpwire
+// and internal/kafkatest and nothing else of kretrieve, and nothing imports
+// it.
 //
 // # The relay benchmark
 //
@@ -27,6 +28,17 @@
 //	                        ParentBased(AlwaysSample), WithParentBasedSampling;
 //	                        otlpwire, queue of 1<<20 spans as for kotel
 //	kretrieve-1             the same with ParentBased(TraceIDRatioBased(0.01))
+//	kretrieve-1-pathways    kretrieve-1 with pathways on: every client is
+//	                        kafkatrace.WithPathways("relay-"+role), so each
+//	                        record passes four checkpoints (producer out to
+//	                        A, worker in from A and out to B, consumer in
+//	                        from B), each writing or reading the pathway
+//	                        header and recording two latencies
+//	kretrieve-0             ParentBased(TraceIDRatioBased(0)): no record is
+//	                        sampled, the producer's root spans are started
+//	                        and dropped by the sampler, the worker and the
+//	                        consumer take the unsampled fast path
+//	kretrieve-0-pathways    kretrieve-0 with pathways on, as kretrieve-1-pathways
 //	kretrieve-100-setup-batch  kretrieve-100 with tracing.Setup's batch
 //	                        defaults (65,536-span queue): what `kretrieve`
 //	                        runs with; at saturation it may drop (counted)
@@ -61,7 +73,8 @@
 //
 // Ratios between variants come from the same output: divide the msgs/s or
 // cpu-µs/msg of two sub-benchmarks (for example kretrieve-100 over kotel,
-// and kretrieve-1 over untraced), taking the median of the -count runs;
+// kretrieve-1 over untraced, kretrieve-0-pathways over kretrieve-0 for
+// what pathways alone cost), taking the median of the -count runs;
 // benchstat (golang.org/x/perf/cmd/benchstat) prints those medians per
 // sub-benchmark from the saved output, and `make bench` prints the targets'
 // ratios (see below).

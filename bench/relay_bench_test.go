@@ -22,6 +22,8 @@ type relayVariant struct {
 	// the SDK's otlptracehttp.
 	otlpwire bool
 	bspOpts  []sdktrace.BatchSpanProcessorOption
+	// pathways turns kafkatrace's pathway checkpoints on (WithPathways).
+	pathways bool
 }
 
 // bigQueue keeps the batch span processor from dropping spans, so that the
@@ -38,6 +40,9 @@ var relayVariants = []relayVariant{
 	{name: "kotel-otlpwire", kotel: true, sampler: sdktrace.AlwaysSample(), otlpwire: true, bspOpts: bigQueue},
 	{name: "kretrieve-100", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true, bspOpts: bigQueue},
 	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue},
+	{name: "kretrieve-1-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue, pathways: true},
+	{name: "kretrieve-0", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue},
+	{name: "kretrieve-0-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue, pathways: true},
 	{name: "kretrieve-100-setup-batch", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true, bspOpts: kretrieveBatch},
 	{name: "kretrieve-100-sdk-batch", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true},
 }
@@ -59,7 +64,7 @@ func benchmarkRelay(b *testing.B, v relayVariant) {
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {
-			inst = kretrieveInstrumentation(p.tp, p.metrics)
+			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways)
 		}
 	}
 	r := newRelay(b, inst, b.N)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/pathway"
 )
 
 // TestRelayTraceLinkage relays a few records with kretrieve's tracing at 100%
@@ -19,7 +20,7 @@ func TestRelayTraceLinkage(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())), sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 
-	r := newRelay(t, kretrieveInstrumentation(tp, kafkatrace.NewMetrics()), n)
+	r := newRelay(t, kretrieveInstrumentation(tp, kafkatrace.NewMetrics(), false), n)
 	if err := r.run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +65,58 @@ func TestRelayTraceLinkage(t *testing.T) {
 		if links := s.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != s.Parent().SpanID() {
 			t.Errorf("consumer process span links %v, want its send span", links)
 		}
+	}
+}
+
+// TestRelayPathways relays a few unsampled records with pathways on, as
+// the kretrieve-0-pathways variant does, and checks that every record is
+// measured at the relay's four checkpoints (producer out to A, worker in
+// from A and out to B, consumer in from B) on one chained pathway, and
+// that no span is started.
+func TestRelayPathways(t *testing.T) {
+	const n = 20
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0))), sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	m := kafkatrace.NewMetrics()
+
+	r := newRelay(t, kretrieveInstrumentation(tp, m, true), n)
+	if err := r.run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
+
+	if ended := len(rec.Ended()); ended != 0 {
+		t.Errorf("%d spans ended at 0%% sampling", ended)
+	}
+	want := []pathway.Checkpoint{
+		{Service: "relay-" + roleProducer, Topic: r.topicA, Direction: pathway.Out},
+		{Service: "relay-" + roleWorker, Group: relayGroup, Topic: r.topicA, Direction: pathway.In},
+		{Service: "relay-" + roleWorker, Group: relayGroup, Topic: r.topicB, Direction: pathway.Out},
+		{Service: "relay-" + roleConsumer, Topic: r.topicB, Direction: pathway.In},
+	}
+	got := map[pathway.Checkpoint]kafkatrace.PathwayStats{}
+	for _, s := range m.Pathways() {
+		if _, dup := got[s.Checkpoint]; dup {
+			t.Errorf("more than one pathway at %s", s.Checkpoint.Edge())
+		}
+		got[s.Checkpoint] = s
+	}
+	if len(got) != len(want) {
+		t.Errorf("pathways at %d checkpoints, want %d: %+v", len(got), len(want), got)
+	}
+	var parent uint64
+	for _, cp := range want {
+		s, ok := got[cp]
+		if !ok {
+			t.Fatalf("no pathway at %s (%+v)", cp.Edge(), cp)
+		}
+		if s.Edge.Count != n || s.Origin.Count != n {
+			t.Errorf("%s: %d edge and %d origin latencies, want %d", cp.Edge(), s.Edge.Count, s.Origin.Count, n)
+		}
+		if s.Parent != parent || s.Hash != pathway.Chain(parent, cp.ID()) {
+			t.Errorf("%s: hash %x after %x, want the chain after %x", cp.Edge(), s.Hash, s.Parent, parent)
+		}
+		parent = s.Hash
 	}
 }

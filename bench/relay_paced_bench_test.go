@@ -159,7 +159,7 @@ func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {
-			inst = kretrieveInstrumentation(p.tp, p.metrics)
+			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways)
 		}
 	}
 	r := newRelay(b, inst, pacedWarmup+b.N)

@@ -81,7 +81,9 @@ func kotelInstrumentation(tp trace.TracerProvider, mp metric.MeterProvider) inst
 // producer and the worker and wraps handling in StartProcess/EndProcess; all
 // three clients aggregate their messaging metrics in m, as the clients of one
 // kretrieve process do. The tracer provider's sampler must be parent-based.
-func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics) instrumentation {
+// With pathways, each client takes pathway checkpoints as the service
+// "relay-"+role (kafkatrace.WithPathways), recorded in m.
+func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool) instrumentation {
 	return func(role string) stage {
 		opts := []kafkatrace.Option{
 			kafkatrace.WithTracerProvider(tp), kafkatrace.WithMetrics(m), kafkatrace.WithParentBasedSampling(),
@@ -89,6 +91,9 @@ func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics) in
 		}
 		if role == roleWorker {
 			opts = append(opts, kafkatrace.WithConsumerGroup(relayGroup))
+		}
+		if pathways {
+			opts = append(opts, kafkatrace.WithPathways("relay-"+role))
 		}
 		tr := kafkatrace.New(opts...)
 		s := stage{process: func(ctx context.Context, r *kgo.Record, hw int64, handle func(context.Context)) {
