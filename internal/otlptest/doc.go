@@ -3,7 +3,9 @@
 // [NewServer] starts a [net/http/httptest] server on 127.0.0.1 that accepts
 // OTLP/HTTP protobuf exports on /v1/traces and /v1/metrics (optionally gzip
 // compressed), decodes them with go.opentelemetry.io/proto/otlp and keeps
-// the spans, the metric names and the raw request bodies for assertions.
+// the spans, the metric names, the data points of exponential histograms
+// ([Server.ExponentialHistogramPoints]) and the raw request bodies for
+// assertions.
 // Point an exporter at it with OTEL_EXPORTER_OTLP_ENDPOINT=[Server.Endpoint].
 //
 // The package is test support only: production code must not import it. It

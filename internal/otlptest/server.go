@@ -32,6 +32,7 @@ type Server struct {
 	spans       []Span
 	bodies      [][]byte
 	metricNames []string
+	metricReqs  []*colmetricpb.ExportMetricsServiceRequest // decoded, accepted ones
 	requests    int
 	status      int
 	hold        chan struct{} // non-nil while requests are held
@@ -179,6 +180,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	s.keepMetrics(&req)
 	for _, rm := range req.GetResourceMetrics() {
 		for _, sm := range rm.GetScopeMetrics() {
 			for _, m := range sm.GetMetrics() {
