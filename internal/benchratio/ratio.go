@@ -4,31 +4,48 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"text/tabwriter"
 )
 
 // Target is one performance target: the ratio of a metric's medians in two
-// benchmarks, compared with a bound.
+// benchmarks, or one benchmark's median, compared with a bound.
 type Target struct {
 	// Label names the ratio in the table.
 	Label string
-	// Num and Den are benchmark names without the GOMAXPROCS suffix.
+	// Num and Den are benchmark names without the GOMAXPROCS suffix. An
+	// empty Den makes the target absolute: Num's median itself is
+	// compared with Bound.
 	Num, Den string
-	// Unit is the metric compared ("msgs/s", "p99-µs", "req/s").
+	// Unit is the metric compared ("msgs/s", "p99-µs", "req/s",
+	// "ns/checkpoint", "allocs/op").
 	Unit string
-	// Bound is the target ratio; AtMost makes it an upper bound (for
-	// latencies), otherwise it is a lower bound (for throughput).
+	// Bound is the target ratio, or value for an absolute target; AtMost
+	// makes it an upper bound (for latencies and costs), otherwise it is
+	// a lower bound (for throughput).
 	Bound  float64
 	AtMost bool
 }
 
-// Targets are the targets of the issue "Performance", in the order printed.
+// Absolute reports whether the target bounds one median, not a ratio.
+func (t Target) Absolute() bool { return t.Den == "" }
+
+// Targets are the targets of the issues "Performance" and "Cost" (issue
+// 11, item 5), in the order printed.
 var Targets = []Target{
 	{Label: "relay kretrieve-100 / kotel", Num: "BenchmarkRelay/kretrieve-100", Den: "BenchmarkRelay/kotel", Unit: "msgs/s", Bound: 2.5},
 	{Label: "relay kretrieve-1 / untraced", Num: "BenchmarkRelay/kretrieve-1", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.8},
 	{Label: "paced p99 kretrieve-100 / untraced", Num: "BenchmarkRelayPaced/kretrieve-100", Den: "BenchmarkRelayPaced/untraced", Unit: "p99-µs", Bound: 1.05, AtMost: true},
 	{Label: "pipeline kafka-traced-100 / kafka-untraced", Num: "BenchmarkPipeline/kafka-traced-100", Den: "BenchmarkPipeline/kafka-untraced", Unit: "req/s", Bound: 0.95},
 	{Label: "pipeline kafka-traced-100 / inprocess", Num: "BenchmarkPipeline/kafka-traced-100", Den: "BenchmarkPipeline/inprocess", Unit: "req/s", Bound: 0.8},
+	{Label: "relay kretrieve-1-pathways / untraced", Num: "BenchmarkRelay/kretrieve-1-pathways", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.9},
+	{Label: "relay kretrieve-0-pathways / untraced", Num: "BenchmarkRelay/kretrieve-0-pathways", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.93},
+	{Label: "paced pipeline p99 pathways on / off", Num: "BenchmarkPipelinePaced/kafka-traced-1", Den: "BenchmarkPipelinePaced/kafka-traced-1-nopathways", Unit: "p99-µs", Bound: 1.03, AtMost: true},
+	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "ns/checkpoint", Bound: 100, AtMost: true},
+	{Label: "pathway checkpoint out", Num: "BenchmarkCheckpointOut", Unit: "ns/checkpoint", Bound: 100, AtMost: true},
+	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "allocs/op", Bound: 0, AtMost: true},
+	{Label: "pathway checkpoint out", Num: "BenchmarkCheckpointOut", Unit: "allocs/op", Bound: 0, AtMost: true},
+	{Label: "unsampled hop, kafkatrace hooks", Num: "BenchmarkUnsampledHooks/pathways", Unit: "allocs/op", Bound: 0, AtMost: true},
 }
 
 // Status of one evaluated target.
@@ -41,7 +58,8 @@ const (
 // Outcome is a target evaluated against the medians of one output.
 type Outcome struct {
 	Target
-	// Num and Den are the medians compared, Ratio their quotient; all
+	// Num and Den are the medians compared, Ratio their quotient (Num's
+	// median itself for an absolute target, whose DenValue is NaN); all
 	// NaN when Status is Missing.
 	NumValue, DenValue, Ratio float64
 	// NumRuns and DenRuns count the runs behind each median.
@@ -56,9 +74,14 @@ func Evaluate(medians map[string]Summary, targets []Target) []Outcome {
 		o := Outcome{Target: t, NumValue: math.NaN(), DenValue: math.NaN(), Ratio: math.NaN(), Status: Missing}
 		num, okNum := medians[t.Num].Median[t.Unit]
 		den, okDen := medians[t.Den].Median[t.Unit]
-		if okNum && okDen && den != 0 {
+		switch {
+		case okNum && t.Absolute():
+			o.NumValue, o.Ratio, o.NumRuns = num, num, medians[t.Num].Runs
+		case okNum && okDen && den != 0:
 			o.NumValue, o.DenValue, o.Ratio = num, den, num/den
 			o.NumRuns, o.DenRuns = medians[t.Num].Runs, medians[t.Den].Runs
+		}
+		if !math.IsNaN(o.Ratio) {
 			o.Status = Miss
 			if t.AtMost && o.Ratio <= t.Bound || !t.AtMost && o.Ratio >= t.Bound {
 				o.Status = Pass
@@ -78,13 +101,23 @@ func Print(w io.Writer, outcomes []Outcome) error {
 		if o.AtMost {
 			bound = "≤ "
 		}
-		bound += fmt.Sprintf("%.2f", o.Bound)
-		if o.Status == Missing {
-			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\tnot in the output: %s, %s\n", o.Label, o.Unit, bound, o.Status, o.Num, o.Den)
-			continue
+		if o.Absolute() {
+			bound += strconv.FormatFloat(o.Bound, 'g', -1, 64)
+		} else {
+			bound += fmt.Sprintf("%.2f", o.Bound)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s / %s (%d, %d)\n", o.Label, o.Unit, o.Ratio, bound, o.Status,
-			number(o.NumValue), number(o.DenValue), o.NumRuns, o.DenRuns)
+		switch {
+		case o.Status == Missing && o.Absolute():
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\tnot in the output: %s\n", o.Label, o.Unit, bound, o.Status, o.Num)
+		case o.Status == Missing:
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\tnot in the output: %s, %s\n", o.Label, o.Unit, bound, o.Status, o.Num, o.Den)
+		case o.Absolute():
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (%d)\n", o.Label, o.Unit, number(o.Ratio), bound, o.Status,
+				o.Num, o.NumRuns)
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s / %s (%d, %d)\n", o.Label, o.Unit, o.Ratio, bound, o.Status,
+				number(o.NumValue), number(o.DenValue), o.NumRuns, o.DenRuns)
+		}
 	}
 	return tw.Flush()
 }

@@ -22,14 +22,22 @@ func TestEvaluate(t *testing.T) {
 		{Label: "missing benchmark", Num: "C", Den: "A", Unit: "req/s", Bound: 1},
 		{Label: "missing unit", Num: "B", Den: "A", Unit: "msgs/s", Bound: 1},
 		{Label: "zero denominator", Num: "B", Den: "Z", Unit: "req/s", Bound: 1},
+		{Label: "absolute, at most, met at the bound", Num: "A", Unit: "req/s", Bound: 100, AtMost: true},
+		{Label: "absolute, at most, missed", Num: "B", Unit: "p99-µs", Bound: 1000, AtMost: true},
+		{Label: "absolute, at least, met", Num: "B", Unit: "req/s", Bound: 50},
+		{Label: "absolute zero, met", Num: "Z", Unit: "req/s", Bound: 0, AtMost: true},
+		{Label: "absolute, missing benchmark", Num: "C", Unit: "req/s", Bound: 0, AtMost: true},
 	}
-	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing}
+	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing, Pass, Miss, Pass, Pass, Missing}
 	for i, o := range Evaluate(medians, targets) {
 		if o.Status != want[i] {
 			t.Errorf("%s: %s (ratio %v), want %s", o.Label, o.Status, o.Ratio, want[i])
 		}
 		if o.Status == Missing && !math.IsNaN(o.Ratio) {
 			t.Errorf("%s: ratio %v for a missing target", o.Label, o.Ratio)
+		}
+		if o.Status != Missing && o.Absolute() && (o.Ratio != o.NumValue || !math.IsNaN(o.DenValue)) {
+			t.Errorf("%s: absolute target evaluated as value %v, num %v, den %v", o.Label, o.Ratio, o.NumValue, o.DenValue)
 		}
 	}
 }
@@ -51,6 +59,54 @@ func TestReportSample(t *testing.T) {
 			t.Errorf("row %d = %q, want prefix %q", i+1, row, want)
 		}
 	}
+}
+
+// TestReportPathwaysSample prints the table of a real short run of the
+// benchmarks behind the pathway targets (testdata/pathways.txt: the
+// kafkatrace micro-benchmarks once, then three rounds of the relay's
+// untraced and 1%/0% variants and of BenchmarkPipelinePaced) and checks
+// those targets' rows against its medians, worked out by hand; the targets
+// of benchmarks it does not hold are n/a.
+func TestReportPathwaysSample(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"testdata/pathways.txt"}, nil, &out, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	t.Log("\n" + out.String())
+	rows := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		rows[strings.Join(strings.Fields(line), " ")] = true
+	}
+	if len(rows) != len(Targets) {
+		t.Errorf("%d distinct rows, want one per target (%d)", len(rows), len(Targets))
+	}
+	for _, want := range pathwaysSampleRows {
+		found := false
+		for row := range rows {
+			found = found || strings.HasPrefix(row, want)
+		}
+		if !found {
+			t.Errorf("no row starting %q", want)
+		}
+	}
+}
+
+// pathwaysSampleRows are rows testdata/pathways.txt gives, spaces
+// collapsed. Medians of three: untraced 433882, 379322, 254968;
+// kretrieve-1-pathways 223564, 201069, 188635; kretrieve-0-pathways
+// 241775, 189936, 198581; paced p99 on 55382, 51002, 62827, off 53962,
+// 46202, 74822. The micro-benchmarks ran once.
+var pathwaysSampleRows = []string{
+	"relay kretrieve-100 / kotel msgs/s - ≥ 2.50 n/a",
+	"relay kretrieve-1 / untraced msgs/s 0.536 ≥ 0.80 MISS 203320 / 379322 (3, 3)",
+	"relay kretrieve-1-pathways / untraced msgs/s 0.530 ≥ 0.90 MISS 201069 / 379322 (3, 3)",
+	"relay kretrieve-0-pathways / untraced msgs/s 0.524 ≥ 0.93 MISS 198581 / 379322 (3, 3)",
+	"paced pipeline p99 pathways on / off p99-µs 1.026 ≤ 1.03 PASS 55382 / 53962 (3, 3)",
+	"pathway checkpoint in ns/checkpoint 85.6 ≤ 100 PASS BenchmarkCheckpointIn (1)",
+	"pathway checkpoint out ns/checkpoint 121.7 ≤ 100 MISS BenchmarkCheckpointOut (1)",
+	"pathway checkpoint in allocs/op 0 ≤ 0 PASS BenchmarkCheckpointIn (1)",
+	"pathway checkpoint out allocs/op 0 ≤ 0 PASS BenchmarkCheckpointOut (1)",
+	"unsampled hop, kafkatrace hooks allocs/op 0 ≤ 0 PASS BenchmarkUnsampledHooks/pathways (1)",
 }
 
 func TestRunExitCodes(t *testing.T) {
