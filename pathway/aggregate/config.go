@@ -1,0 +1,119 @@
+package aggregate
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults.
+const (
+	// DefaultInterval is how often a Publisher publishes a window.
+	DefaultInterval = 10 * time.Second
+	// StaleIntervals is how many of its publisher's intervals may pass
+	// after a window ends before the Reader considers it stale: its
+	// process stopped or cannot publish.
+	StaleIntervals = 3
+	// MinStale is the least time after which a window is stale, whatever
+	// its interval, to allow for scheduling and delivery delays.
+	MinStale = 5 * time.Second
+	// FinalTimeout bounds the last publish of Publisher.Run.
+	FinalTimeout = 5 * time.Second
+)
+
+// config is the configuration of a Publisher or a Reader.
+type config struct {
+	topic      string
+	interval   time.Duration
+	service    string
+	instance   string
+	logger     *slog.Logger
+	staleAfter time.Duration
+	now        func() time.Time
+}
+
+func newConfig(opts []Option) config {
+	c := config{topic: DefaultTopic, interval: DefaultInterval, service: "kretrieve", now: time.Now}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.instance == "" {
+		c.instance = NewInstanceID(c.service)
+	}
+	return c
+}
+
+// Option configures a Publisher or a Reader; each says which it applies to.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithTopic sets the aggregate topic (Publisher and Reader). An empty name
+// is ignored. Default: DefaultTopic.
+func WithTopic(topic string) Option {
+	return optionFunc(func(c *config) {
+		if topic != "" {
+			c.topic = topic
+		}
+	})
+}
+
+// WithInterval sets how often a Publisher publishes, between MinInterval
+// and MaxInterval (NewPublisher fails otherwise). Zero is ignored.
+// Default: DefaultInterval.
+func WithInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d != 0 {
+			c.interval = d
+		}
+	})
+}
+
+// WithService sets the service name a Publisher's windows carry: the
+// process's service.name. Empty is ignored. Default: "kretrieve".
+func WithService(name string) Option {
+	return optionFunc(func(c *config) {
+		if name != "" {
+			c.service = name
+		}
+	})
+}
+
+// WithInstance sets a Publisher's instance id, the key of its records:
+// unique per process, at most MaxNameBytes. Empty is ignored. Default:
+// NewInstanceID of the service.
+func WithInstance(id string) Option {
+	return optionFunc(func(c *config) { c.instance = id })
+}
+
+// WithLogger sets the logger of a Publisher's failures and of the records
+// a Reader skips (nil is ignored). Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithStaleAfter sets how long after its end a window is stale for a
+// Reader. Zero is ignored. Default: StaleIntervals of the window's own
+// interval, and at least MinStale.
+func WithStaleAfter(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.staleAfter = d
+		}
+	})
+}
+
+// withClock sets the clock (tests).
+func withClock(now func() time.Time) Option {
+	return optionFunc(func(c *config) { c.now = now })
+}

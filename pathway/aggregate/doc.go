@@ -1,0 +1,46 @@
+// Package aggregate carries the pathway latencies of every kretrieve
+// process over Kafka, so that one command can show the whole pipeline
+// across processes and machines with nothing but Kafka.
+//
+// Every interval (10 s by default) a [Publisher] takes the cumulative
+// pathway state of its process ([kafkatrace.Metrics.Pathways]), subtracts
+// the state it published last, and produces the difference as one [Window]
+// record to a compacted internal topic ([DefaultTopic]). The record's key is
+// the process's instance id, so compaction keeps the newest window of each
+// process, and the topic's retention drops processes long gone. A last
+// window is published when the process stops.
+//
+// A [Reader] reads the topic from its start, keeps the newest window of
+// each instance and [Merge]s those that are not stale into a [View]: one
+// [Row] per pathway checkpoint (checkpoint, pathway hash, parent hash),
+// with its messages per second and the edge and from-origin latency
+// quantiles of the merged histograms, in pathway order.
+//
+// # Record format
+//
+// A record's key is the instance id; its value is one JSON object,
+// version [Version]:
+//
+//	{"v":1,"service":"kretrieve-retrieval","instance":"kretrieve-retrieval@host/42-9f3c",
+//	 "start":"2026-01-02T15:04:05Z","end":"2026-01-02T15:04:15Z","interval_ns":10000000000,
+//	 "series":[{"service":"kretrieve-retrieval","group":"retrieval","topic":"retrieval.requests",
+//	   "direction":"in","hash":"…16 hex…","parent":"…16 hex…","total":1200,
+//	   "edge":{"count":98,"sum_ns":4411000,"offset":-220,"buckets":[3,10,…]},
+//	   "origin":{"count":98,"sum_ns":…,"offset":…,"buckets":[…]}}]}
+//
+// edge and origin are the base-2 exponential histograms of package pathway
+// (scale [pathway.Scale]) holding only the measurements of the window;
+// total is the series' count since the publisher started. Series without
+// measurements in the window are left out.
+//
+// Anyone allowed to write the topic can write anything to it, so [Decode]
+// treats records as hostile: it bounds their size ([MaxRecordBytes]), their
+// series ([MaxSeries]), names, counts and bucket ranges, refuses control
+// and format characters (which could rewrite a terminal), and reports what
+// it refused as an [*InvalidError] with a short reason that the Reader
+// counts. It never panics.
+//
+// The package imports franz-go, kafkaclient (topic creation) and kafkatrace
+// (the type of the pathway state); it does not import pipeline/, producer/
+// or consumers/.
+package aggregate

@@ -1,0 +1,185 @@
+package aggregate
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/pathway"
+)
+
+// Source is the pathway state a Publisher aggregates:
+// *kafkatrace.Metrics.
+type Source interface {
+	// Pathways returns the cumulative state of every pathway series.
+	Pathways() []kafkatrace.PathwayStats
+}
+
+// seriesKey identifies a pathway series of a Source.
+type seriesKey struct {
+	cp           pathway.Checkpoint
+	hash, parent uint64
+}
+
+// Publisher publishes the pathway state of one process to the aggregate
+// topic, one window per interval. It is safe for concurrent use.
+type Publisher struct {
+	client *kgo.Client
+	src    Source
+	cfg    config
+
+	mu    sync.Mutex
+	start time.Time
+	prev  map[seriesKey]kafkatrace.PathwayStats
+	// failing is the last publish's error message, "" after a success:
+	// a failure is logged at warn once, its repetitions at debug.
+	failing string
+}
+
+// NewPublisher returns a Publisher of src's pathways through client, which
+// it uses to produce (and does not close), with WithTopic, WithInterval,
+// WithService, WithInstance and WithLogger. Its first window starts now.
+// Create the topic first with EnsureTopic.
+func NewPublisher(client *kgo.Client, src Source, opts ...Option) (*Publisher, error) {
+	if client == nil || src == nil {
+		return nil, errors.New("pathway aggregate publisher: client and source are required")
+	}
+	cfg := newConfig(opts)
+	if cfg.interval < MinInterval || cfg.interval > MaxInterval {
+		return nil, fmt.Errorf("pathway aggregate publisher: interval %s not within %s and %s", cfg.interval, MinInterval, MaxInterval)
+	}
+	if err := checkName(ReasonWindow, "instance", cfg.instance); err != nil {
+		return nil, err
+	}
+	if err := checkName(ReasonWindow, "service", cfg.service); err != nil {
+		return nil, err
+	}
+	return &Publisher{client: client, src: src, cfg: cfg, start: cfg.now(), prev: map[seriesKey]kafkatrace.PathwayStats{}}, nil
+}
+
+// NewInstanceID returns a new instance id for a process of the service:
+// "service@host/pid-random".
+func NewInstanceID(service string) string {
+	host, _ := os.Hostname()
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	cut := func(s string, n int) string {
+		if len(s) > n {
+			s = s[:n]
+		}
+		return strings.ToValidUTF8(s, "")
+	}
+	return cut(service, 120) + "@" + cut(host, 100) + "/" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}
+
+// Instance returns the publisher's instance id, its records' key.
+func (p *Publisher) Instance() string { return p.cfg.instance }
+
+// Interval returns the publisher's interval.
+func (p *Publisher) Interval() time.Duration { return p.cfg.interval }
+
+// Run publishes a window every interval until ctx is done, then a last
+// one within FinalTimeout, and returns nil. Failures are logged and do not
+// stop it: the window of a failed publish is part of the next.
+func (p *Publisher) Run(ctx context.Context) error {
+	t := time.NewTicker(p.cfg.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinalTimeout)
+			defer cancel()
+			p.publishLogged(fctx)
+			return nil
+		case <-t.C:
+			p.publishLogged(ctx)
+		}
+	}
+}
+
+func (p *Publisher) publishLogged(ctx context.Context) {
+	err := p.Publish(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case err == nil && p.failing != "":
+		p.cfg.logger.InfoContext(ctx, "pathway aggregates published again", "topic", p.cfg.topic)
+		p.failing = ""
+	case err == nil:
+	case err.Error() != p.failing:
+		p.cfg.logger.WarnContext(ctx, "pathway aggregates not published", "topic", p.cfg.topic, "err", err)
+		p.failing = err.Error()
+	default:
+		p.cfg.logger.DebugContext(ctx, "pathway aggregates not published", "topic", p.cfg.topic, "err", err)
+	}
+}
+
+// Publish publishes one window now: what src measured since the last
+// successful publish (or since NewPublisher). It returns once the broker
+// has acknowledged the record, or with the error that prevented it.
+func (p *Publisher) Publish(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.cfg.now()
+	start := p.start
+	if !now.After(start) {
+		now = start.Add(time.Nanosecond)
+	}
+	if now.Sub(start) > MaxWindow {
+		start = now.Add(-MaxWindow)
+	}
+	stats := p.src.Pathways()
+	w := Window{Service: p.cfg.service, Instance: p.cfg.instance, Start: start, End: now, Interval: p.cfg.interval}
+	for _, st := range stats {
+		prev := p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}]
+		edge, origin := st.Edge.Sub(prev.Edge), st.Origin.Sub(prev.Origin)
+		if edge.Count == 0 && origin.Count == 0 {
+			continue
+		}
+		edge.Exemplars, origin.Exemplars = nil, nil
+		w.Series = append(w.Series, Series{Checkpoint: st.Checkpoint, Hash: st.Hash, Parent: st.Parent,
+			Total: min(st.Edge.Count, MaxCount), Edge: clampSnapshot(edge), Origin: clampSnapshot(origin)})
+	}
+	if len(w.Series) > MaxSeries {
+		// Only with a Metrics bound far above the default: keep the
+		// busiest series.
+		slices.SortStableFunc(w.Series, func(a, b Series) int { return cmp.Compare(b.Edge.Count, a.Edge.Count) })
+		p.cfg.logger.WarnContext(ctx, "pathway aggregate window cut", "series", len(w.Series), "kept", MaxSeries)
+		w.Series = w.Series[:MaxSeries]
+	}
+	value, err := w.Encode()
+	if err != nil {
+		return err
+	}
+	rec := &kgo.Record{Topic: p.cfg.topic, Key: []byte(p.cfg.instance), Value: value}
+	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
+	}
+	p.start = now
+	for _, st := range stats {
+		st.Edge.Exemplars, st.Origin.Exemplars = nil, nil
+		p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}] = st
+	}
+	return nil
+}
+
+// clampSnapshot keeps a window's counts within MaxCount (never reached in
+// practice: 2^48 records in one window), consistently.
+func clampSnapshot(s pathway.Snapshot) pathway.Snapshot {
+	if s.Count <= MaxCount {
+		return s
+	}
+	return pathway.Snapshot{}
+}
