@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,7 +25,6 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -42,7 +43,7 @@ const (
 )
 
 // BenchmarkPipeline serves b.N retrieval requests (search, then enrichment)
-// three ways, side by side:
+// several ways, side by side:
 //
 //	inprocess         the retrieval worker's search and the enrichment
 //	                  worker's steps called directly, request after request
@@ -50,17 +51,71 @@ const (
 //	                  encoded, no tracing
 //	kafka-untraced    the whole pipeline on an in-process broker (a client
 //	                  with its collector, one retrieval and one enrichment
-//	                  worker) with tracing.Setup under OTEL_SDK_DISABLED=true
+//	                  worker) with tracing.Setup under OTEL_SDK_DISABLED=true;
+//	                  pathways on, as kretrieve runs by default
 //	kafka-traced-100  the same with tracing.Setup sampling every request
 //	                  (parentbased_always_on), exporting OTLP/HTTP to a
 //	                  discarding sink, metrics recorded by a manual reader
+//	kafka-traced-1    the same sampling 1% of requests
+//	                  (parentbased_traceidratio, 0.01)
+//	kafka-traced-1-nopathways
+//	                  kafka-traced-1 with pathways off
+//	                  (pipeline.Config.DisablePathways)
 //
 // Queries cycle through corpus.QualitySet over the real index, the Go
 // standard library documentation built in memory (pipeline.OpenIndex). See bench/doc.go for the metrics and invocation.
 func BenchmarkPipeline(b *testing.B) {
 	b.Run("inprocess", benchmarkInProcess)
-	b.Run("kafka-untraced", func(b *testing.B) { benchmarkKafkaPipeline(b, false) })
-	b.Run("kafka-traced-100", func(b *testing.B) { benchmarkKafkaPipeline(b, true) })
+	for _, v := range kafkaVariants {
+		b.Run(v.name, func(b *testing.B) { benchmarkKafkaPipeline(b, v, 0) })
+	}
+}
+
+// PacedRate is the rate, in requests per second, at which
+// BenchmarkPipelinePaced publishes: well below the saturated throughput of
+// the traced pipeline on a 2-core machine (see BENCHMARKS.md), so that the
+// latencies measured are those of requests going through the pipeline,
+// not of requests queueing behind a saturated stage.
+const PacedRate = 250
+
+// pacedVariants are the kafkaVariants BenchmarkPipelinePaced runs: the
+// same sampling with pathways on and off.
+var pacedVariants = []string{"kafka-traced-1", "kafka-traced-1-nopathways"}
+
+// BenchmarkPipelinePaced publishes b.N requests (after the same warm-up as
+// BenchmarkPipeline) at PacedRate, request i no earlier than i/PacedRate
+// after the first, and reports the percentiles of the requests' latencies,
+// from producer.Client.Start until the outcome was taken: what pathways add
+// to each request's latency. See bench/doc.go for the metrics and
+// invocation.
+func BenchmarkPipelinePaced(b *testing.B) {
+	for _, name := range pacedVariants {
+		i := slices.IndexFunc(kafkaVariants, func(v kafkaVariant) bool { return v.name == name })
+		if i < 0 {
+			b.Fatalf("no Kafka variant %q", name)
+		}
+		b.Run(name, func(b *testing.B) { benchmarkKafkaPipeline(b, kafkaVariants[i], PacedRate) })
+	}
+}
+
+// kafkaVariant is a Kafka sub-benchmark of BenchmarkPipeline.
+type kafkaVariant struct {
+	name string
+	// sampler and samplerArg are OTEL_TRACES_SAMPLER and
+	// OTEL_TRACES_SAMPLER_ARG; an empty sampler runs with
+	// OTEL_SDK_DISABLED=true.
+	sampler, samplerArg string
+	// noPathways sets pipeline.Config.DisablePathways.
+	noPathways bool
+}
+
+func (v kafkaVariant) traced() bool { return v.sampler != "" }
+
+var kafkaVariants = []kafkaVariant{
+	{name: "kafka-untraced"},
+	{name: "kafka-traced-100", sampler: "parentbased_always_on"},
+	{name: "kafka-traced-1", sampler: "parentbased_traceidratio", samplerArg: "0.01"},
+	{name: "kafka-traced-1-nopathways", sampler: "parentbased_traceidratio", samplerArg: "0.01", noPathways: true},
 }
 
 // benchRequest is the i-th request of a run.
@@ -196,19 +251,21 @@ type kafkaPipeline struct {
 // enrichment worker and a client with its collector; the telemetry comes
 // from tracing.Setup and kafkatrace.NewMetrics, the way the kretrieve command
 // builds it.
-func startKafkaPipeline(b *testing.B, traced bool) *kafkaPipeline {
+func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(b.Context(), benchTimeout)
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	metrics := kafkatrace.NewMetrics()
 	opts := []tracing.Option{tracing.WithServiceName("kretrieve-bench"), tracing.WithLogger(quiet), tracing.WithMetricProducer(metrics)}
+	traced := v.traced()
 	if traced {
 		b.Setenv("OTEL_SDK_DISABLED", "false")
 		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", newDiscardSink(b).URL)
 		b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 		b.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-		b.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
+		b.Setenv("OTEL_TRACES_SAMPLER", v.sampler)
+		b.Setenv("OTEL_TRACES_SAMPLER_ARG", v.samplerArg)
 		b.Setenv("OTEL_METRICS_EXPORTER", "none")
 		opts = append(opts, tracing.WithMetricReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics))))
 	} else {
@@ -233,6 +290,8 @@ func startKafkaPipeline(b *testing.B, traced bool) *kafkaPipeline {
 		Propagator:          tel.Propagator,
 		Metrics:             metrics,
 		ParentBasedSampling: tel.ParentBasedSampling,
+		ServiceName:         tel.ServiceName,
+		DisablePathways:     v.noPathways,
 	}
 	if err := pipeline.EnsureTopics(ctx, cfg); err != nil {
 		b.Fatal(err)
@@ -264,63 +323,80 @@ func shutdownTelemetry(tel *tracing.Providers) error {
 }
 
 // serve publishes requests first..first+n-1 with at most benchWindow in
-// flight and waits for every outcome, in publishing order.
-func (p *kafkaPipeline) serve(ctx context.Context, first, n int) error {
+// flight, waits for every outcome and returns each request's latency, from
+// Start until its outcome was taken (producer.Call.Duration). Each call is
+// awaited on its own goroutine, so that a request's latency never includes
+// waiting behind an earlier one whose outcome comes later, and its slot in
+// the window frees as soon as its outcome is in. With rate > 0, request
+// first+i is published no earlier than i/rate after the first (see
+// BenchmarkPipelinePaced); otherwise as fast as the window allows.
+func (p *kafkaPipeline) serve(ctx context.Context, first, n, rate int) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, benchTimeout)
 	defer cancel()
-	calls := make(chan *producer.Call, benchWindow)
-	waited := make(chan error, 1)
-	go func() {
-		var err error
-		for call := range calls {
-			if err != nil {
-				continue // drain: the publisher stops at ctx.Done
-			}
-			var out producer.Outcome
-			out, err = call.Wait(ctx, benchTimeout)
-			switch {
-			case err != nil:
-				err = fmt.Errorf("request %s: %w", call.Request.RequestID, err)
-			case out.Failed:
-				err = fmt.Errorf("request %s dead-lettered on %s: %s", call.Request.RequestID, out.Topic, out.Reason)
-			}
-			if err != nil {
-				cancel()
-			}
+	var failed atomic.Pointer[error]
+	fail := func(err error) {
+		if failed.CompareAndSwap(nil, &err) {
+			cancel()
 		}
-		waited <- err
-	}()
-	var pubErr error
-	for i := first; i < first+n && pubErr == nil; i++ {
-		call, err := p.client.Start(ctx, benchRequest(p.queries, i), true)
-		if err != nil {
-			pubErr = fmt.Errorf("publish: %w", err)
-			break
+	}
+	latencies := make([]time.Duration, n)
+	slots := make(chan struct{}, benchWindow)
+	var wg sync.WaitGroup
+	start := time.Now()
+publish:
+	for i := range n {
+		if rate > 0 {
+			// A late publisher does not sleep until it has caught up:
+			// the schedule does not drift.
+			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+				time.Sleep(wait)
+			}
 		}
 		select {
-		case calls <- call:
+		case slots <- struct{}{}:
 		case <-ctx.Done():
-			pubErr = ctx.Err()
+			fail(ctx.Err())
+			break publish
 		}
+		call, err := p.client.Start(ctx, benchRequest(p.queries, first+i), true)
+		if err != nil {
+			fail(fmt.Errorf("publish: %w", err))
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			out, err := call.Wait(ctx, benchTimeout)
+			switch {
+			case err != nil:
+				fail(fmt.Errorf("request %s: %w", call.Request.RequestID, err))
+			case out.Failed:
+				fail(fmt.Errorf("request %s dead-lettered on %s: %s", call.Request.RequestID, out.Topic, out.Reason))
+			default:
+				latencies[i] = call.Duration()
+			}
+		})
 	}
-	close(calls)
-	if err := <-waited; err != nil {
-		return err
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		return nil, *err
 	}
-	return pubErr
+	return latencies, nil
 }
 
-func benchmarkKafkaPipeline(b *testing.B, traced bool) {
-	p := startKafkaPipeline(b, traced)
+// benchmarkKafkaPipeline serves b.N requests through the pipeline of v,
+// as fast as the window allows or, with rate > 0, paced at rate.
+func benchmarkKafkaPipeline(b *testing.B, v kafkaVariant, rate int) {
+	p := startKafkaPipeline(b, v)
 	ctx := b.Context()
-	if err := p.serve(ctx, 0, benchWarmup); err != nil {
+	if _, err := p.serve(ctx, 0, benchWarmup, 0); err != nil {
 		b.Fatalf("warm-up: %v", err)
 	}
 	ended0 := p.telemetry.Stats().Ended
 
 	b.ResetTimer()
 	cpu0, start := cpuTime(b), time.Now()
-	if err := p.serve(ctx, benchWarmup, b.N); err != nil {
+	latencies, err := p.serve(ctx, benchWarmup, b.N, rate)
+	if err != nil {
 		b.Fatal(err)
 	}
 	fctx, cancel := context.WithTimeout(ctx, benchTimeout)
@@ -332,7 +408,8 @@ func benchmarkKafkaPipeline(b *testing.B, traced bool) {
 	b.StopTimer()
 
 	reportThroughput(b, elapsed, cpu)
-	if traced {
+	reportLatency(b, latencies)
+	if v.traced() {
 		ended := p.telemetry.Stats().Ended - ended0
 		if err := shutdownTelemetry(p.telemetry); err != nil {
 			b.Fatalf("shut down telemetry: %v", err)
@@ -340,6 +417,25 @@ func benchmarkKafkaPipeline(b *testing.B, traced bool) {
 		b.ReportMetric(float64(ended)/float64(b.N), "spans/req")
 		b.ReportMetric(float64(p.telemetry.Stats().Dropped), "dropped-spans")
 	}
+}
+
+// reportLatency reports the median and 99th percentile of the requests'
+// latencies, in microseconds.
+func reportLatency(b *testing.B, latencies []time.Duration) {
+	slices.Sort(latencies)
+	b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds()), "p99-µs")
+}
+
+// percentile returns the q-quantile (0 < q ≤ 1) of sorted by the
+// nearest-rank method: the smallest value at least q of the values do not
+// exceed; 0 for no values.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
 func reportThroughput(b *testing.B, elapsed, cpu time.Duration) {
@@ -395,6 +491,37 @@ func TestInProcessServesWhatThePipelineServes(t *testing.T) {
 				t.Errorf("query %q, document %d: in process %s %.4f %q, pipeline %s %.4f %q",
 					queries[i], j, got[j].ID, got[j].Score, got[j].Snippet, want[j].ID, want[j].Score, want[j].Snippet)
 			}
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(vs ...int) []time.Duration {
+		out := make([]time.Duration, len(vs))
+		for i, v := range vs {
+			out[i] = time.Duration(v) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	for _, tt := range []struct {
+		sorted []time.Duration
+		q      float64
+		want   time.Duration
+	}{
+		{nil, 0.99, 0},
+		{ms(7), 0.5, 7 * time.Millisecond},
+		{ms(1, 2, 3, 4), 0.5, 2 * time.Millisecond},
+		{ms(hundred...), 0.99, 99 * time.Millisecond},
+		{ms(hundred...), 0.5, 50 * time.Millisecond},
+		{ms(hundred...), 1, 100 * time.Millisecond},
+		{ms(hundred[:99]...), 0.99, 99 * time.Millisecond},
+	} {
+		if got := percentile(tt.sorted, tt.q); got != tt.want {
+			t.Errorf("percentile of %d values, %v = %v, want %v", len(tt.sorted), tt.q, got, tt.want)
 		}
 	}
 }
