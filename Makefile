@@ -31,15 +31,16 @@ BENCH_OUT    ?= bench.out
 BENCH_ROUNDS ?= 3
 
 ## bench: the hot paths' micro-benchmarks (-benchmem), then BENCH_ROUNDS rounds
-## of the relay, paced relay and pipeline benchmarks (each round runs every
-## variant side by side), all saved to BENCH_OUT; then the performance targets'
-## ratios of the medians (internal/benchratio). See bench/doc.go.
+## of the relay, paced relay, pipeline and paced pipeline benchmarks (each
+## round runs every variant side by side), all saved to BENCH_OUT; then the
+## performance targets from the medians (internal/benchratio). See bench/doc.go.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./... | grep -v -e '/bench$$' -e '/pipeline$$') 2>&1 | tee $(BENCH_OUT)
 	for i in $$(seq $(BENCH_ROUNDS)); do \
 		$(GO) test -run='^$$' -bench='^BenchmarkRelay$$' -benchtime=20000x ./bench/ 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkRelayPaced$$' -benchtime=10000x ./bench/ 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkPipeline$$' -benchtime=3000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
+		$(GO) test -run='^$$' -bench='^BenchmarkPipelinePaced$$' -benchtime=1000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
 	done
 	$(GO) run ./internal/benchratio $(BENCH_OUT)
 

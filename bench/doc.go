@@ -109,29 +109,64 @@
 //
 // ns/op is the pacing interval and says nothing.
 //
-// # The pipeline benchmark
+// # The pipeline benchmarks
 //
 // BenchmarkPipeline, in package pipeline (pipeline_bench_test.go), serves
-// b.N retrieval requests three ways, side by side: inprocess (the retrieval
-// search and the enrichment steps called directly on GOMAXPROCS goroutines;
-// no Kafka, nothing encoded, no tracing), kafka-untraced (the whole pipeline
-// on an in-process broker: a pipeline.Client with its collector, one
-// retrieval and one enrichment worker, telemetry from tracing.Setup under
-// OTEL_SDK_DISABLED=true) and kafka-traced-100 (the same with tracing.Setup
-// sampling every request, exporting OTLP/HTTP to a discarding sink with its
-// default batch processor, metrics recorded by a manual reader). Requests
-// cycle through the queries of corpus.QualitySet over search.DemoIndex, the
-// index of the pipeline tests, with the default top_k. The Kafka variants
-// start their broker, workers and client outside the timer and relay 60
-// warm-up requests first (the group joins); then b.N requests are published
-// with at most 1024 in flight, and the timer stops when every outcome has
-// arrived and the telemetry is flushed. Intended invocation:
+// b.N retrieval requests several ways, side by side: inprocess (the
+// retrieval search and the enrichment steps called directly on GOMAXPROCS
+// goroutines; no Kafka, nothing encoded, no tracing), kafka-untraced (the
+// whole pipeline on an in-process broker: a pipeline.Client with its
+// collector, one retrieval and one enrichment worker, telemetry from
+// tracing.Setup under OTEL_SDK_DISABLED=true, pathways on as by default),
+// kafka-traced-100 (the same with tracing.Setup sampling every request,
+// exporting OTLP/HTTP to a discarding sink with its default batch
+// processor, metrics recorded by a manual reader), kafka-traced-1 (the same
+// sampling 1%: parentbased_traceidratio, 0.01) and
+// kafka-traced-1-nopathways (kafka-traced-1 with
+// pipeline.Config.DisablePathways). Requests cycle through the queries of
+// corpus.QualitySet over the Go standard library index, with the default
+// top_k. The Kafka variants start their broker, workers and client outside
+// the timer and relay 60 warm-up requests first (the group joins); then
+// b.N requests are published with at most 1024 in flight, each awaited on
+// its own goroutine, and the timer stops when every outcome has arrived and
+// the telemetry is flushed. Intended invocation:
 //
-//	go test -run '^$' -bench Pipeline -benchtime 3000x ./pipeline/
+//	go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime 3000x ./pipeline/
 //
 // It reports req/s and cpu-µs/req (getrusage of the whole process: broker,
-// clients, workers, SDK and sink), and for kafka-traced-100 spans/req and
-// dropped-spans.
+// clients, workers, SDK and sink); for the Kafka variants p50-µs and p99-µs
+// of the requests' latencies, from producer.Client.Start until the outcome
+// was taken (producer.Call.Duration); for the traced ones spans/req and
+// dropped-spans. Saturated, with 1024 requests in flight, those latencies
+// are mostly queueing (about 1024 / req/s): they follow the throughput.
+//
+// BenchmarkPipelinePaced runs kafka-traced-1 and kafka-traced-1-nopathways
+// with the requests published at PacedRate (250 requests/s), well below the
+// saturated throughput, request i no earlier than i/PacedRate after the
+// first (a late publisher catches up without sleeping), so that its p50-µs
+// and p99-µs are the latency of a request through the pipeline, not of its
+// queueing: what pathways add to each request. req/s is the rate achieved,
+// cpu-µs/req includes idle time, ns/op is the pacing interval. Intended
+// invocation:
+//
+//	go test -run '^$' -bench '^BenchmarkPipelinePaced$' -benchtime 1000x ./pipeline/
+//
+// # The micro-benchmarks of pathways
+//
+// In package kafkatrace (pathway_bench_test.go), with -benchmem:
+// BenchmarkCheckpointIn runs StartProcess then EndProcess of a record with
+// an unsampled traceparent and an upstream pathway header, and
+// BenchmarkCheckpointOut the two produce hooks of a record produced under
+// the context StartProcess returned for one, each by a Tracer with metrics
+// and parent-based sampling, with WithPathways and without, alternating in
+// chunks of 1024 records. ns/op, B/op and allocs/op are those with
+// pathways; off-ns/op is the time without; ns/checkpoint, their
+// difference, is what one pathway checkpoint adds per record.
+// BenchmarkUnsampledHooks/pathways and /no-pathways run a whole unsampled
+// hop (StartProcess, both produce hooks, EndProcess). The contexts of
+// unsampled records come from slabs of 64, so allocs/op is 0 while B/op
+// counts the slabs' bytes per record. TestUnsampledRecordAllocatesNothing
+// checks the 0 allocations with testing.AllocsPerRun.
 //
 // # make bench
 //
@@ -142,18 +177,27 @@
 //	go test -run '^$' -bench '^BenchmarkRelay$' -benchtime 20000x ./bench/
 //	go test -run '^$' -bench '^BenchmarkRelayPaced$' -benchtime 10000x ./bench/
 //	go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime 3000x ./pipeline/
+//	go test -run '^$' -bench '^BenchmarkPipelinePaced$' -benchtime 1000x ./pipeline/
 //
 // (rounds rather than -count, so that the variants compared alternate in
 // time and a burst of load on a shared machine hits all of them), saving
 // everything to BENCH_OUT (default bench.out). It then prints, with
-// internal/benchratio, the ratios of the performance targets from the
-// medians of the runs of each sub-benchmark:
+// internal/benchratio, the performance targets from the medians of the
+// runs of each sub-benchmark, ratios of two or one median against a bound:
 //
 //	relay kretrieve-100 / kotel, msgs/s                  ≥ 2.5
 //	relay kretrieve-1 / untraced, msgs/s                 ≥ 0.8
 //	paced p99 kretrieve-100 / untraced, p99-µs           ≤ 1.05
 //	pipeline kafka-traced-100 / kafka-untraced, req/s    ≥ 0.95
 //	pipeline kafka-traced-100 / inprocess, req/s         ≥ 0.8
+//	relay kretrieve-1-pathways / untraced, msgs/s        ≥ 0.9
+//	relay kretrieve-0-pathways / untraced, msgs/s        ≥ 0.93
+//	paced pipeline p99 kafka-traced-1 /
+//	  kafka-traced-1-nopathways, p99-µs                  ≤ 1.03
+//	CheckpointIn, CheckpointOut: ns/checkpoint           ≤ 100
+//	CheckpointIn, CheckpointOut: allocs/op               0
+//	UnsampledHooks/pathways: allocs/op                   0
 //
-// each marked PASS or MISS. It takes about 4 minutes on 2 cores.
+// each marked PASS or MISS. The micro-benchmarks run once, so their
+// "medians" are single runs. It takes about 4 minutes on 2 cores.
 package bench
