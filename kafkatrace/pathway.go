@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/kretrieve/kretrieve/pathway"
@@ -126,8 +129,7 @@ func (t *Tracer) CheckpointIn(ctx context.Context, r *kgo.Record, sc trace.SpanC
 // record.
 type recordContext struct {
 	context.Context
-	span    trace.Span // nil: the parent's span is current
-	remote  remoteSpan
+	remote  remoteSpan // a zero span context: the parent's span is current
 	pathway pathway.Context
 }
 
@@ -138,23 +140,34 @@ func (c *recordContext) Value(key any) any {
 			return &c.pathway
 		}
 	case spanKey:
-		if c.span != nil {
-			return c.span
+		if c.remote.sc.IsValid() {
+			return &c.remote
 		}
 	}
 	return c.Context.Value(key)
 }
 
+// span returns the record's remote span when it is the current span.
+func (c *recordContext) span() trace.Span { return &c.remote }
+
 // remoteSpan is a non-recording span standing for a remote span context,
 // as trace.ContextWithRemoteSpanContext makes: a no-op span (the noop
 // package's) that reports sc.
 type remoteSpan struct {
-	noop.Span
+	embedded.Span
 	sc trace.SpanContext
 }
 
-// SpanContext returns the remote span context.
-func (s *remoteSpan) SpanContext() trace.SpanContext { return s.sc }
+func (s *remoteSpan) SpanContext() trace.SpanContext        { return s.sc }
+func (*remoteSpan) IsRecording() bool                       { return false }
+func (*remoteSpan) End(...trace.SpanEndOption)              {}
+func (*remoteSpan) AddEvent(string, ...trace.EventOption)   {}
+func (*remoteSpan) AddLink(trace.Link)                      {}
+func (*remoteSpan) RecordError(error, ...trace.EventOption) {}
+func (*remoteSpan) SetStatus(codes.Code, string)            {}
+func (*remoteSpan) SetName(string)                          {}
+func (*remoteSpan) SetAttributes(...attribute.KeyValue)     {}
+func (*remoteSpan) TracerProvider() trace.TracerProvider    { return noop.NewTracerProvider() }
 
 // spanKey is the trace package's (unexported) context key of the current
 // span, learnt once by asking trace.SpanFromContext to look it up in a
@@ -214,10 +227,6 @@ func (s *slabs) newRecordContext(parent context.Context, remote trace.SpanContex
 		return nil, false
 	}
 	c := s.get()
-	c.Context, c.pathway = parent, pc
-	if remote.IsValid() {
-		c.remote.sc = remote
-		c.span = &c.remote
-	}
+	c.Context, c.pathway, c.remote.sc = parent, pc, remote
 	return c, true
 }

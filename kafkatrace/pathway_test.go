@@ -437,3 +437,19 @@ func newReader(t *testing.T, m *Metrics) func() map[string]metricdata.Aggregatio
 		return out
 	}
 }
+
+func TestClockFollowsTimeNow(t *testing.T) {
+	for range 50 {
+		before := time.Now()
+		got := clockNow()
+		after := time.Now()
+		// The wall reading lies between two time.Now calls up to the
+		// rounding of the anchor arithmetic.
+		if got.UnixNano() < before.UnixNano()-int64(time.Millisecond) || got.UnixNano() > after.UnixNano()+int64(time.Millisecond) {
+			t.Fatalf("clockNow() = %v, outside [%v, %v]", got, before, after)
+		}
+		if d := time.Since(got); d < 0 || d > time.Second {
+			t.Fatalf("monotonic reading off: since %v", d)
+		}
+	}
+}

@@ -35,7 +35,7 @@ import (
 // context, and the returned context carries only the trusted members of
 // the record's baggage; the wait span is the process span's child.
 func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark int64) (context.Context, trace.Span, QueueWait) {
-	now := time.Now()
+	now := clockNow()
 	qw := ComputeQueueWait(r, now)
 	p := t.partition(r.Topic, r.Partition)
 	if p.process != nil {
@@ -57,7 +57,7 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 			if p.process != nil {
 				p.process.queueWait.record(qw.Wait, remote)
 			}
-			return rc, rc.span, qw
+			return rc, rc.span(), qw
 		}
 	}
 	parent := t.Extract(ctx, r)

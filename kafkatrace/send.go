@@ -37,7 +37,7 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	start := time.Now()
+	start := clockNow()
 	sc := t.sends.get()
 	sc.start = start
 	if t.skip(ctx) {

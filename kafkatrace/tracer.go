@@ -147,6 +147,10 @@ type Tracer struct {
 
 	topics     sync.Map // topic -> *topicNames
 	partitions sync.Map // partitionKey -> *partitionState
+	// recent caches partitions for lookups without hashing (see
+	// partition); recentMu serialises its copy-on-write updates.
+	recent   atomic.Pointer[[]*recentTopic]
+	recentMu sync.Mutex
 }
 
 type topicNames struct {
@@ -253,10 +257,46 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 	return n.(*topicNames)
 }
 
-// partition returns the cached state of a partition.
+// partition returns the cached state of a partition. It runs several
+// times per record, so the common case is a scan of a short list of
+// topics and an index into the topic's partitions, without hashing.
 func (t *Tracer) partition(topic string, partition int32) *partitionState {
+	if list := t.recent.Load(); list != nil {
+		for _, ts := range *list {
+			if ts.topic == topic {
+				if ps := ts.parts.Load(); ps != nil && partition >= 0 && int(partition) < len(*ps) {
+					if p := (*ps)[partition]; p != nil {
+						return p
+					}
+				}
+				break
+			}
+		}
+	}
+	return t.partitionSlow(topic, partition)
+}
+
+// maxRecentTopics and maxIndexedPartition bound the lookup cache of
+// partition: a Tracer on more topics, or a partition beyond, is looked up
+// in the maps only.
+const (
+	maxRecentTopics     = 16
+	maxIndexedPartition = 4096
+)
+
+// recentTopic is a topic's entry in the lookup cache: its partitions'
+// states indexed by partition number (copy on write).
+type recentTopic struct {
+	topic string
+	parts atomic.Pointer[[]*partitionState]
+}
+
+// partitionSlow looks the partition up in the maps, creating its state,
+// and adds it to the lookup cache.
+func (t *Tracer) partitionSlow(topic string, partition int32) *partitionState {
 	k := partitionKey{topic, partition}
 	if p, ok := t.partitions.Load(k); ok {
+		t.remember(topic, partition, p.(*partitionState))
 		return p.(*partitionState)
 	}
 	p := &partitionState{
@@ -273,7 +313,48 @@ func (t *Tracer) partition(topic string, partition int32) *partitionState {
 		p.process = t.metrics.seriesFor(seriesKey{op: OpProcess, topic: topic, partition: partition, group: t.group})
 	}
 	actual, _ := t.partitions.LoadOrStore(k, p)
+	t.remember(topic, partition, actual.(*partitionState))
 	return actual.(*partitionState)
+}
+
+// remember adds a partition's state to the lookup cache.
+func (t *Tracer) remember(topic string, partition int32, p *partitionState) {
+	if partition < 0 || partition >= maxIndexedPartition {
+		return
+	}
+	t.recentMu.Lock()
+	defer t.recentMu.Unlock()
+	var rt *recentTopic
+	var list []*recentTopic
+	if l := t.recent.Load(); l != nil {
+		list = *l
+	}
+	for _, r := range list {
+		if r.topic == topic {
+			rt = r
+		}
+	}
+	if rt == nil {
+		if len(list) >= maxRecentTopics {
+			return
+		}
+		rt = &recentTopic{topic: topic}
+		list = append(slices.Clone(list), rt)
+		t.recent.Store(&list)
+	}
+	var parts []*partitionState
+	if ps := rt.parts.Load(); ps != nil {
+		parts = *ps
+	}
+	if int(partition) >= len(parts) {
+		grown := make([]*partitionState, partition+1)
+		copy(grown, parts)
+		parts = grown
+	} else {
+		parts = slices.Clone(parts)
+	}
+	parts[partition] = p
+	rt.parts.Store(&parts)
 }
 
 // skip reports whether spans under ctx need not be started: the Tracer

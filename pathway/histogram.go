@@ -30,9 +30,43 @@ const (
 // with 2^(i/16) < d/1s ≤ 2^((i+1)/16), clamped to the histograms' range.
 // d must be positive.
 func BucketIndex(d time.Duration) int {
-	i := int(math.Ceil(math.Log2(d.Seconds())*perOctave)) - 1
+	// d = 1.m × 2^e seconds: bucket e×16 + k − 1 where k is the number of
+	// the octave's 16 boundaries 2^(j/16), j = 1..16, below which 1.m
+	// does not lie, found by binary search over their mantissas. Equal to
+	// ⌈16·log2(d/1s)⌉ − 1 (TestBucketIndexMatchesLog), about 4 times faster
+	// than math.Log2 (BenchmarkBucketIndex).
+	bits := math.Float64bits(d.Seconds())
+	e := int(bits>>52&0x7ff) - 1023
+	m := bits & (1<<52 - 1)
+	var i int
+	if m == 0 { // an exact power of two: the upper bound of the bucket below
+		i = e*perOctave - 1
+	} else {
+		lo, hi := 0, perOctave-1 // the smallest j with m <= boundaryMantissa[j]
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if m <= boundaryMantissa[mid] {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		i = e*perOctave + lo
+	}
 	return min(max(i, minIndex), maxIndex)
 }
+
+// boundaryMantissa[j] is the mantissa of 2^((j+1)/16), j = 0..14, and
+// above every mantissa for j = 15 (2^(16/16) = 2 has mantissa 0 in the
+// next octave).
+var boundaryMantissa = func() [perOctave]uint64 {
+	var b [perOctave]uint64
+	for j := range perOctave - 1 {
+		b[j] = math.Float64bits(math.Exp2(float64(j+1)/perOctave)) & (1<<52 - 1)
+	}
+	b[perOctave-1] = 1 << 52
+	return b
+}()
 
 // BucketMiddle returns the geometric middle of bucket i at Scale.
 func BucketMiddle(i int) time.Duration {

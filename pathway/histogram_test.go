@@ -147,3 +147,31 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		h.Record(time.Duration(1000+i%100000)*time.Microsecond, trace.SpanContext{}, 1)
 	}
 }
+
+// TestBucketIndexMatchesLog compares the table-driven BucketIndex with the
+// definition computed with math.Log2, over random durations.
+func TestBucketIndexMatchesLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		d := time.Duration(math.Exp(rng.Float64() * math.Log(float64(time.Hour))))
+		if d <= 0 {
+			continue
+		}
+		want := min(max(int(math.Ceil(math.Log2(d.Seconds())*perOctave))-1, minIndex), maxIndex)
+		if got := BucketIndex(d); got != want {
+			// Only a value within rounding of a boundary may differ.
+			lower := math.Exp2(float64(max(got, want)) / perOctave)
+			if math.Abs(d.Seconds()-lower)/lower > 1e-12 {
+				t.Fatalf("BucketIndex(%v) = %d, want %d", d, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkBucketIndex(b *testing.B) {
+	var sink int
+	for i := 0; b.Loop(); i++ {
+		sink += BucketIndex(time.Duration(1000 + i%100000000))
+	}
+	_ = sink
+}
