@@ -453,3 +453,30 @@ func TestClockFollowsTimeNow(t *testing.T) {
 		}
 	}
 }
+
+// TestRootSendSpanKeepsItsAttributes: a root send span under a
+// parent-based sampler starts bare but, once sampled, carries the same
+// attributes as any other send span.
+func TestRootSendSpanKeepsItsAttributes(t *testing.T) {
+	tr, rec := newSampledTracer(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), WithParentBasedSampling(), WithClientID("c"))
+	r := &kgo.Record{Topic: "req", Key: []byte("k"), Value: []byte("v")}
+	tr.OnProduceRecordBuffered(r)
+	tr.OnProduceRecordUnbuffered(r, nil)
+	ended := rec.Ended()
+	if len(ended) != 1 {
+		t.Fatalf("%d spans", len(ended))
+	}
+	s := ended[0]
+	if s.SpanKind() != trace.SpanKindProducer || s.Name() != "send req" || s.Parent().IsValid() {
+		t.Fatalf("span %s kind %v parent %v", s.Name(), s.SpanKind(), s.Parent())
+	}
+	got := map[string]bool{}
+	for _, kv := range s.Attributes() {
+		got[string(kv.Key)] = true
+	}
+	for _, k := range []string{"messaging.system", "messaging.operation.type", "messaging.destination.name", "messaging.operation.name", "messaging.client.id", "messaging.message.body.size", string(KeyHashAttr), "messaging.kafka.offset"} {
+		if !got[k] {
+			t.Errorf("root send span lacks %s: %v", k, got)
+		}
+	}
+}

@@ -31,7 +31,10 @@ var (
 // span and the produce time in r.Context for OnProduceRecordUnbuffered.
 //
 // With [WithParentBasedSampling], a record whose Context is unsampled gets no
-// span: the Context's trace context is injected as it is.
+// span: the Context's trace context is injected as it is. A record whose
+// Context has no span starts a new trace: its send span starts with only
+// its kind (the sampler decides on the trace id) and gets its attributes
+// once it turns out to be sampled.
 func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	ctx := r.Context
 	if ctx == nil {
@@ -42,6 +45,26 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	sc.start = start
 	if t.skip(ctx) {
 		sc.Context = ctx
+		t.inject(ctx, r, sc)
+		r.Context = sc
+		return
+	}
+	if t.parentBased && !trace.SpanContextFromContext(ctx).IsValid() && ctx.Value(linksKey{}) == nil {
+		// A new trace under a parent-based sampler, which decides on the
+		// trace id alone: the span starts with nothing but its kind, so
+		// that an unsampled root (99% of them at 1%) costs only the SDK's
+		// decision, and gets its attributes once it turns out to be
+		// recording.
+		ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, rootSendOpts...)
+		if span.IsRecording() {
+			buf := getAttrs()
+			attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
+			attrs = t.appendSendAttrs(attrs, r)
+			span.SetAttributes(attrs...)
+			*buf = attrs[:0]
+			putAttrs(buf)
+		}
+		sc.Context, sc.span = ctx, span
 		t.inject(ctx, r, sc)
 		r.Context = sc
 		return
@@ -131,6 +154,10 @@ func (s *sendSlabs) get() *sendContext {
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
+
+// rootSendOpts are the start options of a root send span under a
+// parent-based sampler, prebuilt so that passing them does not allocate.
+var rootSendOpts = []trace.SpanStartOption{producerKind}
 
 // OnProduceRecordUnbuffered ends the send span at the broker's acknowledgement,
 // with the partition and offset, or records the produce error.
