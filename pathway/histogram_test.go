@@ -111,7 +111,7 @@ func TestExemplarsOnlyFromSampledRecordsOnePerOctave(t *testing.T) {
 	}
 	h.Record(time.Millisecond, sampled, 11)
 	h.Record(time.Millisecond+time.Microsecond, sampled, 12) // same octave: replaces
-	h.Record(3*time.Second, sampled, 13)                      // the tail gets its own
+	h.Record(3*time.Second, sampled, 13)                     // the tail gets its own
 	s := h.Snapshot()
 	if len(s.Exemplars) != 2 {
 		t.Fatalf("exemplars %+v", s.Exemplars)
