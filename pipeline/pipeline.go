@@ -51,9 +51,6 @@ type Config struct {
 	// it with the meter provider's readers (sdkmetric.WithProducer, or
 	// tracing.WithMetricProducer). Nil: no messaging metrics.
 	Metrics *kafkatrace.Metrics
-	// ParentBasedSampling says that TracerProvider's sampler follows the
-	// parent's sampled flag (the SDK default), so unsampled records start no
-	// spans at all; see kafkatrace.WithParentBasedSampling.
 	// ServiceName identifies this process's pathway checkpoints (see
 	// package pathway): its service.name. Default: "kretrieve".
 	ServiceName string
@@ -61,6 +58,9 @@ type Config struct {
 	// kretrieve.pathway.latency, no pathway header on produced records.
 	// Default: on.
 	DisablePathways bool
+	// ParentBasedSampling says that TracerProvider's sampler follows the
+	// parent's sampled flag (the SDK default), so unsampled records start no
+	// spans at all; see kafkatrace.WithParentBasedSampling.
 	ParentBasedSampling bool
 	// RetrievalTrustBoundary makes the retrieval workers, which consume
 	// the requests topic that outside producers write to, a trust
