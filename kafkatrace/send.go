@@ -78,7 +78,9 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	if full {
 		attrs = t.appendSendAttrs(attrs, r)
 	}
-	opts := []trace.SpanStartOption{producerKind, trace.WithAttributes(attrs...)}
+	// The span starts when the pathway checkpoint is taken, so that the
+	// two agree exactly.
+	opts := []trace.SpanStartOption{producerKind, trace.WithTimestamp(start), trace.WithAttributes(attrs...)}
 	if links, ok := ctx.Value(linksKey{}).([]trace.Link); ok {
 		opts = append(opts, trace.WithLinks(links...))
 	}

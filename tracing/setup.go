@@ -264,6 +264,11 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 			return
 		}
 		var errs []error
+		// Flush first: shutting a meter provider down cancels a periodic
+		// export in flight, and with delta temporality the measurements of
+		// that interval would be lost with it. A failing export fails the
+		// final one of Shutdown too, which reports it.
+		_ = p.mp.ForceFlush(ctx)
 		if err := p.tp.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("shut down tracer provider: %w", err))
 		}
