@@ -125,7 +125,7 @@ func (t *Tracer) CheckpointIn(ctx context.Context, r *kgo.Record, sc trace.SpanC
 // no span (unsampled under WithParentBasedSampling), the record's remote
 // span context as the current span. It answers those two keys itself, so
 // that an unsampled record needs no context.WithValue chain; recordContexts
-// come from slabs (see recordSlab), so StartProcess allocates nothing per
+// come from slabs (see slabs), so StartProcess allocates nothing per
 // record.
 type recordContext struct {
 	context.Context
@@ -191,21 +191,22 @@ func (p *keyProbe) Value(key any) any {
 	return nil
 }
 
-// recordSlab hands out recordContexts: a fresh slab of slabSize is
-// allocated when one runs out, so the allocation per record is amortised
-// to one per slabSize records (AllocsPerRun reports 0). A slot is never
-// reused: a context may live on in the records produced under it.
-type recordSlab struct {
-	next  atomic.Int32
-	items [slabSize]recordContext
-}
-
+// slabSize is how many per-record states one slab holds.
 const slabSize = 64
 
-// slabs is a source of recordContexts shared by one partition's records.
-type slabs struct{ cur atomic.Pointer[recordSlab] }
+// slab is a block of per-record states handed out one by one.
+type slab[T any] struct {
+	next  atomic.Int32
+	items [slabSize]T
+}
 
-func (s *slabs) get() *recordContext {
+// slabs hands out per-record states from slabs: a fresh slab is allocated
+// when one runs out, so the allocation per record is amortised to one per
+// slabSize records (AllocsPerRun reports 0). A state is never reused: a
+// context may live on in the records produced under it.
+type slabs[T any] struct{ cur atomic.Pointer[slab[T]] }
+
+func (s *slabs[T]) get() *T {
 	for {
 		sl := s.cur.Load()
 		if sl != nil {
@@ -213,7 +214,7 @@ func (s *slabs) get() *recordContext {
 				return &sl.items[i]
 			}
 		}
-		s.cur.CompareAndSwap(sl, new(recordSlab))
+		s.cur.CompareAndSwap(sl, new(slab[T]))
 	}
 }
 
@@ -222,7 +223,7 @@ func (s *slabs) get() *recordContext {
 // span. ok is false when the span cannot be set that way (the trace
 // package's key was not learnt): the caller then falls back to
 // trace.ContextWithRemoteSpanContext.
-func (s *slabs) newRecordContext(parent context.Context, remote trace.SpanContext, pc pathway.Context) (*recordContext, bool) {
+func newRecordContext(s *slabs[recordContext], parent context.Context, remote trace.SpanContext, pc pathway.Context) (*recordContext, bool) {
 	if remote.IsValid() && spanKey == nil {
 		return nil, false
 	}

@@ -53,7 +53,7 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 		if t.pathways {
 			pc = t.checkpointIn(p, r, now, qw.Wait, remote)
 		}
-		if rc, ok := p.records.newRecordContext(ctx, remote, pc); ok {
+		if rc, ok := newRecordContext(&p.records, ctx, remote, pc); ok {
 			if p.process != nil {
 				p.process.queueWait.record(qw.Wait, remote)
 			}
@@ -111,7 +111,7 @@ func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p 
 		return ctx, span, qw
 	}
 	pc := t.checkpointIn(p, r, now, qw.Wait, sc)
-	rc, _ := p.records.newRecordContext(ctx, trace.SpanContext{}, pc)
+	rc, _ := newRecordContext(&p.records, ctx, trace.SpanContext{}, pc)
 	return rc, span, qw
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -129,30 +128,6 @@ type sendContext struct {
 	traceparent [traceparentLen]byte
 	pathway     [pathway.Size]byte
 	headers     [3]kgo.RecordHeader
-}
-
-// sendSlabs hands out sendContexts from slabs, as slabs does
-// recordContexts: the produce hooks allocate one slab per sendSlabSize
-// records.
-type sendSlabs struct{ cur atomic.Pointer[sendSlab] }
-
-type sendSlab struct {
-	next  atomic.Int32
-	items [sendSlabSize]sendContext
-}
-
-const sendSlabSize = 64
-
-func (s *sendSlabs) get() *sendContext {
-	for {
-		sl := s.cur.Load()
-		if sl != nil {
-			if i := sl.next.Add(1) - 1; i < sendSlabSize {
-				return &sl.items[i]
-			}
-		}
-		s.cur.CompareAndSwap(sl, new(sendSlab))
-	}
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)

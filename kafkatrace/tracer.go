@@ -143,7 +143,7 @@ type Tracer struct {
 	pathways bool
 	service  string
 	// sends hands out the produce hooks' per-record state.
-	sends sendSlabs
+	sends slabs[sendContext]
 
 	topics     sync.Map // topic -> *topicNames
 	partitions sync.Map // partitionKey -> *partitionState
@@ -182,7 +182,7 @@ type partitionState struct {
 	// partition's consumed and produced records.
 	inCache, outCache atomic.Pointer[pathwaySeries]
 	// records hands out the contexts StartProcess returns.
-	records slabs
+	records slabs[recordContext]
 }
 
 // New returns a Tracer.

@@ -71,20 +71,7 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 			return nil, nil, false
 		}
 		failed.Add(1)
-		r := req.(*kmsg.OffsetCommitRequest)
-		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		for _, rt := range r.Topics {
-			st := kmsg.NewOffsetCommitResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, p := range rt.Partitions {
-				sp := kmsg.NewOffsetCommitResponseTopicPartition()
-				sp.Partition = p.Partition
-				sp.ErrorCode = kerr.UnknownServerError.Code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
+		return refusedCommit(req.(*kmsg.OffsetCommitRequest)), nil, true
 	})
 	h.startWorkers()
 	c := h.client(true)
@@ -145,4 +132,22 @@ func waitProgress(t *testing.T, l *load, target int64) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// refusedCommit is the broker's answer refusing every partition of r with
+// UNKNOWN_SERVER_ERROR, for kfake control functions that fail commits.
+func refusedCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, p := range rt.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = kerr.UnknownServerError.Code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }
