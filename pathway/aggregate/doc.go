@@ -30,8 +30,10 @@
 //
 // edge and origin are the base-2 exponential histograms of package pathway
 // (scale [pathway.Scale]) holding only the measurements of the window;
-// total is the series' count since the publisher started. Series without
-// measurements in the window are left out.
+// total is the series' count since the process started measuring it. Every
+// series of the process is in every window, those without measurements in
+// the window with empty histograms, so idle pathways stay in view with
+// their totals.
 //
 // Anyone allowed to write the topic can write anything to it, so [Decode]
 // treats records as hostile: it bounds their size ([MaxRecordBytes]), their

@@ -104,7 +104,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 			p.publishLogged(fctx)
 			return nil
 		case <-t.C:
-			p.publishLogged(ctx)
+			// A window not acknowledged in time is part of the next; if
+			// it arrives after all, the next supersedes it.
+			pctx, cancel := context.WithTimeout(ctx, max(p.cfg.interval, FinalTimeout))
+			p.publishLogged(pctx)
+			cancel()
 		}
 	}
 }
@@ -128,8 +132,13 @@ func (p *Publisher) publishLogged(ctx context.Context) {
 
 // Publish publishes one window now: what src measured since the last
 // successful publish (or since NewPublisher). It returns once the broker
-// has acknowledged the record, or with the error that prevented it.
+// has acknowledged the record, or with the error that prevented it, or
+// with ctx's error when ctx ends first (the record may still arrive; the
+// next window, which includes this one's measurements, supersedes it).
 func (p *Publisher) Publish(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.cfg.now()
@@ -145,9 +154,6 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	for _, st := range stats {
 		prev := p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}]
 		edge, origin := st.Edge.Sub(prev.Edge), st.Origin.Sub(prev.Origin)
-		if edge.Count == 0 && origin.Count == 0 {
-			continue
-		}
 		edge.Exemplars, origin.Exemplars = nil, nil
 		w.Series = append(w.Series, Series{Checkpoint: st.Checkpoint, Hash: st.Hash, Parent: st.Parent,
 			Total: min(st.Edge.Count, MaxCount), Edge: clampSnapshot(edge), Origin: clampSnapshot(origin)})
@@ -164,7 +170,16 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		return err
 	}
 	rec := &kgo.Record{Topic: p.cfg.topic, Key: []byte(p.cfg.instance), Value: value}
-	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+	// Not ProduceSync: a record already sent waits for its answer whatever
+	// ctx says, and an unreachable broker would hold Run (and shutdown) up.
+	done := make(chan error, 1)
+	p.client.Produce(ctx, rec, func(_ *kgo.Record, err error) { done <- err })
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
 		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
 	}
 	p.start = now

@@ -170,7 +170,7 @@ func TestPublishAndRead(t *testing.T) {
 	}
 
 	// The idle series has a record in the worker's first window and none
-	// after: the later windows leave it out.
+	// after: the later windows have it with its total.
 	idle.record(1, time.Millisecond, time.Millisecond)
 	clk.advance(10 * time.Second)
 	if err := wkPub.Publish(t.Context()); err != nil {
@@ -207,10 +207,13 @@ func TestPublishAndRead(t *testing.T) {
 	if len(v.Instances) != 2 || v.Skipped[ReasonWindow] != 1 || v.Skipped[ReasonVersion] != 1 {
 		t.Fatalf("instances %+v skipped %v", v.Instances, v.Skipped)
 	}
-	if len(v.Rows) != 2 {
+	if len(v.Rows) != 3 {
 		t.Fatalf("rows %+v", v.Rows)
 	}
-	gwRow, wkRow := v.Rows[0], v.Rows[1]
+	gwRow, wkRow, idleRow := v.Rows[0], v.Rows[1], v.Rows[2]
+	if idleRow.Depth != 2 || idleRow.Count != 0 || idleRow.Total != 1 || idleRow.Rate != 0 || idleRow.Latency.Count != 0 {
+		t.Errorf("idle row %+v", idleRow)
+	}
 	if gwRow.Checkpoint != gwCP || gwRow.Depth != 0 || gwRow.Count != 10 || gwRow.Total != 110 || gwRow.Rate != 2 {
 		t.Errorf("gateway row %+v", gwRow)
 	}
@@ -231,7 +234,7 @@ func TestPublishAndRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = catchUp(t, r)
-	if len(v.Instances) != 1 || len(v.Rows) != 1 || v.Rows[0].Count != 4 || v.Rows[0].Total != 114 || v.Rows[0].Rate != 2 || v.Skipped[ReasonWindow] != 1 {
+	if len(v.Instances) != 1 || len(v.Rows) != 2 || v.Rows[0].Count != 4 || v.Rows[0].Total != 114 || v.Rows[0].Rate != 2 || v.Skipped[ReasonWindow] != 1 {
 		t.Fatalf("after the tombstone: instances %+v rows %+v skipped %v", v.Instances, v.Rows, v.Skipped)
 	}
 

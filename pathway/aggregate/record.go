@@ -36,7 +36,7 @@ const (
 	MaxInterval = time.Hour
 	// MaxWindow bounds a window's length (a publisher that failed for a
 	// long time publishes one long window).
-	MaxWindow = 7 * 24 * time.Hour
+	MaxWindow     = 7 * 24 * time.Hour
 	maxTopicBytes = 249
 )
 
@@ -68,7 +68,7 @@ type Series struct {
 	// Hash and Parent identify the pathway; both 0 for the overflow series
 	// of pathways beyond the process's bound.
 	Hash, Parent uint64
-	// Total is the series' count since the publisher started.
+	// Total is the series' count since the process started measuring it.
 	Total uint64
 	// Edge and Origin are the edge and from-origin latencies measured in
 	// the window.
