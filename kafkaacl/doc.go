@@ -1,6 +1,9 @@
 // Package kafkaacl is the least-privilege ACL matrix of kretrieve's roles:
-// for each role (retrieval, enrichment, gateway, producer, dlq, lag) the
-// topics and consumer groups it uses and the one operation it needs on each.
+// for each role (retrieval, enrichment, gateway, producer, dlq, lag,
+// pathways) the topics and consumer groups it uses and the one operation it
+// needs on each. The topics are the pipeline topics, their dead-letter
+// topics and the pathways topic the long-running commands publish their
+// pathway aggregates to (package pathway/aggregate).
 //
 // It is the single source for the README's ACL table ([Markdown]), for the
 // development broker's --acl-roles (kretrieve broker) and for the tests that

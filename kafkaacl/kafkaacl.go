@@ -20,6 +20,10 @@ const (
 	DefaultReplayGroup     = "kretrieve-dlq-replay"
 )
 
+// DefaultPathwaysTopic is the default topic of the pathway aggregates: the
+// same as aggregate.DefaultTopic (a test keeps them equal).
+const DefaultPathwaysTopic = "kretrieve.pathways"
+
 // Role names.
 const (
 	RoleRetrieval  = "retrieval"
@@ -28,6 +32,7 @@ const (
 	RoleProducer   = "producer"
 	RoleDLQ        = "dlq"
 	RoleLag        = "lag"
+	RolePathways   = "pathways"
 )
 
 // Names are the resource names the matrix is built from.
@@ -37,6 +42,15 @@ type Names struct {
 	// RetrievalGroup, EnrichmentGroup and ReplayGroup are the consumer
 	// groups of the workers and of kretrieve dlq replay.
 	RetrievalGroup, EnrichmentGroup, ReplayGroup string
+	// PathwaysTopic is the compacted topic the long-running commands
+	// publish their pathway aggregates to.
+	PathwaysTopic string
+}
+
+// AllTopics returns the pipeline topics, their dead-letter topics and the
+// pathways topic.
+func (n Names) AllTopics() []string {
+	return append(n.Topics.All(), n.PathwaysTopic)
 }
 
 // DefaultNames returns the default topics and groups.
@@ -46,6 +60,7 @@ func DefaultNames() Names {
 		RetrievalGroup:  DefaultRetrievalGroup,
 		EnrichmentGroup: DefaultEnrichmentGroup,
 		ReplayGroup:     DefaultReplayGroup,
+		PathwaysTopic:   DefaultPathwaysTopic,
 	}
 }
 
@@ -122,18 +137,21 @@ func Roles(n Names) []Role {
 		describe = kmsg.ACLOperationDescribe
 	)
 	dlq := messages.DLQTopic
+	publishPathways := topic(n.PathwaysTopic, write, "publish pathway aggregates (`kretrieve pathways`)")
 	return []Role{
 		{RoleRetrieval, "`kretrieve retrieval`", []Rule{
 			topic(t.Requests, read, "consume requests (DESCRIBE is implied: metadata, offsets, lag)"),
 			topic(t.Candidates, write, "publish candidates"),
 			topic(dlq(t.Requests), write, "dead-letter bad requests"),
 			group(n.RetrievalGroup, read, "join the group, commit offsets (DESCRIBE implied: lag gauges)"),
+			publishPathways,
 		}},
 		{RoleEnrichment, "`kretrieve enrichment`", []Rule{
 			topic(t.Candidates, read, "consume candidates"),
 			topic(t.Results, write, "publish results"),
 			topic(dlq(t.Candidates), write, "dead-letter bad candidates"),
 			group(n.EnrichmentGroup, read, "join the group, commit offsets"),
+			publishPathways,
 		}},
 		{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", []Rule{
 			topic(t.Requests, write, "publish requests"),
@@ -142,6 +160,7 @@ func Roles(n Names) []Role {
 			topic(dlq(t.Candidates), read, "collect dead-lettered candidates"),
 			topic(t.Candidates, describe, "`/readyz`: every pipeline topic exists"),
 			topic(dlq(t.Results), describe, "`/readyz`: every pipeline topic exists"),
+			publishPathways,
 		}},
 		{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
 			topic(t.Requests, write, "publish requests"),
@@ -160,6 +179,16 @@ func Roles(n Names) []Role {
 			group(n.EnrichmentGroup, describe, "committed offsets"),
 			topic(t.Requests, read, "end offsets; timestamp of the oldest waiting record"),
 			topic(t.Candidates, read, "end offsets; timestamp of the oldest waiting record"),
+		}},
+		{RolePathways, "`kretrieve pathways`", []Rule{
+			topic(n.PathwaysTopic, read, "read the pathway aggregates"),
+			group(n.RetrievalGroup, describe, "lag: committed offsets"),
+			group(n.EnrichmentGroup, describe, "lag: committed offsets"),
+			topic(t.Requests, read, "lag: end offsets; timestamp of the oldest waiting record"),
+			topic(t.Candidates, read, "lag: end offsets; timestamp of the oldest waiting record"),
+			topic(dlq(t.Requests), describe, "dead letters: start and end offsets"),
+			topic(dlq(t.Candidates), describe, "dead letters: start and end offsets"),
+			topic(dlq(t.Results), describe, "dead letters: start and end offsets"),
 		}},
 	}
 }

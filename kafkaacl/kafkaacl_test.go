@@ -75,7 +75,7 @@ func clientFor(t *testing.T, b *broker.Broker, user, pass string, opts ...kgo.Op
 	return cl
 }
 
-func allTopics() []string { return kafkaacl.DefaultNames().Topics.All() }
+func allTopics() []string { return kafkaacl.DefaultNames().AllTopics() }
 
 func allGroups() []string {
 	n := kafkaacl.DefaultNames()
