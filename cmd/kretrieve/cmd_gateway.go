@@ -19,6 +19,7 @@ import (
 type gatewayConfig struct {
 	commonConfig
 	gatewayFlags
+	pathways pathwaysFlags
 }
 
 // gatewayFlags are the HTTP settings shared by gateway and run --serve.
@@ -70,10 +71,11 @@ func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer)
 	c.gatewayFlags.declare(s)
 	c.declareTrustedBaggage(s)
 	s.duration(&c.timeout, "timeout", producer.DefaultGatewayTimeout, "how long POST /v1/search waits for the result")
+	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
-	return c, errors.Join(c.commonConfig.validate(), validateBrokers(c.brokers), c.gatewayFlags.validate())
+	return c, errors.Join(c.commonConfig.validate(), validateBrokers(c.brokers), c.gatewayFlags.validate(), c.pathways.validate())
 }
 
 // runGateway serves the HTTP gateway until ctx is done.
@@ -90,6 +92,9 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
+	// Stopped after serveGateway has drained: its last window holds the
+	// last requests.
+	defer publishPathways(ctx, cfg.pathways, pc, comp)()
 	return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
 }
 

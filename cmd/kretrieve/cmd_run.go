@@ -59,6 +59,8 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := ensureTopics(ctx, pc); err != nil {
 		return err
 	}
+	stopPathways := publishPathways(ctx, cfg.pathways, pc, comp)
+	defer stopPathways()
 	idx, err := openIndex(ctx, cfg.index, comp.logger)
 	if err != nil {
 		return err
@@ -88,6 +90,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	stopWorkers()
 	err = errors.Join(workers.Wait(), client.Close(context.Background()))
+	stopPathways() // the last window, with every record of the run
 	flushed = true
 	if ferr := comp.shutdown(10 * time.Second); ferr != nil {
 		err = errors.Join(err, ferr)

@@ -60,6 +60,9 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	if err != nil {
 		return err
 	}
+	// Stopped after the worker has drained and committed: its last window
+	// holds the last records.
+	defer publishPathways(ctx, cfg.pathways, pc, comp)()
 	if cfg.lagInterval > 0 {
 		// Every worker of a group exports the group's lag; the series carry
 		// the worker's resource (service.instance.id), so take their max.

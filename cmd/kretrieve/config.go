@@ -178,6 +178,7 @@ type workerConfig struct {
 	index           string
 	recordQueryText bool
 	lagInterval     time.Duration
+	pathways        pathwaysFlags
 }
 
 // declareIndex declares the flag naming the index directory.
@@ -208,6 +209,7 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
 	declareIndex(s, &c.index)
 	s.duration(&c.lagInterval, "lag-interval", 15*time.Second, "how often to measure and export this group's lag (0: off)")
+	c.pathways.declare(s)
 	if role == "retrieval" {
 		declareRecordQueryText(s, &c.recordQueryText)
 		c.declareRetrievalTrustBoundary(s)
@@ -223,7 +225,7 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	if role == "enrichment" {
 		c.worker.Topic = c.topics.Candidates
 	}
-	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate())
+	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate())
 }
 
 func validateBrokers(brokers string) error {
@@ -258,7 +260,7 @@ func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) 
 	s.secret(&users, "sasl-users", "comma-separated USER:PASSWORD SASL users (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512); prefer the variable or --sasl-users-file")
 	s.str(&usersFile, "sasl-users-file", "", "file of SASL users, one USER:PASSWORD a line (# comments)")
 	s.str(&superusers, "superusers", "", "comma-separated SASL users that bypass ACLs")
-	s.boolean(&c.broker.EnforceACLs, "acls", false, "enforce ACLs: refuse what no ACL allows (needs SASL users; superusers bypass); also creates the pipeline topics (default names), which roles may not")
+	s.boolean(&c.broker.EnforceACLs, "acls", false, "enforce ACLs: refuse what no ACL allows (needs SASL users; superusers bypass); also creates the pipeline and pathways topics (default names), which roles may not")
 	s.str(&aclRoles, "acl-roles", "", "comma-separated ROLE=USER: give USER the least-privilege ACLs of ROLE ("+strings.Join(kafkaacl.RoleNames(), ", ")+"; default topic and group names)")
 	if err := s.parse(args); err != nil {
 		return c, err
@@ -296,7 +298,7 @@ func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) 
 	}
 	c.broker.Users = list
 	if c.broker.EnforceACLs {
-		c.broker.Topics = messages.DefaultTopics().All()
+		c.broker.Topics = kafkaacl.DefaultNames().AllTopics()
 	}
 	return c, errors.Join(append(errs, c.broker.Validate())...)
 }
@@ -399,6 +401,7 @@ type runConfig struct {
 	index       string
 	recordQuery bool
 	spans       spansFileFlags
+	pathways    pathwaysFlags
 }
 
 func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (runConfig, error) {
@@ -421,6 +424,7 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	s.integer(&c.retrievals, "retrieval-workers", 1, "retrieval workers")
 	s.integer(&c.enrichments, "enrichment-workers", 1, "enrichment workers")
 	s.integer(&c.concurrency, "concurrency", 6, "partitions each worker processes at once")
+	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
@@ -440,7 +444,7 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	} else if c.timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
-	return c, errors.Join(append(errs, c.validate(), c.spans.validate())...)
+	return c, errors.Join(append(errs, c.validate(), c.spans.validate(), c.pathways.validate())...)
 }
 
 // newLogger builds the process logger on stderr.

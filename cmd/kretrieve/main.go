@@ -43,6 +43,7 @@ Usage:
   kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
   kretrieve dlq         list|replay [flags] list or replay dead letters
   kretrieve lag         [flags]            consumer-group lag in records and seconds (--watch)
+  kretrieve pathways    [flags]            live pathways of every process: msgs/s, edge and origin p50/p95/p99, lag, dead letters
   kretrieve conformance [flags]            check traces in Jaeger against the messaging semconv
   kretrieve load        [flags]            drive a running pipeline (Kafka or --gateway-url): throughput, latency, stages, errors
   kretrieve trace       [flags] TRACE_ID   draw a trace's waterfall from Jaeger or a --spans-file
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runDLQ(ctx, rest, getenv, stdout, stderr)
 	case "lag":
 		return runLag(ctx, rest, getenv, stdout, stderr)
+	case "pathways":
+		return runPathways(ctx, rest, getenv, stdout, stderr)
 	case "conformance":
 		return runConformance(ctx, rest, getenv, stdout, stderr)
 	case "load":

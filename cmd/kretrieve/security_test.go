@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestLoadBrokerSecurityConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := cfg.broker
-	if len(b.Users) != 3 || !b.EnforceACLs || b.TLSClientCAFile != ca.CertFile || len(b.Topics) != 6 {
+	if len(b.Users) != 3 || !b.EnforceACLs || b.TLSClientCAFile != ca.CertFile || len(b.Topics) != 7 || b.Topics[6] != "kretrieve.pathways" {
 		t.Fatalf("broker config %+v", b)
 	}
 	for _, u := range b.Users {
@@ -252,6 +253,9 @@ func (sc *secureCluster) env(t *testing.T, role, mech string, extra map[string]s
 		"KRETRIEVE_SASL_MECHANISM":     mech,
 		"KRETRIEVE_SASL_USERNAME":      user,
 		"KRETRIEVE_SASL_PASSWORD_FILE": sc.passwordFile(t, user),
+		// Workers and gateway publish pathway aggregates often enough for
+		// `kretrieve pathways` to see them at once.
+		"KRETRIEVE_PATHWAYS_INTERVAL": "100ms",
 	}
 	maps.Copy(env, extra)
 	return env
@@ -331,6 +335,25 @@ func TestSecurePipelineWithLeastPrivilege(t *testing.T) {
 	}
 	if err := runAs("dlq", kafkaclient.MechanismSCRAMSHA256, "dlq", "replay"); err != nil || !strings.Contains(stdout.String(), "replayed 0") {
 		t.Fatalf("dlq replay as dlq: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	// The search's pathway, published by every process under its role's
+	// ACLs, read with the pathways role's.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		err := runAs("pathways", kafkaclient.MechanismSCRAMSHA512, "pathways", "--once", "--json")
+		var rep pathwaysReport
+		if err == nil {
+			err = json.Unmarshal(stdout.Bytes(), &rep)
+		}
+		if err != nil || len(rep.Errors) > 0 || slices.ContainsFunc(rep.Stages, func(s pathwayStage) bool { return s.Error != "" }) {
+			t.Fatalf("pathways as pathways: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		if rows, ok := mainPathway(rep); ok && rows[len(rows)-1].Total == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pathways as pathways: the search's pathway is not complete:\n%s", stdout.String())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	// ... and are refused outside them: the producer role may not read results.
 	if err := runAs("producer", kafkaclient.MechanismSCRAMSHA256, "produce", "--wait", "gzip"); err == nil || !strings.Contains(err.Error(), "TOPIC_AUTHORIZATION_FAILED") {

@@ -1,0 +1,615 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/lag"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/pathway/aggregate"
+	"github.com/kretrieve/kretrieve/pipeline"
+)
+
+// pathwaysRefresh is how often `kretrieve pathways` redraws on a terminal
+// when --watch does not say.
+const pathwaysRefresh = 2 * time.Second
+
+// pathwaysCatchUpTimeout bounds reading the aggregate topic once.
+const pathwaysCatchUpTimeout = 15 * time.Second
+
+// pathwaysFlags are the settings of a command that publishes its pathway
+// aggregates.
+type pathwaysFlags struct {
+	interval time.Duration
+	topic    string
+}
+
+func (p *pathwaysFlags) declare(s *settings) {
+	s.duration(&p.interval, "pathways-interval", aggregate.DefaultInterval, "how often to publish this process's pathway aggregates for `kretrieve pathways` (0: never)")
+	declarePathwaysTopic(s, &p.topic)
+}
+
+func declarePathwaysTopic(s *settings, p *string) {
+	s.str(p, "pathways-topic", aggregate.DefaultTopic, "compacted topic of the pathway aggregates (created when missing)")
+}
+
+func (p pathwaysFlags) validate() error {
+	var errs []error
+	if p.interval != 0 && (p.interval < aggregate.MinInterval || p.interval > aggregate.MaxInterval) {
+		errs = append(errs, fmt.Errorf("pathways-interval: 0 or between %s and %s", aggregate.MinInterval, aggregate.MaxInterval))
+	}
+	return errors.Join(append(errs, validatePathwaysTopic(p.topic))...)
+}
+
+func validatePathwaysTopic(topic string) error {
+	// The pipeline topics' rules; the aggregate topic has no dead-letter
+	// topic but may not clash with one either.
+	t := messages.Topics{Requests: topic, Candidates: topic + ".c", Results: topic + ".r"}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("pathways-topic: %w", err)
+	}
+	return nil
+}
+
+// publishPathways publishes the process's pathway aggregates every
+// f.interval until the returned function is called, which publishes a last
+// window (within aggregate.FinalTimeout) and returns: call it once the
+// component has drained, so the last window holds its last records. It
+// publishes nothing when f.interval is 0 or pathways are off. It never
+// fails the command: pathways are observability, so a topic that cannot be
+// created or written is logged and publishing goes on trying.
+func publishPathways(ctx context.Context, f pathwaysFlags, pc pipeline.Config, comp *component) (stop func()) {
+	if f.interval <= 0 || pc.DisablePathways || comp.metrics == nil {
+		return func() {}
+	}
+	// Windows that cannot be delivered for a while are dropped, not
+	// retried forever ahead of the next ones (which include them).
+	client, err := kgo.NewClient(append(kafkaclient.Options(pc.Kafka, comp.logger, nil),
+		kgo.RecordDeliveryTimeout(max(2*f.interval, 30*time.Second)))...)
+	if err != nil {
+		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
+		return func() {}
+	}
+	if err := aggregate.EnsureTopic(ctx, client, pc.Kafka.ReplicationFactor, f.topic); err != nil {
+		comp.logger.WarnContext(ctx, "pathways topic not created", "topic", f.topic, "err", err)
+	}
+	pub, err := aggregate.NewPublisher(client, comp.metrics, aggregate.WithTopic(f.topic), aggregate.WithInterval(f.interval),
+		aggregate.WithService(pc.ServiceName), aggregate.WithLogger(comp.logger))
+	if err != nil {
+		client.Close()
+		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
+		return func() {}
+	}
+	comp.logger.DebugContext(ctx, "publishing pathway aggregates", "topic", f.topic, "interval", f.interval, "instance", pub.Instance())
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = pub.Run(runCtx)
+	}()
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+		client.Close()
+	})
+}
+
+// pathwaysConfig configures the pathways command.
+type pathwaysConfig struct {
+	commonConfig
+	topic  string
+	groups []string
+	json   bool
+	once   bool
+	watch  time.Duration
+}
+
+func loadPathwaysConfig(args []string, getenv func(string) string, out io.Writer) (pathwaysConfig, error) {
+	var c pathwaysConfig
+	var groups string
+	s := newSettings("pathways", getenv, out)
+	c.declare(s, "pathways", kafkaclient.DefaultBrokers)
+	declarePathwaysTopic(s, &c.topic)
+	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups whose lag to show")
+	s.boolean(&c.json, "json", false, "print one JSON document (with --watch, one a line)")
+	s.boolean(&c.once, "once", false, "print once and exit (the default when stdout is not a terminal, and with --json)")
+	s.duration(&c.watch, "watch", 0, "refresh every DURATION until interrupted (0: every "+pathwaysRefresh.String()+" on a terminal, once otherwise)")
+	if err := s.parse(args); err != nil {
+		return c, err
+	}
+	var errs []error
+	if s.fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", s.fs.Args()))
+	}
+	c.groups = splitList(groups)
+	if c.watch < 0 {
+		errs = append(errs, errors.New("watch: must not be negative"))
+	}
+	return c, errors.Join(append(errs, validatePathwaysTopic(c.topic), c.validate(), validateBrokers(c.brokers))...)
+}
+
+// refresh returns how often to print (0: once) and whether to redraw in
+// place, given whether stdout is a terminal.
+func (c pathwaysConfig) refresh(terminal bool) (every time.Duration, redraw bool) {
+	switch {
+	case c.once:
+		return 0, false
+	case c.watch > 0:
+		return c.watch, terminal && !c.json
+	case c.json || !terminal:
+		return 0, false
+	}
+	return pathwaysRefresh, true
+}
+
+// runPathways prints the pathways of the running pipeline from the
+// aggregates its processes publish, with the lag and dead letters of each
+// stage: once, or refreshed until ctx is done.
+func runPathways(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	cfg, err := loadPathwaysConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	comp, pc, err := cfg.start(ctx, "pathways", stderr)
+	if err != nil {
+		return err
+	}
+	defer comp.flush(&err)
+	if err := checkKafka(ctx, pc); err != nil {
+		return err
+	}
+	opts := kafkaclient.Options(pc.Kafka, comp.logger, nil)
+	reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	admClient, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer admClient.Close()
+	src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topics}
+
+	every, redraw := cfg.refresh(isTerminal(stdout))
+	if every == 0 {
+		rep, err := src.collect(ctx)
+		return errors.Join(printPathways(stdout, rep, cfg.json), err)
+	}
+	screen := &redrawer{w: stdout, on: redraw}
+	defer screen.done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		rep, err := src.collect(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+		var b bytes.Buffer
+		if err := printPathways(&b, rep, cfg.json); err != nil {
+			return err
+		}
+		if err := screen.frame(b.Bytes(), !cfg.json); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// pathwaysSource gathers what `kretrieve pathways` shows.
+type pathwaysSource struct {
+	reader *aggregate.Reader
+	adm    *kadm.Client
+	opts   []kgo.Opt
+	groups []string
+	topics messages.Topics
+}
+
+// collect reads the aggregates published since the last call and measures
+// lag and dead letters. Its error is about the aggregates; lag and dead
+// letters that could not be measured are reported in the stages.
+func (s pathwaysSource) collect(ctx context.Context) (pathwaysReport, error) {
+	cctx, cancel := context.WithTimeout(ctx, pathwaysCatchUpTimeout)
+	err := s.reader.CatchUp(cctx)
+	cancel()
+	if err != nil {
+		err = fmt.Errorf("read %s: %w", s.reader.Topic(), err)
+	}
+	rep := newPathwaysReport(s.reader.Topic(), s.reader.View())
+	rep.Stages = s.stages(ctx)
+	return rep, err
+}
+
+// pathwaysReport is what `kretrieve pathways` prints: the document of
+// --json.
+type pathwaysReport struct {
+	Time      time.Time         `json:"time"`
+	Topic     string            `json:"topic"`
+	Instances []pathwayInstance `json:"instances"`
+	Pathways  []pathwayRow      `json:"pathways"`
+	Stages    []pathwayStage    `json:"stages"`
+	Skipped   map[string]uint64 `json:"skipped,omitempty"`
+	Errors    []string          `json:"errors,omitempty"`
+}
+
+// pathwayInstance is one process's newest window.
+type pathwayInstance struct {
+	Instance        string    `json:"instance"`
+	Service         string    `json:"service"`
+	WindowStart     time.Time `json:"window_start"`
+	WindowEnd       time.Time `json:"window_end"`
+	IntervalSeconds float64   `json:"interval_seconds"`
+	Series          int       `json:"series"`
+	Stale           bool      `json:"stale"`
+}
+
+// pathwayRow is one pathway checkpoint over the instances' windows.
+type pathwayRow struct {
+	Hash      string `json:"hash"`
+	Parent    string `json:"parent"`
+	Depth     int    `json:"depth"`
+	Edge      string `json:"edge"`
+	Service   string `json:"service"`
+	Group     string `json:"group,omitempty"`
+	Topic     string `json:"topic"`
+	Direction string `json:"direction"`
+	// Overflow marks the series of the pathways beyond a process's bound.
+	Overflow bool `json:"overflow,omitempty"`
+	// Count is the records in the windows, Total since the processes
+	// started.
+	Count         uint64    `json:"count"`
+	Total         uint64    `json:"total"`
+	MsgsPerSecond float64   `json:"msgs_per_second"`
+	Instances     int       `json:"instances"`
+	EdgeLatency   latencyMS `json:"edge_ms"`
+	OriginLatency latencyMS `json:"origin_ms"`
+}
+
+// latencyMS are quantiles in milliseconds.
+type latencyMS struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+func quantiles(s pathway.Snapshot) latencyMS {
+	ms := func(q float64) float64 { return float64(s.Quantile(q)) / 1e6 }
+	return latencyMS{P50: ms(0.5), P95: ms(0.95), P99: ms(0.99)}
+}
+
+// pathwayStage is one pipeline topic: the lag of a group consuming it and
+// its dead letters; -1 where unknown (see error).
+type pathwayStage struct {
+	Topic       string  `json:"topic"`
+	Group       string  `json:"group,omitempty"`
+	Lag         int64   `json:"lag"`
+	LagSeconds  float64 `json:"lag_seconds"`
+	DLQTopic    string  `json:"dlq_topic"`
+	DeadLetters int64   `json:"dead_letters"`
+	Error       string  `json:"error,omitempty"`
+}
+
+func newPathwaysReport(topic string, v aggregate.View) pathwaysReport {
+	rep := pathwaysReport{Time: v.Time.UTC(), Topic: topic, Skipped: v.Skipped, Instances: []pathwayInstance{}, Pathways: []pathwayRow{}}
+	for _, in := range v.Instances {
+		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,
+			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale})
+	}
+	for _, r := range v.Rows {
+		cp := r.Checkpoint
+		rep.Pathways = append(rep.Pathways, pathwayRow{
+			Hash: pathway.HashString(r.Hash), Parent: pathway.HashString(r.Parent), Depth: r.Depth, Edge: cp.Edge(),
+			Service: cp.Service, Group: cp.Group, Topic: cp.Topic, Direction: cp.Direction.String(), Overflow: r.Hash == 0,
+			Count: r.Count, Total: r.Total, MsgsPerSecond: r.Rate, Instances: r.Instances,
+			EdgeLatency: quantiles(r.Latency), OriginLatency: quantiles(r.Origin),
+		})
+	}
+	if len(rep.Skipped) == 0 {
+		rep.Skipped = nil
+	}
+	return rep
+}
+
+// stages measures the lag of the groups and counts the dead letters of
+// each pipeline topic.
+func (s pathwaysSource) stages(ctx context.Context) []pathwayStage {
+	pipelineTopics := []string{s.topics.Requests, s.topics.Candidates, s.topics.Results}
+	dead := s.deadLetters(ctx, pipelineTopics)
+	type lagSum struct {
+		records int64
+		seconds float64
+		err     error
+	}
+	byStage := map[[2]string]*lagSum{} // topic, group
+	var groupErrs []pathwayStage
+	lags, err := lag.Measure(ctx, s.opts, s.groups...)
+	if err != nil {
+		groupErrs = append(groupErrs, pathwayStage{Group: strings.Join(s.groups, ","), Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: err.Error()})
+	}
+	for _, l := range lags {
+		if l.Partition < 0 {
+			groupErrs = append(groupErrs, pathwayStage{Group: l.Group, Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: l.Err.Error()})
+			continue
+		}
+		k := [2]string{l.Topic, l.Group}
+		sum := byStage[k]
+		if sum == nil {
+			sum = &lagSum{}
+			byStage[k] = sum
+		}
+		switch {
+		case l.Records < 0 || sum.records < 0:
+			sum.records = -1
+		default:
+			sum.records += l.Records
+		}
+		sum.seconds = max(sum.seconds, l.Seconds)
+		if l.Err != nil && sum.err == nil {
+			sum.err = fmt.Errorf("partition %d: %w", l.Partition, l.Err)
+		}
+	}
+	var out []pathwayStage
+	for _, topic := range pipelineTopics {
+		d := dead[topic]
+		var keys [][2]string
+		for k := range byStage {
+			if k[0] == topic {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i][1] < keys[j][1] })
+		if len(keys) == 0 {
+			out = append(out, pathwayStage{Topic: topic, Lag: -1, LagSeconds: -1, DLQTopic: messages.DLQTopic(topic), DeadLetters: d.n, Error: errString(d.err)})
+			continue
+		}
+		for _, k := range keys {
+			sum := byStage[k]
+			out = append(out, pathwayStage{Topic: topic, Group: k[1], Lag: sum.records, LagSeconds: sum.seconds,
+				DLQTopic: messages.DLQTopic(topic), DeadLetters: d.n, Error: errString(errors.Join(sum.err, d.err))})
+		}
+	}
+	return append(out, groupErrs...)
+}
+
+type deadCount struct {
+	n   int64
+	err error
+}
+
+// deadLetters returns the records held by the dead-letter topic of each
+// topic: end offsets minus start offsets (records in the topic's retention).
+func (s pathwaysSource) deadLetters(ctx context.Context, topics []string) map[string]deadCount {
+	dlqs := make([]string, len(topics))
+	for i, t := range topics {
+		dlqs[i] = messages.DLQTopic(t)
+	}
+	out := map[string]deadCount{}
+	starts, err := s.adm.ListStartOffsets(ctx, dlqs...)
+	var ends kadm.ListedOffsets
+	if err == nil {
+		ends, err = s.adm.ListEndOffsets(ctx, dlqs...)
+	}
+	for i, t := range topics {
+		if err != nil {
+			out[t] = deadCount{-1, err}
+			continue
+		}
+		var c deadCount
+		for p, end := range ends[dlqs[i]] {
+			start := starts[dlqs[i]][p]
+			if e := errors.Join(end.Err, start.Err); e != nil {
+				c.err = fmt.Errorf("%s: %w", dlqs[i], e)
+				break
+			}
+			c.n += max(end.Offset-start.Offset, 0)
+		}
+		if c.err != nil || ends[dlqs[i]] == nil {
+			c.n = -1
+			if c.err == nil {
+				c.err = fmt.Errorf("%s: not listed", dlqs[i])
+			}
+		}
+		out[t] = c
+	}
+	return out
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// printPathways prints the report as one JSON document (one line) or as
+// tables.
+func printPathways(w io.Writer, rep pathwaysReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	}
+	return printPathwaysTables(w, rep)
+}
+
+// maxIndent bounds the indentation of deep pathways in the table.
+const maxIndent = 8
+
+func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
+	live, stale := 0, 0
+	for _, in := range rep.Instances {
+		if in.Stale {
+			stale++
+		} else {
+			live++
+		}
+	}
+	fmt.Fprintf(w, "pathways of %d %s", live, plural(live, "process", "processes"))
+	if stale > 0 {
+		fmt.Fprintf(w, " (%d stale, not counted)", stale)
+	}
+	fmt.Fprintf(w, " from %s at %s\n", rep.Topic, rep.Time.Format(time.RFC3339))
+	if len(rep.Skipped) > 0 {
+		var parts []string
+		var n uint64
+		for _, reason := range slices.Sorted(maps.Keys(rep.Skipped)) {
+			parts = append(parts, fmt.Sprintf("%d %s", rep.Skipped[reason], reason))
+			n += rep.Skipped[reason]
+		}
+		fmt.Fprintf(w, "skipped %d aggregate %s: %s\n", n, plural(int(n), "record", "records"), strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATHWAY\tEDGE\tMSG/S\tCOUNT\tTOTAL\tEDGE p50\tp95\tp99\tORIGIN p50\tp95\tp99")
+	for _, r := range rep.Pathways {
+		hash := r.Hash[:8]
+		if r.Overflow {
+			hash = "overflow"
+		}
+		edge := strings.Repeat("  ", min(r.Depth, maxIndent)) + r.Edge
+		lat := []string{"-", "-", "-", "-", "-", "-"} // idle in the windows
+		if r.Count > 0 {
+			lat = []string{msCell(r.EdgeLatency.P50), msCell(r.EdgeLatency.P95), msCell(r.EdgeLatency.P99),
+				msCell(r.OriginLatency.P50), msCell(r.OriginLatency.P95), msCell(r.OriginLatency.P99)}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", hash, edge, rateCell(r.MsgsPerSecond), r.Count, r.Total, strings.Join(lat, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Pathways) == 0 {
+		fmt.Fprintln(w, "(no pathway measured yet)")
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tGROUP\tLAG\tLAG(s)\tDEAD LETTERS")
+	var errs []string
+	for _, s := range rep.Stages {
+		group := s.Group
+		if group == "" {
+			group = "-"
+		}
+		topic := s.Topic
+		if topic == "" {
+			topic = "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", topic, group, lagCell(s.Lag), secondsCell(s.LagSeconds), lagCell(s.DeadLetters))
+		if s.Error != "" {
+			errs = append(errs, fmt.Sprintf("%s %s: %s", topic, group, s.Error))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, e := range append(errs, rep.Errors...) {
+		fmt.Fprintln(w, "error:", e)
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func rateCell(r float64) string {
+	if r >= 100 {
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 1, 64)
+}
+
+// msCell formats milliseconds compactly: 850µs, 3.42ms, 12.5ms, 1.20s.
+func msCell(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1:
+		return strconv.FormatFloat(ms*1000, 'f', 0, 64) + "µs"
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+	case ms < 60000:
+		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// isTerminal reports whether w is a terminal: a character device other
+// than /dev/null.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}
+
+// redrawer prints frames: in place on a terminal (cursor up over the
+// previous frame, clear to the end of the screen, as progress displays
+// do), else one after another.
+type redrawer struct {
+	w      io.Writer
+	on     bool
+	lines  int
+	frames int
+}
+
+// frame prints one frame; separate says to put a blank line between
+// frames that are not redrawn.
+func (r *redrawer) frame(b []byte, separate bool) error {
+	var out bytes.Buffer
+	switch {
+	case r.on && r.frames == 0:
+		out.WriteString("\x1b[?25l") // hide the cursor
+	case r.on && r.lines > 0:
+		fmt.Fprintf(&out, "\r\x1b[%dA\x1b[J", r.lines)
+	case separate && r.frames > 0:
+		out.WriteByte('\n')
+	}
+	out.Write(b)
+	r.lines = bytes.Count(b, []byte("\n"))
+	r.frames++
+	_, err := r.w.Write(out.Bytes())
+	return err
+}
+
+// done restores the cursor.
+func (r *redrawer) done() {
+	if r.on && r.frames > 0 {
+		_, _ = io.WriteString(r.w, "\x1b[?25h")
+	}
+}

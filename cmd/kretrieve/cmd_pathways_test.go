@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/kafkaacl"
+	"github.com/kretrieve/kretrieve/pathway/aggregate"
+)
+
+func TestPathwaysTopicDefaultsMatch(t *testing.T) {
+	if kafkaacl.DefaultPathwaysTopic != aggregate.DefaultTopic {
+		t.Fatalf("kafkaacl.DefaultPathwaysTopic %q, aggregate.DefaultTopic %q", kafkaacl.DefaultPathwaysTopic, aggregate.DefaultTopic)
+	}
+}
+
+func TestLoadPathwaysConfig(t *testing.T) {
+	env := mapEnv(map[string]string{
+		"KRETRIEVE_PATHWAYS_TOPIC": "ops.pathways",
+		"KRETRIEVE_GROUPS":         "retrieval",
+		"KRETRIEVE_JSON":           "true",
+		"KRETRIEVE_WATCH":          "5s",
+	})
+	cfg, err := loadPathwaysConfig(nil, env, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.topic != "ops.pathways" || strings.Join(cfg.groups, ",") != "retrieval" || !cfg.json || cfg.watch != 5*time.Second || cfg.clientID != "kretrieve-pathways" {
+		t.Fatalf("variables not applied: %+v", cfg)
+	}
+	cfg, err = loadPathwaysConfig(nil, mapEnv(nil), &bytes.Buffer{})
+	if err != nil || cfg.topic != "kretrieve.pathways" || strings.Join(cfg.groups, ",") != "retrieval,enrichment" || cfg.json || cfg.once || cfg.watch != 0 {
+		t.Fatalf("defaults: %+v %v", cfg, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--watch", "-1s"}, "watch"},
+		{[]string{"--pathways-topic", "bad topic"}, "pathways-topic"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		if _, err := loadPathwaysConfig(tt.args, mapEnv(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want it to mention %q", tt.args, err, tt.want)
+		}
+	}
+
+	// The publishing commands' flags.
+	wc, err := loadWorkerConfig("retrieval", []string{"--pathways-interval", "250ms"}, mapEnv(map[string]string{"KRETRIEVE_PATHWAYS_TOPIC": "ops.pathways"}), &bytes.Buffer{})
+	if err != nil || wc.pathways.interval != 250*time.Millisecond || wc.pathways.topic != "ops.pathways" {
+		t.Fatalf("worker: %+v %v", wc.pathways, err)
+	}
+	gc, err := loadGatewayConfig(nil, mapEnv(map[string]string{"KRETRIEVE_PATHWAYS_INTERVAL": "0"}), &bytes.Buffer{})
+	if err != nil || gc.pathways.interval != 0 || gc.pathways.topic != aggregate.DefaultTopic {
+		t.Fatalf("gateway: %+v %v", gc.pathways, err)
+	}
+	rc, err := loadRunConfig(nil, mapEnv(nil), &bytes.Buffer{})
+	if err != nil || rc.pathways.interval != aggregate.DefaultInterval {
+		t.Fatalf("run: %+v %v", rc.pathways, err)
+	}
+	if _, err := loadWorkerConfig("enrichment", []string{"--pathways-interval", "1ms"}, mapEnv(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "pathways-interval") {
+		t.Fatalf("1ms interval: %v", err)
+	}
+}
+
+func TestPathwaysRefreshMode(t *testing.T) {
+	for _, tt := range []struct {
+		cfg      pathwaysConfig
+		terminal bool
+		every    time.Duration
+		redraw   bool
+	}{
+		{pathwaysConfig{}, true, pathwaysRefresh, true},
+		{pathwaysConfig{}, false, 0, false},
+		{pathwaysConfig{once: true}, true, 0, false},
+		{pathwaysConfig{json: true}, true, 0, false},
+		{pathwaysConfig{json: true, watch: time.Second}, true, time.Second, false},
+		{pathwaysConfig{watch: time.Second}, false, time.Second, false},
+		{pathwaysConfig{watch: time.Second}, true, time.Second, true},
+		{pathwaysConfig{watch: time.Second, once: true}, true, 0, false},
+	} {
+		every, redraw := tt.cfg.refresh(tt.terminal)
+		if every != tt.every || redraw != tt.redraw {
+			t.Errorf("once %v json %v watch %s terminal %v: every %s redraw %v, want %s %v",
+				tt.cfg.once, tt.cfg.json, tt.cfg.watch, tt.terminal, every, redraw, tt.every, tt.redraw)
+		}
+	}
+}
+
+func TestRedrawer(t *testing.T) {
+	var b bytes.Buffer
+	r := &redrawer{w: &b, on: true}
+	for _, f := range []string{"a\nb\nc\n", "d\ne\n", "f\n"} {
+		if err := r.frame([]byte(f), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.done()
+	want := "\x1b[?25l" + "a\nb\nc\n" + "\r\x1b[3A\x1b[J" + "d\ne\n" + "\r\x1b[2A\x1b[J" + "f\n" + "\x1b[?25h"
+	if b.String() != want {
+		t.Fatalf("redrawn %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	r = &redrawer{w: &b}
+	for _, f := range []string{"a\n", "b\n"} {
+		if err := r.frame([]byte(f), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.done()
+	if b.String() != "a\n\nb\n" {
+		t.Fatalf("appended %q", b.String())
+	}
+}
+
+// wantPathway is the pathway of a search through the gateway, by depth.
+var wantPathway = []string{
+	"kretrieve-gateway → retrieval.requests",
+	"retrieval.requests → retrieval",
+	"retrieval → retrieval.candidates",
+	"retrieval.candidates → enrichment",
+	"enrichment → retrieval.results",
+	"retrieval.results → kretrieve-gateway",
+}
+
+// mainPathway returns the rows of the pathway that starts at the gateway,
+// in order, and whether it has every checkpoint.
+func mainPathway(rep pathwaysReport) ([]pathwayRow, bool) {
+	var rows []pathwayRow
+	for i, r := range rep.Pathways {
+		if r.Edge != wantPathway[0] || r.Depth != 0 {
+			continue
+		}
+		rows = append(rows, r)
+		for _, c := range rep.Pathways[i+1:] {
+			if c.Depth == 0 || len(rows) == len(wantPathway) {
+				break
+			}
+			if c.Depth == len(rows) && c.Parent == rows[len(rows)-1].Hash {
+				rows = append(rows, c)
+			}
+		}
+		break
+	}
+	if len(rows) != len(wantPathway) {
+		return rows, false
+	}
+	for i, r := range rows {
+		if r.Edge != wantPathway[i] {
+			return rows, false
+		}
+	}
+	return rows, true
+}
+
+// TestPathwaysCommandShowsThePipeline runs the worker and gateway commands
+// as separate processes would (each its own metrics and instance), sends
+// searches through the gateway and one malformed request, and checks that
+// `kretrieve pathways` shows every edge with its rate and latencies while
+// traffic flows, and afterwards the totals equal to the searches sent, the
+// dead letter and the lag of each stage, as JSON and as tables.
+func TestPathwaysCommandShowsThePipeline(t *testing.T) {
+	b := kafkatest.NewBroker(t, 3)
+	addr := freeAddr(t)
+	env := mapEnv(map[string]string{
+		"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr,
+		"KRETRIEVE_PATHWAYS_INTERVAL": "100ms",
+	})
+	startCommands(t, env, "retrieval", "enrichment", "gateway")
+	waitReady(t, addr)
+
+	// Searches flow, one every 20 ms, until stopped.
+	var (
+		sent     atomic.Int64
+		stopSend = make(chan struct{})
+		sending  = make(chan error, 1)
+	)
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopSend:
+				sending <- nil
+				return
+			case <-tick.C:
+			}
+			resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				sending <- fmt.Errorf("search %d: %w", sent.Load()+1, err)
+				return
+			}
+			sent.Add(1)
+		}
+	}()
+	defer func() {
+		select {
+		case stopSend <- struct{}{}:
+			<-sending
+		default:
+		}
+	}()
+
+	pathways := func(args ...string) (pathwaysReport, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(t.Context(), append([]string{"pathways"}, args...), env, &stdout, &stderr); err != nil {
+			t.Fatalf("pathways: %v\n%s", err, stderr.String())
+		}
+		var rep pathwaysReport
+		if slices.Contains(args, "--json") {
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("pathways --json: %v\n%s", err, stdout.String())
+			}
+		}
+		return rep, stdout.String()
+	}
+	poll := func(what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			rep, out := pathways("--once", "--json")
+			if done(rep) {
+				return rep, out
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not seen in 60 s:\n%s", what, out)
+			}
+			select {
+			case err := <-sending:
+				t.Fatal(err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+
+	// While searches flow: every edge of the pathway, each measured in the
+	// last windows.
+	rep, out := poll("the pathway with traffic", func(rep pathwaysReport) bool {
+		rows, ok := mainPathway(rep)
+		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Count == 0 })
+	})
+	t.Logf("pathways --json with traffic:\n%s", out)
+	if strings.Count(out, "\n") != 1 {
+		t.Errorf("--json: want one document on one line:\n%s", out)
+	}
+	services := map[string]bool{}
+	for _, in := range rep.Instances {
+		services[in.Service] = !in.Stale
+	}
+	if len(rep.Instances) != 3 || !services["kretrieve-gateway"] || !services["kretrieve-retrieval"] || !services["kretrieve-enrichment"] {
+		t.Errorf("instances %+v", rep.Instances)
+	}
+	rows, _ := mainPathway(rep)
+	for i, r := range rows {
+		wantDir := map[bool]string{true: "out", false: "in"}[i%2 == 0]
+		if r.Depth != i || r.Direction != wantDir || r.Instances != 1 || r.Overflow || r.Total < r.Count || r.MsgsPerSecond <= 0 {
+			t.Errorf("row %d %+v", i, r)
+		}
+		if i > 0 && r.Parent != rows[i-1].Hash || i == 0 && r.Parent != strings.Repeat("0", 16) {
+			t.Errorf("row %d: parent %s, want the hash of the row before", i, r.Parent)
+		}
+		e, o := r.EdgeLatency, r.OriginLatency
+		if e.P50 > e.P95 || e.P95 > e.P99 || o.P50 > o.P95 || o.P95 > o.P99 {
+			t.Errorf("row %d: quantiles out of order: edge %+v origin %+v", i, e, o)
+		}
+		// Records take time to get anywhere but their first checkpoint.
+		if i > 0 && (e.P99 <= 0 || o.P99 <= 0) {
+			t.Errorf("row %d: latencies %+v %+v", i, e, o)
+		}
+	}
+	if g, r := rows[1], rows[2]; g.Group != "retrieval" || g.Topic != "retrieval.requests" || r.Group != "retrieval" || r.Topic != "retrieval.candidates" {
+		t.Errorf("checkpoints %+v %+v", g, r)
+	}
+	// From origin, the results arrive after the requests were read.
+	if last, first := rows[5].OriginLatency.P99, rows[1].OriginLatency.P50; last < first {
+		t.Errorf("origin p99 at the end %v < p50 at the start %v", last, first)
+	}
+
+	// Traffic stops; a malformed request goes straight to the topic,
+	// without a pathway header, and a record that is no aggregate to the
+	// aggregate topic.
+	stopSend <- struct{}{}
+	if err := <-sending; err != nil {
+		t.Fatal(err)
+	}
+	searches := uint64(sent.Load())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(t.Context(),
+		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
+		&kgo.Record{Topic: aggregate.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
+	).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rep, out = poll("the totals", func(rep pathwaysReport) bool {
+		rows, ok := mainPathway(rep)
+		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Total != searches }) &&
+			stagesSettled(rep) && rep.Skipped["malformed"] == 1
+	})
+	t.Logf("pathways --json after %d searches:\n%s", searches, out)
+	rows, _ = mainPathway(rep)
+	// The malformed request: a pathway of its own, starting at retrieval,
+	// going to the dead-letter topic.
+	var dead bool
+	for i, r := range rep.Pathways {
+		if r.Edge == "retrieval.requests → retrieval" && r.Depth == 0 && r.Total == 1 && i+1 < len(rep.Pathways) {
+			next := rep.Pathways[i+1]
+			dead = next.Edge == "retrieval → retrieval.requests.dlq" && next.Parent == r.Hash && next.Depth == 1 && next.Total == 1
+		}
+	}
+	if !dead {
+		t.Errorf("no dead-letter pathway:\n%s", out)
+	}
+
+	// The same as tables.
+	_, out = pathways()
+	t.Logf("pathways:\n%s", out)
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "pathways of 3 processes from kretrieve.pathways at ") || lines[1] != "skipped 1 aggregate record: 1 malformed" {
+		t.Errorf("header:\n%s", out)
+	}
+	at := 0
+	for i, edge := range wantPathway {
+		for at < len(lines) && !strings.Contains(lines[at], "  "+strings.Repeat("  ", i)+edge+"  ") {
+			at++
+		}
+		if at == len(lines) {
+			t.Fatalf("the table lacks %q at depth %d, after the edges before it:\n%s", edge, i, out)
+		}
+		f := strings.Fields(lines[at])
+		if f[0] != rows[i].Hash[:8] || !slices.Contains(f, strconv.FormatUint(searches, 10)) {
+			t.Errorf("row %q: want hash %s and total %d", lines[at], rows[i].Hash[:8], searches)
+		}
+	}
+	for _, want := range [][]string{
+		{"STAGE", "GROUP", "LAG", "LAG(s)", "DEAD", "LETTERS"},
+		{"retrieval.requests", "retrieval", "0", "0.0", "1"},
+		{"retrieval.candidates", "enrichment", "0", "0.0", "0"},
+		{"retrieval.results", "-", "-", "-", "0"},
+	} {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == strings.Join(want, " ") }) {
+			t.Errorf("the stage table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// stagesSettled reports whether both groups have consumed everything and
+// the malformed request is the one dead letter.
+func stagesSettled(rep pathwaysReport) bool {
+	want := map[string]pathwayStage{
+		"retrieval.requests":   {Group: "retrieval", Lag: 0, DeadLetters: 1},
+		"retrieval.candidates": {Group: "enrichment", Lag: 0, DeadLetters: 0},
+		"retrieval.results":    {Lag: -1, DeadLetters: 0},
+	}
+	n := 0
+	for _, s := range rep.Stages {
+		w, ok := want[s.Topic]
+		if !ok || s.Group != w.Group || s.Lag != w.Lag || s.DeadLetters != w.DeadLetters {
+			return false
+		}
+		n++
+	}
+	return n == len(want)
+}
+
+// TestPathwaysCommandWithoutAggregates: before any process publishes, the
+// command says so and fails once, and watching goes on (one JSON line per
+// refresh).
+func TestPathwaysCommandWithoutAggregates(t *testing.T) {
+	b := kafkatest.NewBroker(t, 1)
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"pathways", "--once"}, env, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "no process has published pathways yet") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(stdout.String(), "pathways of 0 processes") || !strings.Contains(stdout.String(), "STAGE") {
+		t.Fatalf("output:\n%s", stdout.String())
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out lagOutput
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"pathways", "--json", "--watch", "50ms"}, env, &out, &stderr) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(out.String(), "\n") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("3 documents not printed:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("pathways --watch: %v", err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var rep pathwaysReport
+		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "no process has published") {
+			t.Fatalf("line %s: %v", sc.Text(), err)
+		}
+	}
+}
