@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -47,6 +48,11 @@ func emitted() []instrument {
 		{"kretrieve.results.dropped", "{record}", "counter", `Int64ObservableCounter("kretrieve.results.dropped"`},
 		{tracing.MetricSpansDropped, "{span}", "counter", "Int64ObservableCounter(MetricSpansDropped"},
 		{tracing.MetricSpansExported, "{span}", "counter", "Int64ObservableCounter(MetricSpansExported"},
+		// Exported as classic histograms with
+		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
+		// (compose.yaml): the collector's Prometheus exporter drops
+		// exponential ones.
+		{kafkatrace.PathwayLatencyMetric, "s", "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
 	}
 }
 
@@ -339,12 +345,82 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 			// The panels the dashboard exists for.
 			for _, in := range emitted() {
 				switch in.name {
-				case "kretrieve.messaging.queue_wait.duration", messagingconv.ProcessDuration{}.Name(), lag.RecordsGaugeName, lag.SecondsGaugeName:
+				case "kretrieve.messaging.queue_wait.duration", messagingconv.ProcessDuration{}.Name(), lag.RecordsGaugeName, lag.SecondsGaugeName, kafkatrace.PathwayLatencyMetric:
 					if n := promNames(in)[0]; !used[n] {
 						t.Errorf("no panel queries %s (%s)", n, in.name)
 					}
 				}
 			}
 		})
+	}
+}
+
+// promLabel is the Prometheus label of an attribute key, as the collector's
+// exporter translates it: every other character than letters and digits
+// becomes _.
+func promLabel(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, k)
+}
+
+var (
+	promLabelName  = regexp.MustCompile(`\bkretrieve_pathway_[a-z_]+\b`)
+	promMeasureVal = regexp.MustCompile(`kretrieve_pathway_measure\s*=~?\s*"([^"]*)"`)
+)
+
+// TestPathwayPanelsUseTheMetricsLabels: the pathway panels group and
+// filter by labels kretrieve.pathway.latency really has, and select the
+// measures it records, and they need the explicit-bucket histograms that
+// compose.yaml asks for.
+func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
+	p := load(t)
+	labels := map[string]bool{}
+	for _, k := range []string{string(kafkatrace.PathwayHashAttr), string(kafkatrace.PathwayParentHashAttr), string(kafkatrace.PathwayEdgeAttr),
+		string(kafkatrace.PathwayDirectionAttr), string(kafkatrace.PathwayMeasureAttr)} {
+		labels[promLabel(k)] = true
+	}
+	metric := promNames(instrument{name: kafkatrace.PathwayLatencyMetric, unit: "s", kind: "histogram"})[0]
+	metric = strings.TrimSuffix(metric, "_bucket")
+	var d struct {
+		Panels []panel `json:"panels"`
+	}
+	if err := json.Unmarshal(dashboardFiles(t, p)["kretrieve.json"], &d); err != nil {
+		t.Fatal(err)
+	}
+	measures := map[string]bool{}
+	n := 0
+	for _, pn := range d.Panels {
+		for _, tg := range pn.Targets {
+			if !strings.Contains(tg.Expr, metric) {
+				continue
+			}
+			n++
+			for _, l := range promLabelName.FindAllString(promString.ReplaceAllString(tg.Expr, `""`), -1) {
+				if !strings.HasPrefix(l, metric) && !labels[l] {
+					t.Errorf("panel %q: kretrieve.pathway.latency has no label %s (%s)", pn.Title, l, tg.Expr)
+				}
+			}
+			for _, m := range promMeasureVal.FindAllStringSubmatch(tg.Expr, -1) {
+				measures[m[1]] = true
+				if m[1] != kafkatrace.MeasureEdge && m[1] != kafkatrace.MeasureOrigin {
+					t.Errorf("panel %q: measure %q is neither %s nor %s", pn.Title, m[1], kafkatrace.MeasureEdge, kafkatrace.MeasureOrigin)
+				}
+			}
+		}
+	}
+	if n == 0 || !measures[kafkatrace.MeasureEdge] || !measures[kafkatrace.MeasureOrigin] {
+		t.Errorf("%d pathway queries, measures %v: want panels of both measures", n, measures)
+	}
+	for _, pr := range p.procs(t) {
+		if pr.svc.Image != localImage || pr.cmd() == "index" {
+			continue
+		}
+		if v := pr.svc.env("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"); v != "explicit_bucket_histogram" {
+			t.Errorf("%s: OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=%q: the Prometheus exporter needs explicit_bucket_histogram for the pathway panels", pr.service, v)
+		}
 	}
 }
