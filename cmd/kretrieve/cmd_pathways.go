@@ -88,9 +88,11 @@ func publishPathways(ctx context.Context, f pathwaysFlags, pc pipeline.Config, c
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
 		return func() {}
 	}
-	if err := aggregate.EnsureTopic(ctx, client, pc.Kafka.ReplicationFactor, f.topic); err != nil {
+	ectx, cancel := context.WithTimeout(ctx, kafkaclient.DefaultCheckTimeout)
+	if err := aggregate.EnsureTopic(ectx, client, pc.Kafka.ReplicationFactor, f.topic); err != nil {
 		comp.logger.WarnContext(ctx, "pathways topic not created", "topic", f.topic, "err", err)
 	}
+	cancel()
 	pub, err := aggregate.NewPublisher(client, comp.metrics, aggregate.WithTopic(f.topic), aggregate.WithInterval(f.interval),
 		aggregate.WithService(pc.ServiceName), aggregate.WithLogger(comp.logger))
 	if err != nil {
@@ -128,7 +130,7 @@ func loadPathwaysConfig(args []string, getenv func(string) string, out io.Writer
 	s := newSettings("pathways", getenv, out)
 	c.declare(s, "pathways", kafkaclient.DefaultBrokers)
 	declarePathwaysTopic(s, &c.topic)
-	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups whose lag to show")
+	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups whose lag to show (none: no lag)")
 	s.boolean(&c.json, "json", false, "print one JSON document (with --watch, one a line)")
 	s.boolean(&c.once, "once", false, "print once and exit (the default when stdout is not a terminal, and with --json)")
 	s.duration(&c.watch, "watch", 0, "refresh every DURATION until interrupted (0: every "+pathwaysRefresh.String()+" on a terminal, once otherwise)")
@@ -347,13 +349,19 @@ func (s pathwaysSource) stages(ctx context.Context) []pathwayStage {
 	}
 	byStage := map[[2]string]*lagSum{} // topic, group
 	var groupErrs []pathwayStage
-	lags, err := lag.Measure(ctx, s.opts, s.groups...)
+	var (
+		lags []lag.PartitionLag
+		err  error
+	)
+	if len(s.groups) > 0 { // none would measure every group of the cluster
+		lags, err = lag.Measure(ctx, s.opts, s.groups...)
+	}
 	if err != nil {
 		groupErrs = append(groupErrs, pathwayStage{Group: strings.Join(s.groups, ","), Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: err.Error()})
 	}
 	for _, l := range lags {
 		if l.Partition < 0 {
-			groupErrs = append(groupErrs, pathwayStage{Group: l.Group, Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: l.Err.Error()})
+			groupErrs = append(groupErrs, pathwayStage{Group: l.Group, Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: errString(l.Err)})
 			continue
 		}
 		k := [2]string{l.Topic, l.Group}
@@ -502,7 +510,13 @@ func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(rep.Pathways) == 0 {
+	switch {
+	case len(rep.Pathways) > 0:
+	case len(rep.Instances) == 0:
+		fmt.Fprintln(w, "(no process has published pathways yet)")
+	case live == 0:
+		fmt.Fprintln(w, "(no process has published lately: are they running?)")
+	default:
 		fmt.Fprintln(w, "(no pathway measured yet)")
 	}
 	fmt.Fprintln(w)

@@ -425,3 +425,43 @@ func TestPathwaysCommandWithoutAggregates(t *testing.T) {
 		}
 	}
 }
+
+func TestPathwaysTables(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rep := pathwaysReport{
+		Time: at, Topic: "kretrieve.pathways",
+		Instances: []pathwayInstance{{Service: "a"}, {Service: "b", Stale: true}},
+		Pathways: []pathwayRow{
+			{Hash: "00000000000000aa", Edge: "svc → t", Count: 30, Total: 300, MsgsPerSecond: 3, EdgeLatency: latencyMS{0, 0, 0}, OriginLatency: latencyMS{0.25, 4.5, 1500}},
+			{Hash: "00000000000000bb", Depth: 1, Edge: "t → g", Total: 7},
+			{Hash: "0000000000000000", Overflow: true, Edge: "t → g", Count: 1, Total: 1, MsgsPerSecond: 250, EdgeLatency: latencyMS{12.5, 90000, 90000}},
+		},
+		Stages: []pathwayStage{
+			{Topic: "t", Group: "g", Lag: 3, LagSeconds: 1.25, DeadLetters: 2},
+			{Group: "h", Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: "GROUP_ID_NOT_FOUND"},
+		},
+		Skipped: map[string]uint64{"malformed": 2, "bad series": 1},
+		Errors:  []string{"read kretrieve.pathways: boom"},
+	}
+	var b bytes.Buffer
+	if err := printPathwaysTables(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	want := `pathways of 1 process (1 stale, not counted) from kretrieve.pathways at 2026-01-02T03:04:05Z
+skipped 3 aggregate records: 1 bad series, 2 malformed
+
+PATHWAY   EDGE     MSG/S  COUNT  TOTAL  EDGE p50  p95    p99    ORIGIN p50  p95     p99
+00000000  svc → t  3.0    30     300    0         0      0      250µs       4.50ms  1.50s
+00000000    t → g  0.0    0      7      -         -      -      -           -       -
+overflow  t → g    250    1      1      12.5ms    1m30s  1m30s  0           0       0
+
+STAGE  GROUP  LAG  LAG(s)  DEAD LETTERS
+t      g      3    1.2     2
+?      h      -    -       -
+error: ? h: GROUP_ID_NOT_FOUND
+error: read kretrieve.pathways: boom
+`
+	if b.String() != want {
+		t.Fatalf("tables:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -41,9 +41,6 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
-	if c.instance == "" {
-		c.instance = NewInstanceID(c.service)
-	}
 	return c
 }
 

@@ -57,6 +57,9 @@ func NewPublisher(client *kgo.Client, src Source, opts ...Option) (*Publisher, e
 		return nil, errors.New("pathway aggregate publisher: client and source are required")
 	}
 	cfg := newConfig(opts)
+	if cfg.instance == "" {
+		cfg.instance = NewInstanceID(cfg.service)
+	}
 	if cfg.interval < MinInterval || cfg.interval > MaxInterval {
 		return nil, fmt.Errorf("pathway aggregate publisher: interval %s not within %s and %s", cfg.interval, MinInterval, MaxInterval)
 	}

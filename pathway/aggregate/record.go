@@ -89,7 +89,8 @@ const (
 	ReasonDuplicated = "duplicate series"
 )
 
-// InvalidError is a record Decode refused.
+// InvalidError is a record refused: by Decode, or by a Reader that keeps
+// MaxInstances already (ReasonInstances).
 type InvalidError struct {
 	// Reason is one of the Reason constants, for counting.
 	Reason string
