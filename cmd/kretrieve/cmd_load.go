@@ -38,6 +38,9 @@ type loadConfig struct {
 	json       bool
 	gatewayURL string
 	spans      spansFileFlags
+	// pathways: in Kafka mode, the requests' pathways are published (in
+	// gateway mode the gateway publishes them).
+	pathways pathwaysFlags
 }
 
 func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (loadConfig, error) {
@@ -52,6 +55,7 @@ func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (l
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result (gateway mode: for each HTTP response)")
 	s.boolean(&c.json, "json", false, "print the report as JSON")
 	c.spans.declare(s)
+	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
@@ -67,7 +71,7 @@ func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (l
 			errs = append(errs, fmt.Errorf("gateway-url: %q is not an http(s) URL", c.gatewayURL))
 		}
 	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.spans.validate())...)
+	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.spans.validate(), c.pathways.validate())...)
 }
 
 // loadReport is what `kretrieve load` prints; its JSON keys are documented in README.md.
@@ -215,6 +219,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 			return errors.Join(err, comp.shutdown(10*time.Second))
 		}
 		target = &kafkaTarget{client: client, timeout: cfg.timeout}
+		defer publishPathways(ctx, cfg.pathways, pc, comp)()
 		stopLag = watchPeakLag(ctx, pc, comp, func(records int64, seconds float64) {
 			mu.Lock()
 			rep.PeakLag, rep.PeakLagSecond = max(rep.PeakLag, records), max(rep.PeakLagSecond, seconds)

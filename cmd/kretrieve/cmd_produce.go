@@ -39,6 +39,11 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer func() { err = errors.Join(err, client.Close(context.WithoutCancel(ctx))) }()
+	if cfg.wait {
+		// Stopping publishes a last window, once every outcome has been
+		// awaited: it holds the end-to-end latency of every request.
+		defer publishPathways(ctx, cfg.pathways, pc, comp)()
+	}
 
 	calls := make([]*producer.Call, 0, len(queries))
 	var errs []error

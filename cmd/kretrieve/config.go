@@ -357,6 +357,9 @@ type produceConfig struct {
 	json    bool
 	timeout time.Duration
 	queries []string
+	// pathways: with --wait, the requests' pathways are published (the
+	// last window when produce ends).
+	pathways pathwaysFlags
 }
 
 func loadProduceConfig(args []string, getenv func(string) string, out io.Writer) (produceConfig, error) {
@@ -368,6 +371,7 @@ func loadProduceConfig(args []string, getenv func(string) string, out io.Writer)
 	s.boolean(&c.wait, "wait", false, "wait for each request's result and print it")
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for a result")
+	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
@@ -382,7 +386,7 @@ func loadProduceConfig(args []string, getenv func(string) string, out io.Writer)
 	if c.timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
+	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.pathways.validate())...)
 }
 
 // runConfig configures the all-in-one run command.

@@ -104,6 +104,7 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	_, _ = loadConformanceConfig(nil, record, out)
 	_, _ = loadLoadConfig(nil, record, out)
 	_, _ = loadTraceConfig(nil, record, out)
+	_, _ = loadPathwaysConfig(nil, record, out)
 	if len(asked) < 20 {
 		t.Fatalf("only %d variables found", len(asked))
 	}
