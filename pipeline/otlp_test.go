@@ -59,6 +59,24 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 			}
 		}
 	}
+	// The pathway latency arrives as an exponential histogram whose
+	// exemplars point at spans of exported traces.
+	linked := 0
+	for _, pt := range srv.ExponentialHistogramPoints(kafkatrace.PathwayLatencyMetric) {
+		for _, e := range pt.Exemplars {
+			found := false
+			for _, s := range traces[e.TraceID] {
+				found = found || s.SpanID == e.SpanID
+			}
+			if !found {
+				t.Errorf("exemplar of %v points at span %s of trace %s, which was not exported", pt.Attributes, e.SpanID, e.TraceID)
+			}
+			linked++
+		}
+	}
+	if linked == 0 {
+		t.Errorf("no pathway latency exemplar exported; metrics: %v", srv.MetricNames())
+	}
 	names := map[string]bool{}
 	for _, n := range srv.MetricNames() {
 		names[n] = true
