@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,6 +16,9 @@ import (
 	"github.com/twmb/franz-go/plugin/kslog"
 	"go.opentelemetry.io/otel/metric"
 )
+
+// MaxLinger bounds Config.Linger: a longer linger only delays every record.
+const MaxLinger = time.Second
 
 // Defaults for Config.
 const (
@@ -40,6 +44,15 @@ type Config struct {
 	TLS TLSConfig
 	// SASL configures authentication. Default: none.
 	SASL SASLConfig
+	// Linger is how long the producer waits for more records before
+	// sending a batch (kgo.ProducerLinger). 0, the default, sends at once:
+	// the lowest latency per hop (franz-go's own default, 10 ms, adds
+	// about 10 ms to every hop of an idle pipeline). A few milliseconds
+	// make fuller batches under a steady high rate, at that cost in
+	// latency; under load batches fill while a request is in flight
+	// anyway (franz-go sends at most one produce request per partition at
+	// a time), so 0 keeps throughput.
+	Linger time.Duration
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -73,6 +86,9 @@ func (c Config) Validate() error {
 	if c.ReplicationFactor < -1 {
 		errs = append(errs, errors.New("replication factor: must be positive or -1"))
 	}
+	if c.Linger < 0 || c.Linger > MaxLinger {
+		errs = append(errs, fmt.Errorf("linger: must be between 0 and %s", MaxLinger))
+	}
 	errs = append(errs, c.TLS.validate(), c.SASL.validate(c.TLS.On()))
 	return errors.Join(errs...)
 }
@@ -105,6 +121,7 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 	if c.ClientID != "" {
 		opts = append(opts, kgo.ClientID(c.ClientID))
 	}
+	opts = append(opts, kgo.ProducerLinger(c.Linger))
 	opts = append(opts, securityOptions(c)...)
 	if mp != nil {
 		hooks = append(hooks, kotel.NewMeter(kotel.MeterProvider(mp)))

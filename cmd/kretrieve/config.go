@@ -26,6 +26,7 @@ type commonConfig struct {
 	topics            messages.Topics
 	partitions        int
 	replicationFactor int
+	linger            time.Duration
 	logFormat         string
 	logLevel          string
 	kafkaTLS          kafkaclient.TLSConfig
@@ -60,6 +61,7 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.str(&c.topics.Results, "topic-results", messages.DefaultResultsTopic, "results topic")
 	s.integer(&c.partitions, "partitions", kafkaclient.DefaultPartitions, "partitions of topics created at start-up")
 	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
+	s.duration(&c.linger, "linger", 0, "how long the producer waits to fill a batch: 0 sends at once (lowest latency); a few ms make fuller batches at a steady high rate, adding that much to every hop")
 	declareLogging(s, &c.logFormat, &c.logLevel)
 	c.declareSecurity(s)
 }
@@ -94,7 +96,7 @@ func (c commonConfig) validate() error {
 	if c.replicationFactor < -1 || c.replicationFactor == 0 || c.replicationFactor > 1<<15-1 {
 		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
 	}
-	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl}.Validate()) // brokers: validateBrokers
+	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl, Linger: c.linger}.Validate()) // brokers: validateBrokers
 	return errors.Join(errs...)
 }
 
@@ -147,6 +149,7 @@ func (c commonConfig) kafkaConfig() kafkaclient.Config {
 		ReplicationFactor: int16(c.replicationFactor),
 		TLS:               c.kafkaTLS,
 		SASL:              c.sasl,
+		Linger:            c.linger,
 	}
 }
 
