@@ -242,6 +242,7 @@ func benchmarkInProcess(b *testing.B) {
 
 // kafkaPipeline is a running pipeline on its own in-process broker.
 type kafkaPipeline struct {
+	cfg       pipeline.Config
 	telemetry *tracing.Providers
 	client    *pipeline.Client
 	queries   []string
@@ -313,7 +314,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = client.Close(context.Background()) })
-	return &kafkaPipeline{telemetry: tel, client: client, queries: benchQueries(b)}
+	return &kafkaPipeline{cfg: cfg, telemetry: tel, client: client, queries: benchQueries(b)}
 }
 
 func shutdownTelemetry(tel *tracing.Providers) error {
