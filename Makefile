@@ -31,7 +31,7 @@ BENCH_OUT    ?= bench.out
 BENCH_ROUNDS ?= 3
 
 ## bench: the hot paths' micro-benchmarks (-benchmem), then BENCH_ROUNDS rounds
-## of the relay, paced relay, pipeline and paced pipeline benchmarks (each
+## of the relay, paced relay, pipeline, paced pipeline and idle latency benchmarks (each
 ## round runs every variant side by side), all saved to BENCH_OUT; then the
 ## performance targets from the medians (internal/benchratio). See bench/doc.go.
 bench:
@@ -41,6 +41,7 @@ bench:
 		$(GO) test -run='^$$' -bench='^BenchmarkRelayPaced$$' -benchtime=10000x ./bench/ 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkPipeline$$' -benchtime=3000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkPipelinePaced$$' -benchtime=1000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
+		$(GO) test -run='^$$' -bench='^BenchmarkIdleLatency$$' -benchtime=300x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
 	done
 	$(GO) run ./internal/benchratio $(BENCH_OUT)
 

@@ -151,6 +151,30 @@
 //
 //	go test -run '^$' -bench '^BenchmarkPipelinePaced$' -benchtime 1000x ./pipeline/
 //
+// # The idle-latency benchmark: the physical limit, side by side
+//
+// BenchmarkIdleLatency, in package pipeline (idle_bench_test.go), serves
+// b.N requests one at a time, each sent once the previous answer is in, so
+// that nothing queues, three ways: inprocess (BenchmarkPipeline's
+// inprocess work, search then enrichment, called directly), kafka (a
+// pipeline.Client publishes and awaits the result over the in-process
+// broker: three Kafka hops, requests, candidates and results, through one
+// retrieval and one enrichment worker, untraced, pathways on, producer
+// linger 0) and gateway (POST /v1/search, one kept-alive connection, to
+// pipeline.NewGateway on an httptest server in front of the same kind of
+// pipeline). Each serves 60 warm-up requests first (inprocess: every query
+// of corpus.QualitySet once), then measures each of b.N requests from just
+// before it is sent until its answer has been read. Intended invocation:
+//
+//	go test -run '^$' -bench '^BenchmarkIdleLatency$' -benchtime 300x ./pipeline/
+//
+// It reports p50-µs and p99-µs per variant (ns/op is the mean latency).
+// benchratio prints the p50 ratios kafka / inprocess and gateway /
+// inprocess, for information, and the overhead of one Kafka hop, (kafka
+// p50 − inprocess p50) / 3, in µs, against the target of at most 500 µs a
+// hop (issue 12: an idle request's p50 no more than the work plus 0.5 ms a
+// Kafka hop).
+//
 // # The micro-benchmarks of pathways
 //
 // In package kafkatrace (pathway_bench_test.go), with -benchmem:
@@ -178,6 +202,7 @@
 //	go test -run '^$' -bench '^BenchmarkRelayPaced$' -benchtime 10000x ./bench/
 //	go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime 3000x ./pipeline/
 //	go test -run '^$' -bench '^BenchmarkPipelinePaced$' -benchtime 1000x ./pipeline/
+//	go test -run '^$' -bench '^BenchmarkIdleLatency$' -benchtime 300x ./pipeline/
 //
 // (rounds rather than -count, so that the variants compared alternate in
 // time and a burst of load on a shared machine hits all of them), saving
@@ -197,7 +222,9 @@
 //	CheckpointIn, CheckpointOut: ns/checkpoint           ≤ 100
 //	CheckpointIn, CheckpointOut: allocs/op               0
 //	UnsampledHooks/pathways: allocs/op                   0
+//	idle p50 kafka / inprocess, gateway / inprocess      (information)
+//	idle p50 per Kafka hop, (kafka − inprocess) / 3, µs  ≤ 500
 //
-// each marked PASS or MISS. The micro-benchmarks run once, so their
+// each marked PASS or MISS (info for the information rows). The micro-benchmarks run once, so their
 // "medians" are single runs. It takes about 4 minutes on 2 cores.
 package bench

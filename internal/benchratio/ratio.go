@@ -25,13 +25,21 @@ type Target struct {
 	// a lower bound (for throughput).
 	Bound  float64
 	AtMost bool
+	// Hops makes the target a difference shared out: (Num's median −
+	// Den's median) / Hops, compared with Bound as an absolute value (what
+	// each Kafka hop adds to a request, say).
+	Hops int
+	// Info makes the target informational: its value is printed, with no
+	// bound and the status Info.
+	Info bool
 }
 
 // Absolute reports whether the target bounds one median, not a ratio.
 func (t Target) Absolute() bool { return t.Den == "" }
 
 // Targets are the targets of the issues "Performance" and "Cost" (issue
-// 11, item 5), in the order printed.
+// 11, item 5) and the idle latency of issue 12, item 5, in the order
+// printed.
 var Targets = []Target{
 	{Label: "relay kretrieve-100 / kotel", Num: "BenchmarkRelay/kretrieve-100", Den: "BenchmarkRelay/kotel", Unit: "msgs/s", Bound: 2.5},
 	{Label: "relay kretrieve-1 / untraced", Num: "BenchmarkRelay/kretrieve-1", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.8},
@@ -46,6 +54,9 @@ var Targets = []Target{
 	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "pathway checkpoint out", Num: "BenchmarkCheckpointOut", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "unsampled hop, kafkatrace hooks", Num: "BenchmarkUnsampledHooks/pathways", Unit: "allocs/op", Bound: 0, AtMost: true},
+	{Label: "idle p50 kafka / inprocess", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
+	{Label: "idle p50 gateway / inprocess", Num: "BenchmarkIdleLatency/gateway", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
+	{Label: "idle p50 per Kafka hop, (kafka − inprocess) / 3", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Hops: 3, Bound: 500, AtMost: true},
 }
 
 // Status of one evaluated target.
@@ -53,14 +64,16 @@ const (
 	Pass    = "PASS"
 	Miss    = "MISS"
 	Missing = "n/a"
+	Info    = "info"
 )
 
 // Outcome is a target evaluated against the medians of one output.
 type Outcome struct {
 	Target
 	// Num and Den are the medians compared, Ratio their quotient (Num's
-	// median itself for an absolute target, whose DenValue is NaN); all
-	// NaN when Status is Missing.
+	// median itself for an absolute target, whose DenValue is NaN; their
+	// difference over Hops for a target with Hops); all NaN when Status
+	// is Missing.
 	NumValue, DenValue, Ratio float64
 	// NumRuns and DenRuns count the runs behind each median.
 	NumRuns, DenRuns int
@@ -77,11 +90,16 @@ func Evaluate(medians map[string]Summary, targets []Target) []Outcome {
 		switch {
 		case okNum && t.Absolute():
 			o.NumValue, o.Ratio, o.NumRuns = num, num, medians[t.Num].Runs
+		case okNum && okDen && t.Hops > 0:
+			o.NumValue, o.DenValue, o.Ratio = num, den, (num-den)/float64(t.Hops)
+			o.NumRuns, o.DenRuns = medians[t.Num].Runs, medians[t.Den].Runs
 		case okNum && okDen && den != 0:
 			o.NumValue, o.DenValue, o.Ratio = num, den, num/den
 			o.NumRuns, o.DenRuns = medians[t.Num].Runs, medians[t.Den].Runs
 		}
-		if !math.IsNaN(o.Ratio) {
+		if !math.IsNaN(o.Ratio) && t.Info {
+			o.Status = Info
+		} else if !math.IsNaN(o.Ratio) {
 			o.Status = Miss
 			if t.AtMost && o.Ratio <= t.Bound || !t.AtMost && o.Ratio >= t.Bound {
 				o.Status = Pass
@@ -101,9 +119,12 @@ func Print(w io.Writer, outcomes []Outcome) error {
 		if o.AtMost {
 			bound = "≤ "
 		}
-		if o.Absolute() {
+		switch {
+		case o.Info:
+			bound = "-"
+		case o.Absolute() || o.Hops > 0:
 			bound += strconv.FormatFloat(o.Bound, 'g', -1, 64)
-		} else {
+		default:
 			bound += fmt.Sprintf("%.2f", o.Bound)
 		}
 		switch {
@@ -114,6 +135,9 @@ func Print(w io.Writer, outcomes []Outcome) error {
 		case o.Absolute():
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (%d)\n", o.Label, o.Unit, number(o.Ratio), bound, o.Status,
 				o.Num, o.NumRuns)
+		case o.Hops > 0:
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t(%s − %s) / %d (%d, %d)\n", o.Label, o.Unit, number(o.Ratio), bound, o.Status,
+				number(o.NumValue), number(o.DenValue), o.Hops, o.NumRuns, o.DenRuns)
 		default:
 			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s / %s (%d, %d)\n", o.Label, o.Unit, o.Ratio, bound, o.Status,
 				number(o.NumValue), number(o.DenValue), o.NumRuns, o.DenRuns)

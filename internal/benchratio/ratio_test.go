@@ -27,14 +27,22 @@ func TestEvaluate(t *testing.T) {
 		{Label: "absolute, at least, met", Num: "B", Unit: "req/s", Bound: 50},
 		{Label: "absolute zero, met", Num: "Z", Unit: "req/s", Bound: 0, AtMost: true},
 		{Label: "absolute, missing benchmark", Num: "C", Unit: "req/s", Bound: 0, AtMost: true},
+		{Label: "per hop, met at the bound", Num: "B", Den: "A", Unit: "p99-µs", Hops: 2, Bound: 25, AtMost: true},
+		{Label: "per hop, missed", Num: "B", Den: "A", Unit: "p99-µs", Hops: 2, Bound: 24, AtMost: true},
+		{Label: "per hop, missing benchmark", Num: "C", Den: "A", Unit: "p99-µs", Hops: 2, Bound: 25, AtMost: true},
+		{Label: "informational ratio", Num: "B", Den: "A", Unit: "req/s", Info: true},
+		{Label: "informational, missing", Num: "B", Den: "C", Unit: "req/s", Info: true},
 	}
-	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing, Pass, Miss, Pass, Pass, Missing}
+	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing, Pass, Miss, Pass, Pass, Missing, Pass, Miss, Missing, Info, Missing}
 	for i, o := range Evaluate(medians, targets) {
 		if o.Status != want[i] {
 			t.Errorf("%s: %s (ratio %v), want %s", o.Label, o.Status, o.Ratio, want[i])
 		}
 		if o.Status == Missing && !math.IsNaN(o.Ratio) {
 			t.Errorf("%s: ratio %v for a missing target", o.Label, o.Ratio)
+		}
+		if o.Hops > 0 && o.Status != Missing && o.Ratio != (o.NumValue-o.DenValue)/float64(o.Hops) {
+			t.Errorf("%s: per hop %v of %v and %v", o.Label, o.Ratio, o.NumValue, o.DenValue)
 		}
 		if o.Status != Missing && o.Absolute() && (o.Ratio != o.NumValue || !math.IsNaN(o.DenValue)) {
 			t.Errorf("%s: absolute target evaluated as value %v, num %v, den %v", o.Label, o.Ratio, o.NumValue, o.DenValue)
@@ -107,6 +115,33 @@ var pathwaysSampleRows = []string{
 	"pathway checkpoint in allocs/op 0 ≤ 0 PASS BenchmarkCheckpointIn (1)",
 	"pathway checkpoint out allocs/op 0 ≤ 0 PASS BenchmarkCheckpointOut (1)",
 	"unsampled hop, kafkatrace hooks allocs/op 0 ≤ 0 PASS BenchmarkUnsampledHooks/pathways (1)",
+}
+
+// TestReportIdleSample prints the table of three real rounds of
+// BenchmarkIdleLatency at -benchtime 300x (testdata/idle.txt) and checks
+// the idle rows against its medians, worked out by hand: p50-µs inprocess
+// 771, 794, 740; kafka 1730, 1907, 1515; gateway 2084, 2236, 1849.
+func TestReportIdleSample(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"testdata/idle.txt"}, nil, &out, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	t.Log("\n" + out.String())
+	text := out.String()
+	for _, want := range []string{
+		"idle p50 kafka / inprocess p50-µs 2.244 - info 1730 / 771.0 (3, 3)",
+		"idle p50 gateway / inprocess p50-µs 2.703 - info 2084 / 771.0 (3, 3)",
+		"idle p50 per Kafka hop, (kafka − inprocess) / 3 p50-µs 319.7 ≤ 500 PASS (1730 − 771.0) / 3 (3, 3)",
+		"relay kretrieve-100 / kotel msgs/s - ≥ 2.50 n/a",
+	} {
+		found := false
+		for _, line := range strings.Split(text, "\n") {
+			found = found || strings.HasPrefix(strings.Join(strings.Fields(line), " "), want)
+		}
+		if !found {
+			t.Errorf("no row %q", want)
+		}
+	}
 }
 
 func TestRunExitCodes(t *testing.T) {
