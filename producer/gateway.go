@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -37,6 +38,27 @@ type GatewayConfig struct {
 	Timeout time.Duration
 	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxInFlight bounds the API requests (POST /v1/search and
+	// /v1/requests) handled at once. Beyond it a request is answered at
+	// once, before its body is read, with 503, Retry-After: 1 and the error
+	// code "overloaded", and counted in RefusedMetric. With MaxBodyBytes it
+	// bounds the request bodies held in memory: MaxInFlight × MaxBodyBytes
+	// (64 MiB by default). Default: DefaultMaxInFlight.
+	MaxInFlight int
+	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
+	// reading the whole request with its body (a body still arriving then
+	// is answered 408 and the connection closed), IdleTimeout how long a
+	// keep-alive connection may wait for its next request. Defaults:
+	// DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultIdleTimeout.
+	// Used by Serve.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond; net/http
+	// allows 4 KiB more). Default: DefaultMaxHeaderBytes. Used by Serve.
+	MaxHeaderBytes int
+	// MaxConnections bounds the connections open at once; more wait to be
+	// accepted until one closes. Default: DefaultMaxConnections. Used by
+	// Serve.
+	MaxConnections int
 	// TrustBoundary treats callers as outside the system: every request
 	// starts a new trace, sampled by our own sampler (the incoming sampled
 	// flag counts for nothing) and linked to (not parented by) an incoming
@@ -64,8 +86,9 @@ type GatewayConfig struct {
 
 // Validate reports configuration errors.
 func (c GatewayConfig) Validate() error {
-	if c.Timeout < 0 || c.MaxBodyBytes < 0 {
-		return errors.New("gateway: timeout and max body bytes must not be negative")
+	if c.Timeout < 0 || c.MaxBodyBytes < 0 || c.MaxInFlight < 0 || c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 ||
+		c.IdleTimeout < 0 || c.MaxHeaderBytes < 0 || c.MaxConnections < 0 {
+		return errors.New("gateway: timeouts and limits must not be negative")
 	}
 	_, err := c.ServerTLSConfig()
 	return err
@@ -110,6 +133,7 @@ type Gateway struct {
 	client *Client
 	ready  func(context.Context) error
 	mux    *http.ServeMux
+	admit  *admission
 }
 
 // NewGateway returns the gateway over client, whose Collector must be set
@@ -125,6 +149,12 @@ func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayCo
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
+	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
@@ -137,7 +167,11 @@ func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayCo
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	g := &Gateway{cfg: cfg, client: client, ready: ready, mux: http.NewServeMux()}
+	admit, err := newAdmission(cfg.MaxInFlight, cfg.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, client: client, ready: ready, mux: http.NewServeMux(), admit: admit}
 	g.route("POST /v1/search", g.search)
 	g.route("POST /v1/requests", g.enqueue)
 	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -147,10 +181,17 @@ func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayCo
 	return g, nil
 }
 
-// route installs an API handler behind otelhttp, whose server span is the
-// root of the request's trace (or continues an incoming traceparent). The
-// incoming trace context is limited as on Kafka records (see
-// kafkatrace.LimitPropagator) before anything parses it.
+// setDefault sets *p to def when it is zero.
+func setDefault[T int | time.Duration](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// route installs an API handler behind admission control and otelhttp,
+// whose server span is the root of the request's trace (or continues an
+// incoming traceparent). The incoming trace context is limited as on Kafka
+// records (see kafkatrace.LimitPropagator) before anything parses it.
 func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 	prop := kafkatrace.LimitPropagator(g.cfg.Propagator)
 	if g.cfg.TrustBoundary {
@@ -165,7 +206,7 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 	if g.cfg.TrustBoundary {
 		opts = append(opts, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
 	}
-	g.mux.Handle(pattern, otelhttp.NewHandler(h, pattern, opts...))
+	g.mux.Handle(pattern, g.admit.wrap(pattern, otelhttp.NewHandler(h, pattern, opts...)))
 }
 
 // ServeHTTP implements http.Handler.
@@ -260,10 +301,17 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var (
+			tooBig *http.MaxBytesError
+			netErr net.Error
+		)
+		switch {
+		case errors.As(err, &tooBig):
 			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{APIError{Code: "body_too_large", Message: fmt.Sprintf("body exceeds %d bytes", g.cfg.MaxBodyBytes)}})
-		} else {
+		case errors.As(err, &netErr) && netErr.Timeout():
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusRequestTimeout, errorBody{APIError{Code: "request_timeout", Message: fmt.Sprintf("request not received within %s", g.cfg.ReadTimeout)}})
+		default:
 			writeJSON(w, http.StatusBadRequest, errorBody{APIError{Code: "bad_body", Message: err.Error()}})
 		}
 		return messages.Request{}, false

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
@@ -31,6 +30,13 @@ type gatewayFlags struct {
 	tlsCertFile   string
 	tlsKeyFile    string
 	tlsClientCA   string
+	// Overload and slow clients.
+	maxInFlight       int
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	idleTimeout       time.Duration
+	maxHeaderBytes    int
+	maxConnections    int
 }
 
 func (g *gatewayFlags) declare(s *settings) {
@@ -40,6 +46,12 @@ func (g *gatewayFlags) declare(s *settings) {
 	s.str(&g.tlsCertFile, "http-tls-cert-file", "", "PEM certificate: serve HTTPS only (with --http-tls-key-file)")
 	s.str(&g.tlsKeyFile, "http-tls-key-file", "", "PEM private key of --http-tls-cert-file")
 	s.str(&g.tlsClientCA, "http-tls-client-ca-file", "", "PEM CAs: require HTTP client certificates they sign (mutual TLS)")
+	s.integer(&g.maxInFlight, "max-in-flight", producer.DefaultMaxInFlight, "API requests handled at once; more are answered 503 with Retry-After: 1 at once. Bodies in memory stay under this × --max-body-bytes; lower sheds load sooner and bounds memory tighter, higher lets more requests wait for the pipeline (each up to --timeout)")
+	s.duration(&g.readHeaderTimeout, "http-read-header-timeout", producer.DefaultReadHeaderTimeout, "time to receive a request's headers; a stalled client holds a connection this long (lower frees slots sooner, too low cuts off slow links)")
+	s.duration(&g.readTimeout, "http-read-timeout", producer.DefaultReadTimeout, "time to receive a whole request with its body (408 after); a body trickled byte by byte holds a connection this long (lower frees it sooner, too low refuses large bodies on slow links)")
+	s.duration(&g.idleTimeout, "http-idle-timeout", producer.DefaultIdleTimeout, "how long an idle keep-alive connection stays open (lower frees connection slots sooner, higher saves clients new TCP and TLS handshakes)")
+	s.integer(&g.maxHeaderBytes, "http-max-header-bytes", producer.DefaultMaxHeaderBytes, "largest request header block (431 beyond); bounds memory per connection, must fit traceparent, baggage and credentials")
+	s.integer(&g.maxConnections, "max-connections", producer.DefaultMaxConnections, "HTTP connections open at once; more wait in the kernel accept queue until one closes (bounds memory and file descriptors; too low lets idle or stalled clients delay others)")
 }
 
 func (g gatewayFlags) validate() error {
@@ -53,6 +65,12 @@ func (g gatewayFlags) validate() error {
 	if g.maxBodyBytes < 1024 {
 		errs = append(errs, errors.New("max-body-bytes: must be at least 1024"))
 	}
+	if g.maxInFlight < 1 || g.maxConnections < 1 || g.maxHeaderBytes < 1024 {
+		errs = append(errs, errors.New("max-in-flight, max-connections: must be at least 1; http-max-header-bytes: at least 1024"))
+	}
+	if g.readHeaderTimeout <= 0 || g.readTimeout <= 0 || g.idleTimeout <= 0 {
+		errs = append(errs, errors.New("http-read-header-timeout, http-read-timeout, http-idle-timeout: must be positive"))
+	}
 	if _, err := g.config().ServerTLSConfig(); err != nil {
 		errs = append(errs, fmt.Errorf("http-tls-*: %w", err))
 	}
@@ -61,7 +79,9 @@ func (g gatewayFlags) validate() error {
 
 func (g gatewayFlags) config() producer.GatewayConfig {
 	return producer.GatewayConfig{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary,
-		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA}
+		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA,
+		MaxInFlight: g.maxInFlight, ReadHeaderTimeout: g.readHeaderTimeout, ReadTimeout: g.readTimeout,
+		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections}
 }
 
 func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer) (gatewayConfig, error) {
@@ -98,14 +118,11 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
 }
 
-// serveGateway serves the gateway on flags.httpListen until ctx is done, then
-// drains in-flight HTTP requests.
+// serveGateway serves the gateway on flags.httpListen, with its limits on
+// requests in flight, connections and slow clients (producer.Gateway.Serve),
+// until ctx is done, then drains in-flight HTTP requests.
 func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, logger *slog.Logger) error {
 	gc := flags.config()
-	tc, err := gc.ServerTLSConfig()
-	if err != nil {
-		return err
-	}
 	g, client, err := pipeline.NewGateway(ctx, pc, gc)
 	if err != nil {
 		return err
@@ -115,24 +132,7 @@ func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, l
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tc,
-		// TLS handshake failures and the like, at warn.
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", tc != nil, "mtls", tc != nil && tc.ClientCAs != nil)
-	errc := make(chan error, 1)
-	go func() {
-		if tc != nil {
-			errc <- srv.ServeTLS(ln, "", "")
-			return
-		}
-		errc <- srv.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flags.timeout+time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
+	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", gc.TLSCertFile != "", "mtls", gc.TLSClientCAFile != "",
+		"max_in_flight", gc.MaxInFlight, "max_connections", gc.MaxConnections)
+	return g.Serve(ctx, ln)
 }

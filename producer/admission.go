@@ -1,0 +1,59 @@
+package producer
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// RefusedMetric counts the API requests the gateway refused because
+// MaxInFlight requests were already in flight, by http.route.
+const RefusedMetric = "kretrieve.gateway.refused"
+
+// RetryAfter is the Retry-After (seconds) of a refused request.
+const RetryAfter = "1"
+
+// admission bounds the API requests in flight with a non-blocking
+// semaphore: a request beyond the bound is answered at once with 503 and
+// Retry-After, in the gateway's error shape. Nothing queues: a queue would
+// add its wait to the latency of every admitted request, and callers told
+// to come back in a second do better than callers that time out in line.
+// It runs outside otelhttp and before the body is read, so a refusal
+// allocates no body, starts no span (a refusal storm is not a storm of
+// server-error spans) and is counted in RefusedMetric instead.
+type admission struct {
+	max      int64
+	inFlight atomic.Int64
+	refused  metric.Int64Counter
+}
+
+func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
+	refused, err := mp.Meter(ScopeName).Int64Counter(RefusedMetric,
+		metric.WithUnit("{request}"),
+		metric.WithDescription("API requests answered 503 because the gateway had its maximum of requests in flight."))
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %s: %w", RefusedMetric, err)
+	}
+	return &admission{max: int64(max), refused: refused}, nil
+}
+
+// wrap admits requests to h, the handler of route.
+func (a *admission) wrap(route string, h http.Handler) http.Handler {
+	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("http.route", route)))
+	body := errorBody{APIError{Code: "overloaded",
+		Message: fmt.Sprintf("the gateway is handling its maximum of %d requests; retry after %s s", a.max, RetryAfter)}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.inFlight.Add(1) > a.max {
+			a.inFlight.Add(-1)
+			a.refused.Add(r.Context(), 1, attrs)
+			w.Header().Set("Retry-After", RetryAfter)
+			writeJSON(w, http.StatusServiceUnavailable, body)
+			return
+		}
+		defer a.inFlight.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
