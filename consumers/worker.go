@@ -25,10 +25,15 @@ type Config struct {
 	Group string
 	// Topic is the input topic. Required.
 	Topic string
-	// Concurrency is how many partitions are processed at once; records of
-	// one partition are always processed in order. Default: 6.
+	// Concurrency is how many records (each of a different partition) are
+	// processed at once; records of one partition are always processed in
+	// order, one at a time, and partitions take turns. Default: 6.
 	Concurrency int
-	// MaxPollRecords caps the records taken from one poll. Default: 500.
+	// MaxPollRecords caps the records taken from one poll and the records
+	// queued for one partition: a partition whose queue is full is not
+	// fetched until half of it is processed. Offsets are committed every
+	// 100 ms, or as soon as half of MaxPollRecords records were
+	// acknowledged. Default: 500.
 	MaxPollRecords int
 	// Attempts is how many times a transient handler error is tried in all
 	// before the record is dead-lettered. Default: 3.
@@ -44,8 +49,9 @@ type Config struct {
 	SessionTimeout time.Duration
 	// FetchMaxBytes caps one fetch response. franz-go buffers at most one
 	// fetch per broker until it is polled, so the records held by a worker
-	// are bounded by brokers × FetchMaxBytes plus MaxPollRecords in flight;
-	// fetching pauses while the buffer is full. Default: 16 MiB.
+	// are bounded by brokers × FetchMaxBytes plus, per partition, its
+	// queue (MaxPollRecords, and one more poll's worth before fetching it
+	// pauses). Default: 16 MiB.
 	FetchMaxBytes int32
 	// MaxRecordBytes caps a consumed record's key plus value. A larger
 	// record is dead-lettered without being decoded. Default: 1 MiB
@@ -155,6 +161,19 @@ type Worker struct {
 	processed atomic.Int64
 	dead      atomic.Int64
 
+	sem chan struct{} // a slot per record being processed (Concurrency)
+
+	partMu sync.Mutex
+	parts  map[partKey]*partition // assigned partitions that have had records
+
+	rmu      sync.Mutex
+	rewinds  map[partKey]int64 // rewinds asked for, applied by the poll loop
+	wakePoll context.CancelFunc
+
+	commitMu   sync.Mutex    // serializes commits
+	commitSoon chan struct{} // asks commitLoop for a commit now
+	acked      atomic.Int64  // records acknowledged since the last commit
+
 	mu          sync.Mutex
 	uncommitted map[string]map[int32]kgo.EpochOffset // offsets whose commit failed
 }
@@ -170,7 +189,12 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 	if tracer == nil || handler == nil {
 		return nil, errors.New("worker: tracer and handler are required")
 	}
-	w := &Worker{cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default(), uncommitted: make(map[string]map[int32]kgo.EpochOffset)}
+	w := &Worker{
+		cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default(),
+		parts: make(map[partKey]*partition), rewinds: make(map[partKey]int64),
+		commitSoon: make(chan struct{}, 1), uncommitted: make(map[string]map[int32]kgo.EpochOffset),
+	}
+	w.sem = make(chan struct{}, w.cfg.Concurrency)
 	for _, o := range opts {
 		o.apply(w)
 	}
@@ -185,27 +209,17 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(w.cfg.SessionTimeout),
 		kgo.DisableAutoCommit(),
-		// Partitions are not revoked while a polled batch is in flight: every
-		// batch is committed before AllowRebalance, so a revoke never loses
-		// progress and never hands a partition over mid-batch.
+		// Rebalances wait only while a poll's records are handed to their
+		// partitions' queues (until AllowRebalance), so a record is never
+		// queued for a partition already given away and rewinds never race
+		// a revoke. Revoked partitions are stopped, drained and committed
+		// in onRevoked, which franz-go runs before giving them away.
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsRevoked(w.onRevoked),
-		kgo.OnPartitionsLost(func(ctx context.Context, _ *kgo.Client, lost map[string][]int32) {
-			// Lost, not revoked: the group moved on without us, so owed
-			// commits would be rejected; the new owner redelivers.
-			w.mu.Lock()
-			for topic, ps := range lost {
-				for _, p := range ps {
-					delete(w.uncommitted[topic], p)
-				}
-			}
-			w.mu.Unlock()
-			w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
-		}),
+		kgo.OnPartitionsLost(w.onLost),
 		kgo.WithHooks(tracer),
-		// Bounded memory: fetch responses are capped, and the outputs of
-		// one poll (one per input, or a dead letter) fit the producer
-		// buffer, which blocks rather than grows.
+		// Bounded memory: fetch responses and partition queues are capped,
+		// and the producer buffer blocks rather than grows.
 		kgo.FetchMaxBytes(w.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(min(w.cfg.FetchMaxBytes, 4<<20)),
 		kgo.MaxBufferedRecords(2*w.cfg.MaxPollRecords),
@@ -227,22 +241,49 @@ func (w *Worker) Processed() int64 { return w.processed.Load() }
 // DeadLettered returns how many records the worker has sent to a dead-letter topic.
 func (w *Worker) DeadLettered() int64 { return w.dead.Load() }
 
-// Run consumes until ctx is done, then finishes the batch in flight, commits
-// what was acknowledged, leaves the group and closes the client.
+// commitInterval is how often acknowledged offsets are committed; a
+// commit also starts as soon as half of MaxPollRecords records were
+// acknowledged since the last one.
+const commitInterval = 100 * time.Millisecond
+
+// Run consumes until ctx is done, then finishes the records in flight (one
+// per partition), waits for their outputs, commits what was acknowledged,
+// leaves the group and closes the client.
+//
+// Each assigned partition has its own goroutine and bounded queue, fed by
+// the poll loop: records of a partition are processed in order, partitions
+// in parallel (at most Concurrency records at once, taken in turn), so a
+// slow partition delays only itself. A partition whose queue holds
+// MaxPollRecords records is paused until it has drained half of them, so
+// the next polls bring the other partitions' records: under a backlog all
+// partitions drain together.
 func (w *Worker) Run(ctx context.Context) error {
+	cctx, stopCommits := context.WithCancel(context.WithoutCancel(ctx))
+	committer := make(chan struct{})
+	go func() {
+		defer close(committer)
+		w.commitLoop(cctx)
+	}()
 	defer func() {
+		stopCommits()
+		<-committer
+		// The last poll blocked rebalances, so no revoke runs concurrently:
+		// finish the records in flight, wait for their outputs and commit.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
+		w.release(fctx, w.client, w.detach(nil), true)
 		// Offsets whose commit failed get one last try before leaving.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
-		w.retryUncommitted(cctx, w.client, nil)
+		w.retryUncommitted(fctx, w.client, nil)
 		cancel()
-		// The last poll blocked rebalances; leaving the group waits for that
-		// block to be released.
+		// Leaving the group waits for the poll's rebalance block to be
+		// released.
 		w.client.AllowRebalance()
 		w.client.Close()
 	}()
 	w.logger.InfoContext(ctx, "worker started")
 	for {
-		fetches := w.client.PollRecords(ctx, w.cfg.MaxPollRecords)
+		pctx, cancel := w.pollContext(ctx)
+		fetches := w.client.PollRecords(pctx, w.cfg.MaxPollRecords)
+		cancel()
 		if fetches.IsClientClosed() {
 			return nil
 		}
@@ -252,71 +293,400 @@ func (w *Worker) Run(ctx context.Context) error {
 			break
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
-			w.logger.WarnContext(ctx, "fetch error", "topic", topic, "partition", partition, "err", err)
+			if !errors.Is(err, context.Canceled) { // a poll woken for a rewind
+				w.logger.WarnContext(ctx, "fetch error", "topic", topic, "partition", partition, "err", err)
+			}
 		})
-		w.processFetches(ctx, fetches)
+		// Rebalances are blocked from the poll until AllowRebalance, so
+		// every record handed out belongs to a partition this member owns,
+		// and a rewind (SetOffsets) never races a revoke.
+		w.dispatch(ctx, fetches)
 		w.client.AllowRebalance()
 	}
 	w.logger.InfoContext(ctx, "worker stopping", "processed", w.processed.Load(), "dead_lettered", w.dead.Load())
 	return nil
 }
 
-// partitionBatch tracks one partition's records of a poll.
-type partitionBatch struct {
-	topic     string
-	partition int32
-	last      *kgo.Record
-	// firstFailed is the lowest offset whose processing or output failed.
-	firstFailed atomic.Int64
+// pollContext returns the context of the next poll: it is cancelled when a
+// partition asks for a rewind, so the rewind does not wait for new records.
+func (w *Worker) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	pctx, cancel := context.WithCancel(ctx)
+	w.rmu.Lock()
+	w.wakePoll = cancel
+	if len(w.rewinds) > 0 {
+		cancel()
+	}
+	w.rmu.Unlock()
+	return pctx, cancel
 }
 
-func (b *partitionBatch) fail(offset int64) {
-	for {
-		cur := b.firstFailed.Load()
-		if offset >= cur || b.firstFailed.CompareAndSwap(cur, offset) {
+// dispatch applies the rewinds asked for, then queues the poll's records on
+// their partitions, starting a partition's goroutine when it has none.
+func (w *Worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
+	rewound := w.applyRewinds()
+	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if len(fp.Records) == 0 {
 			return
+		}
+		k := partKey{fp.Topic, fp.Partition}
+		if _, ok := rewound[k]; ok {
+			return // fetched before the rewind
+		}
+		w.partMu.Lock()
+		p := w.parts[k]
+		if p == nil {
+			p = w.newPartition(k)
+			w.parts[k] = p
+			go p.run(ctx)
+		}
+		w.partMu.Unlock()
+		p.enqueue(fp.Records, fp.HighWatermark)
+	})
+}
+
+// applyRewinds rewinds the partitions that asked for it (between a poll and
+// AllowRebalance, as SetOffsets asks) and returns them.
+func (w *Worker) applyRewinds() map[partKey]int64 {
+	w.rmu.Lock()
+	rewinds := w.rewinds
+	if len(rewinds) > 0 {
+		w.rewinds = make(map[partKey]int64)
+	}
+	w.rmu.Unlock()
+	if len(rewinds) == 0 {
+		return nil
+	}
+	offsets := make(map[string]map[int32]kgo.EpochOffset)
+	for k, offset := range rewinds {
+		setOffset(offsets, k.topic, k.partition, kgo.EpochOffset{Epoch: -1, Offset: offset})
+	}
+	w.client.SetOffsets(offsets)
+	w.partMu.Lock()
+	defer w.partMu.Unlock()
+	for k := range rewinds {
+		if p := w.parts[k]; p != nil {
+			p.rewound()
+		}
+	}
+	return rewinds
+}
+
+// requestRewind asks the poll loop to fetch p again from offset.
+func (w *Worker) requestRewind(p *partition, offset int64) {
+	w.rmu.Lock()
+	defer w.rmu.Unlock()
+	w.rewinds[p.key] = offset
+	if w.wakePoll != nil {
+		w.wakePoll()
+	}
+}
+
+// detach removes the given partitions (all when parts is nil) from the
+// worker and returns their state.
+func (w *Worker) detach(parts map[string][]int32) []*partition {
+	w.partMu.Lock()
+	var out []*partition
+	for k, p := range w.parts {
+		if parts == nil || slices.Contains(parts[k.topic], k.partition) {
+			out = append(out, p)
+			delete(w.parts, k)
+		}
+	}
+	w.partMu.Unlock()
+	w.rmu.Lock()
+	for _, p := range out {
+		delete(w.rewinds, p.key)
+	}
+	w.rmu.Unlock()
+	return out
+}
+
+// release stops the goroutines of parts after the record each has in
+// flight and resumes their fetching. With commit, it waits for their
+// outputs and commits what was acknowledged.
+func (w *Worker) release(ctx context.Context, cl *kgo.Client, parts []*partition, commit bool) {
+	for _, p := range parts {
+		close(p.quit)
+	}
+	for _, p := range parts {
+		<-p.done
+		p.mu.Lock()
+		p.resume()
+		p.mu.Unlock()
+	}
+	if !commit {
+		return
+	}
+	for _, p := range parts {
+		p.outputs.Wait()
+	}
+	w.commit(ctx, cl, parts)
+}
+
+// commitLoop commits acknowledged offsets every commitInterval, or sooner
+// when many records were acknowledged, until ctx is done.
+func (w *Worker) commitLoop(ctx context.Context) {
+	t := time.NewTicker(commitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.commitSoon:
+		}
+		w.partMu.Lock()
+		parts := make([]*partition, 0, len(w.parts))
+		for _, p := range w.parts {
+			parts = append(parts, p)
+		}
+		w.partMu.Unlock()
+		cctx, cancel := context.WithTimeout(ctx, w.cfg.CommitTimeout)
+		w.commit(cctx, w.client, parts)
+		cancel()
+	}
+}
+
+// acknowledged counts n records acknowledged and asks for a commit when
+// half of MaxPollRecords are waiting for one.
+func (w *Worker) acknowledged(n int64) {
+	if w.acked.Add(n) >= int64(w.cfg.MaxPollRecords/2) {
+		select {
+		case w.commitSoon <- struct{}{}:
+		default:
 		}
 	}
 }
 
-// processFetches processes a poll's partitions concurrently (records of one
-// partition in order), waits for every output to be acknowledged, then
-// commits each partition up to its first failure and rewinds failed
-// partitions so their records are fetched again.
-func (w *Worker) processFetches(ctx context.Context, fetches kgo.Fetches) {
-	var (
-		batches []*partitionBatch
-		work    sync.WaitGroup
-		outputs sync.WaitGroup
-		sem     = make(chan struct{}, w.cfg.Concurrency)
-	)
-	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if len(p.Records) == 0 {
+// partKey names a partition.
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// queued is a record waiting in its partition's queue.
+type queued struct {
+	rec           *kgo.Record
+	highWatermark int64
+}
+
+// pending is a processed record whose outputs are not all acknowledged.
+type pending struct {
+	offset int64
+	epoch  int32
+	left   int // outputs not yet acknowledged, plus one while processing
+	failed bool
+}
+
+// partition is the state and goroutine of one assigned partition.
+type partition struct {
+	w       *Worker
+	key     partKey
+	wake    chan struct{} // records queued, or a failure to handle
+	quit    chan struct{} // closed to stop after the record in flight
+	done    chan struct{} // closed when the goroutine returned
+	outputs sync.WaitGroup
+
+	mu          sync.Mutex
+	queue       []queued
+	paused      bool // fetching paused while the queue is full
+	rewinding   bool // a rewind was asked for; dispatched records are dropped
+	inflight    []*pending
+	firstFailed int64           // lowest offset whose processing or output failed
+	next        kgo.EpochOffset // every record before next.Offset is done
+	committed   int64           // next.Offset as last committed
+}
+
+func (w *Worker) newPartition(k partKey) *partition {
+	return &partition{
+		w: w, key: k,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		firstFailed: math.MaxInt64, next: kgo.EpochOffset{Epoch: -1, Offset: -1}, committed: -1,
+	}
+}
+
+func (p *partition) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues recs, pausing the partition's fetching when the queue is full.
+func (p *partition) enqueue(recs []*kgo.Record, highWatermark int64) {
+	p.mu.Lock()
+	if p.rewinding {
+		p.mu.Unlock()
+		return
+	}
+	for _, r := range recs {
+		p.queue = append(p.queue, queued{r, highWatermark})
+	}
+	if !p.paused && len(p.queue) >= p.w.cfg.MaxPollRecords {
+		p.paused = true
+		p.w.client.PauseFetchPartitions(map[string][]int32{p.key.topic: {p.key.partition}})
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+// resume resumes fetching if it was paused. p.mu must be held.
+func (p *partition) resume() {
+	if p.paused {
+		p.paused = false
+		p.w.client.ResumeFetchPartitions(map[string][]int32{p.key.topic: {p.key.partition}})
+	}
+}
+
+// take returns the next record to process; none while a failure waits to
+// be handled.
+func (p *partition) take() (q queued, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rewinding || p.firstFailed != math.MaxInt64 || len(p.queue) == 0 {
+		return q, false
+	}
+	q = p.queue[0]
+	p.queue[0] = queued{}
+	p.queue = p.queue[1:]
+	if len(p.queue) <= p.w.cfg.MaxPollRecords/2 {
+		p.resume()
+	}
+	return q, true
+}
+
+// run processes the partition's records in order until quit or ctx is done.
+func (p *partition) run(ctx context.Context) {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.quit:
 			return
+		case <-ctx.Done():
+			return
+		case <-p.wake:
 		}
-		b := &partitionBatch{topic: p.Topic, partition: p.Partition, last: p.Records[len(p.Records)-1]}
-		b.firstFailed.Store(math.MaxInt64)
-		batches = append(batches, b)
-		sem <- struct{}{}
-		work.Go(func() {
-			defer func() { <-sem }()
-			for _, rec := range p.Records {
-				if ctx.Err() != nil {
-					b.fail(rec.Offset)
-					return
-				}
-				w.processRecord(ctx, p.HighWatermark, rec, b, &outputs)
+		for {
+			if ctx.Err() != nil || p.stopped() {
+				return
 			}
-		})
-	})
-	work.Wait()
-	outputs.Wait()
-	w.commit(ctx, batches)
+			p.mu.Lock()
+			failed := p.firstFailed != math.MaxInt64 && !p.rewinding
+			p.mu.Unlock()
+			if failed {
+				p.rewind(ctx)
+				break
+			}
+			q, ok := p.take()
+			if !ok {
+				break
+			}
+			select {
+			case p.w.sem <- struct{}{}:
+			case <-p.quit:
+				return
+			case <-ctx.Done():
+				return
+			}
+			p.w.processRecord(ctx, p, q.highWatermark, q.rec)
+			<-p.w.sem
+		}
+	}
+}
+
+func (p *partition) stopped() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// rewind drops the queue, waits for the outputs in flight, and asks the
+// poll loop to fetch the partition again from its first failed record.
+func (p *partition) rewind(ctx context.Context) {
+	p.mu.Lock()
+	p.rewinding = true
+	clear(p.queue)
+	p.queue = p.queue[:0]
+	p.resume()
+	p.mu.Unlock()
+	p.outputs.Wait()
+	p.mu.Lock()
+	offset := p.firstFailed
+	p.mu.Unlock()
+	p.w.logger.WarnContext(ctx, "rewinding partition to its first failed record", "partition", p.key.partition, "offset", offset)
+	p.w.requestRewind(p, offset)
+}
+
+// rewound is called by the poll loop once the partition was rewound: what
+// is dispatched from now on was fetched from the failed record.
+func (p *partition) rewound() {
+	p.mu.Lock()
+	p.firstFailed = math.MaxInt64
+	clear(p.inflight)
+	p.inflight = p.inflight[:0]
+	clear(p.queue)
+	p.queue = p.queue[:0]
+	p.rewinding = false
+	p.mu.Unlock()
+	p.signal()
+}
+
+// begin tracks rec as in progress.
+func (p *partition) begin(rec *kgo.Record) *pending {
+	pd := &pending{offset: rec.Offset, epoch: rec.LeaderEpoch, left: 1}
+	p.outputs.Add(1)
+	p.mu.Lock()
+	p.inflight = append(p.inflight, pd)
+	p.mu.Unlock()
+	return pd
+}
+
+// add counts one more output of pd.
+func (p *partition) add(pd *pending) {
+	p.outputs.Add(1)
+	p.mu.Lock()
+	pd.left++
+	p.mu.Unlock()
+}
+
+// ack counts one output of pd (or its processing) as done, failed or not,
+// and moves the committable offset past the records whose outputs are all
+// acknowledged.
+func (p *partition) ack(pd *pending, failed bool) {
+	var advanced int64
+	p.mu.Lock()
+	if failed {
+		pd.failed = true
+		p.firstFailed = min(p.firstFailed, pd.offset)
+	}
+	pd.left--
+	for len(p.inflight) > 0 {
+		h := p.inflight[0]
+		if h.left > 0 || h.failed {
+			break
+		}
+		p.next = kgo.EpochOffset{Epoch: h.epoch, Offset: h.offset + 1}
+		p.inflight[0] = nil
+		p.inflight = p.inflight[1:]
+		advanced++
+	}
+	p.mu.Unlock()
+	p.outputs.Done()
+	if failed {
+		p.signal()
+	}
+	if advanced > 0 {
+		p.w.acknowledged(advanced)
+	}
 }
 
 // processRecord runs the handler on rec inside its process span and produces
 // its outputs (or its dead letter).
-func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kgo.Record, b *partitionBatch, outputs *sync.WaitGroup) {
+func (w *Worker) processRecord(ctx context.Context, p *partition, highWatermark int64, rec *kgo.Record) {
+	pd := p.begin(rec)
 	pctx, span, qw := w.tracer.StartProcess(ctx, rec, highWatermark)
 	msg := &Message{Record: rec, QueueWait: qw, Attempt: 1}
 	outs, err := w.handler(pctx, msg)
@@ -326,7 +696,7 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 			// Shutting down: leave the record uncommitted for redelivery
 			// rather than dead-lettering work that was merely interrupted.
 			w.tracer.EndProcess(pctx, rec, qw.End, span, err, "shutdown")
-			b.fail(rec.Offset)
+			p.ack(pd, true)
 			return
 		}
 		errType = errorKind(err)
@@ -339,13 +709,18 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 		fallback := minimalDeadLetter(rec, err, msg.Attempt, w.cfg.Group)
 		// The dead letter's send span is a child of this process span and
 		// links the producer's span of the record that failed.
+		dl.Context = pctx
 		if sc := trace.SpanContextFromContext(w.tracer.Extract(ctx, rec)); sc.IsValid() {
 			dl.Context = kafkatrace.ContextWithLinks(pctx, trace.Link{SpanContext: sc})
-			fallback.Context = dl.Context
 		}
 		// The outputs outlive a shutdown signal: they must still be
-		// acknowledged before the input offset can be committed.
-		w.produce(context.WithoutCancel(pctx), rec, dl, fallback, b, outputs)
+		// acknowledged before the input offset can be committed, so
+		// neither the produce call nor the records (whose Context franz-go
+		// watches while they are buffered) are cancelled with ctx. The
+		// contexts keep their values: the span and the pathway.
+		dl.Context = context.WithoutCancel(dl.Context)
+		fallback.Context = dl.Context
+		w.produce(context.WithoutCancel(pctx), rec, dl, fallback, p, pd)
 		w.dead.Add(1)
 		outs = nil
 	}
@@ -353,21 +728,23 @@ func (w *Worker) processRecord(ctx context.Context, highWatermark int64, rec *kg
 		if out.Context == nil {
 			out.Context = pctx
 		}
-		w.produce(context.WithoutCancel(pctx), rec, out, nil, b, outputs)
+		out.Context = context.WithoutCancel(out.Context)
+		w.produce(context.WithoutCancel(pctx), rec, out, nil, p, pd)
 	}
 	w.tracer.EndProcess(pctx, rec, qw.End, span, err, errType)
 	w.processed.Add(1)
+	p.ack(pd, false)
 }
 
 // produce produces out, an output of in. If the broker (or the client's
 // batch limit) refuses out as too large and fallback is not nil, fallback
 // is produced instead. An output that is not acknowledged fails in, so it
 // is not committed and is fetched again: nothing is dropped silently.
-func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, b *partitionBatch, outputs *sync.WaitGroup) {
-	outputs.Add(1)
+func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, p *partition, pd *pending) {
+	p.add(pd)
 	w.client.Produce(ctx, out, func(r *kgo.Record, perr error) {
-		defer outputs.Done()
 		if perr == nil {
+			p.ack(pd, false)
 			return
 		}
 		if fallback != nil && tooLarge(perr) {
@@ -375,16 +752,15 @@ func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, b *
 				"output_topic", r.Topic, "partition", in.Partition, "offset", in.Offset, "err", perr)
 			// Producing inside a promise may block on a full buffer, which
 			// only this promise goroutine drains: produce from another one.
-			outputs.Add(1)
 			go func() {
-				defer outputs.Done()
-				w.produce(ctx, in, fallback, nil, b, outputs)
+				w.produce(ctx, in, fallback, nil, p, pd)
+				p.ack(pd, false)
 			}()
 			return
 		}
 		w.logger.ErrorContext(r.Context, "output not acknowledged; input will be redelivered",
 			"output_topic", r.Topic, "partition", in.Partition, "offset", in.Offset, "err", perr)
-		b.fail(in.Offset)
+		p.ack(pd, true)
 	})
 }
 
@@ -393,42 +769,38 @@ func tooLarge(err error) bool {
 	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
-// commit commits every partition up to its first failed record and rewinds
-// partitions that failed so the failed record is fetched again.
-func (w *Worker) commit(ctx context.Context, batches []*partitionBatch) {
+// commit commits the acknowledged offsets of parts that moved since their
+// last commit, and retries offsets whose commit failed. Commits are
+// serialized, so a later commit of a partition never carries an older
+// offset than an earlier one.
+func (w *Worker) commit(ctx context.Context, cl *kgo.Client, parts []*partition) {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	w.acked.Store(0)
 	offsets := make(map[string]map[int32]kgo.EpochOffset)
-	rewind := make(map[string]map[int32]kgo.EpochOffset)
-	for _, b := range batches {
-		next := b.last.Offset + 1
-		if f := b.firstFailed.Load(); f != math.MaxInt64 {
-			next = f
-			if ctx.Err() == nil {
-				setOffset(rewind, b.topic, b.partition, kgo.EpochOffset{Epoch: -1, Offset: f})
+	for _, p := range parts {
+		p.mu.Lock()
+		if p.next.Offset > p.committed {
+			setOffset(offsets, p.key.topic, p.key.partition, p.next)
+			p.committed = p.next.Offset
+		}
+		p.mu.Unlock()
+	}
+	if len(offsets) > 0 {
+		w.mu.Lock()
+		for topic, ps := range offsets {
+			for p := range ps {
+				delete(w.uncommitted[topic], p) // superseded by this commit
 			}
 		}
-		setOffset(offsets, b.topic, b.partition, kgo.EpochOffset{Epoch: b.last.LeaderEpoch, Offset: next})
+		w.mu.Unlock()
+		w.commitSync(ctx, cl, offsets)
 	}
-	if len(offsets) == 0 {
-		return
-	}
-	w.mu.Lock()
-	for topic, ps := range offsets {
-		for p := range ps {
-			delete(w.uncommitted[topic], p) // superseded by this commit
-		}
-	}
-	w.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
-	defer cancel()
-	w.commitSync(cctx, w.client, offsets)
-	w.retryUncommitted(cctx, w.client, nil)
-	if len(rewind) > 0 {
-		w.client.SetOffsets(rewind)
-	}
+	w.retryUncommitted(ctx, cl, nil)
 }
 
 // commitSync commits offsets and remembers those whose commit failed, so a
-// later commit (the next batch, a revoke, shutdown) can retry them.
+// later commit (the next one, a revoke, shutdown) can retry them.
 func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[string]map[int32]kgo.EpochOffset) {
 	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		w.mu.Lock()
@@ -479,18 +851,35 @@ func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map
 	}
 }
 
-// onRevoked commits what is owed for partitions leaving this member. With
-// BlockRebalanceOnPoll a revoke only happens between batches, after their
-// commit, so only offsets whose commit failed can be owed.
+// onRevoked runs before franz-go gives partitions away: it stops their
+// goroutines after the record each has in flight, waits for the outputs,
+// and commits what is acknowledged and what is owed.
 func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
-	w.retryUncommitted(ctx, cl, revoked)
+	cctx, cancel := context.WithTimeout(ctx, w.cfg.CommitTimeout)
+	defer cancel()
+	w.release(cctx, cl, w.detach(revoked), true)
+	w.retryUncommitted(cctx, cl, revoked)
+	w.forget(revoked)
+}
+
+// onLost stops the goroutines of lost partitions without committing: the
+// group moved on without us, so commits would be rejected; the new owner
+// redelivers.
+func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
+	w.release(ctx, cl, w.detach(lost), false)
+	w.forget(lost)
+	w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
+}
+
+// forget drops the owed commits of partitions that left this member.
+func (w *Worker) forget(parts map[string][]int32) {
 	w.mu.Lock()
-	for topic, ps := range revoked {
+	defer w.mu.Unlock()
+	for topic, ps := range parts {
 		for _, p := range ps {
 			delete(w.uncommitted[topic], p)
 		}
 	}
-	w.mu.Unlock()
 }
 
 func setOffset(m map[string]map[int32]kgo.EpochOffset, topic string, partition int32, eo kgo.EpochOffset) {

@@ -1,0 +1,315 @@
+package consumers_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/kafkatrace"
+)
+
+const partitions = 6
+
+// partitionEnv is a broker with a six-partition input topic, a
+// six-partition output topic and a producer that places records on the
+// partition they name.
+type partitionEnv struct {
+	t        *testing.T
+	addr     string
+	in, out  string
+	producer *kgo.Client
+	adm      *kadm.Client
+}
+
+func newPartitionEnv(t *testing.T, in string, outConfig map[string]*string) *partitionEnv {
+	t.Helper()
+	addr := kafkatest.NewBroker(t, partitions).Addr()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(producer.Close)
+	e := &partitionEnv{t: t, addr: addr, in: in, out: in + ".out", producer: producer, adm: kadm.NewClient(producer)}
+	if _, err := e.adm.CreateTopic(t.Context(), partitions, -1, nil, e.in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.adm.CreateTopic(t.Context(), partitions, -1, outConfig, e.out); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// produce writes n records to each partition of the given ones.
+func (e *partitionEnv) produce(n int, parts ...int32) {
+	e.t.Helper()
+	var (
+		wg   sync.WaitGroup
+		once sync.Once
+		perr error
+	)
+	for i := range n {
+		for _, p := range parts {
+			wg.Add(1)
+			e.producer.Produce(e.t.Context(), &kgo.Record{Topic: e.in, Partition: p, Value: []byte(strconv.Itoa(i))}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					once.Do(func() { perr = err })
+				}
+				wg.Done()
+			})
+		}
+	}
+	wg.Wait()
+	if perr != nil {
+		e.t.Fatalf("produce: %v", perr)
+	}
+}
+
+// run starts a worker of group on the input topic, stopped by t.Cleanup.
+// Its outputs keep the partition of their input.
+func (e *partitionEnv) run(group string, h consumers.Handler) *consumers.Worker {
+	e.t.Helper()
+	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup(group))
+	w, err := consumers.New(consumers.Config{Group: group, Topic: e.in, RetryBackoff: time.Millisecond}, tracer, h,
+		[]kgo.Opt{kgo.SeedBrokers(e.addr), kgo.RecordPartitioner(kgo.ManualPartitioner())},
+		consumers.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	e.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("worker: %v", err)
+		}
+	})
+	return w
+}
+
+// waitCommitted waits until the group has committed want on every partition.
+func (e *partitionEnv) waitCommitted(group string, want int64) {
+	e.t.Helper()
+	var last string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := e.adm.FetchOffsets(e.t.Context(), group)
+		if err == nil {
+			all := true
+			last = ""
+			for p := range int32(partitions) {
+				o, ok := resp.Lookup(e.in, p)
+				all = all && ok && o.At == want
+				last += fmt.Sprintf(" p%d=%d", p, o.At)
+			}
+			if all {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("committed offsets did not all reach %d:%s", want, last)
+}
+
+// deliveries records, per partition, the offsets a handler was given.
+type deliveries struct {
+	mu      sync.Mutex
+	offsets [partitions][]int64
+	total   int
+}
+
+func (d *deliveries) add(r *kgo.Record) (counts [partitions]int, total int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.offsets[r.Partition] = append(d.offsets[r.Partition], r.Offset)
+	d.total++
+	for p := range counts {
+		counts[p] = len(d.offsets[p])
+	}
+	return counts, d.total
+}
+
+func (d *deliveries) of(p int32) []int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]int64(nil), d.offsets[p]...)
+}
+
+// TestBacklogDrainsAllPartitionsTogether starts one worker on a backlog
+// spread evenly over six partitions: every partition makes progress from
+// the start (all of them within the first 15% of the records, none done
+// before all have started), each in offset order, and every partition's
+// offset is committed at the end.
+func TestBacklogDrainsAllPartitionsTogether(t *testing.T) {
+	const perPartition = 2000
+	e := newPartitionEnv(t, "backlog.in", nil)
+	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
+
+	var (
+		d           deliveries
+		snapMu      sync.Mutex
+		early       *[partitions]int // counts when 15% of all records were taken
+		atFirstDone *[partitions]int // counts when a partition took its last record
+	)
+	w := e.run("backlog", func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		counts, total := d.add(msg.Record)
+		snapMu.Lock()
+		if early == nil && total == partitions*perPartition*15/100 {
+			early = &counts
+		}
+		if atFirstDone == nil && counts[msg.Record.Partition] == perPartition {
+			atFirstDone = &counts
+		}
+		snapMu.Unlock()
+		time.Sleep(100 * time.Microsecond)
+		return nil, nil
+	})
+	e.waitCommitted("backlog", perPartition)
+
+	snapMu.Lock()
+	defer snapMu.Unlock()
+	if early == nil || atFirstDone == nil {
+		t.Fatalf("processed %d records, want %d", w.Processed(), partitions*perPartition)
+	}
+	for p := range partitions {
+		if early[p] == 0 {
+			t.Errorf("partition %d had not started after 15%% of the backlog: %v", p, *early)
+		}
+		if atFirstDone[p] == 0 {
+			t.Errorf("partition %d had not started when another was done: %v", p, *atFirstDone)
+		}
+	}
+	t.Logf("records per partition at 15%%: %v; when the first partition was done: %v", *early, *atFirstDone)
+	for p := range int32(partitions) {
+		offsets := d.of(p)
+		if len(offsets) != perPartition {
+			t.Errorf("partition %d: %d deliveries, want %d", p, len(offsets), perPartition)
+		}
+		for i, o := range offsets {
+			if o != int64(i) {
+				t.Fatalf("partition %d: delivery %d is offset %d: not in order", p, i, o)
+			}
+		}
+	}
+}
+
+// TestSlowPartitionDoesNotHoldOthers blocks the handler on partition 0's
+// first record: the other partitions' records are all processed meanwhile,
+// and partition 0 continues, in order, once released.
+func TestSlowPartitionDoesNotHoldOthers(t *testing.T) {
+	const perPartition = 100
+	e := newPartitionEnv(t, "slow.in", nil)
+	release := make(chan struct{})
+	var d deliveries
+	e.run("slow", func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		d.add(msg.Record)
+		if msg.Record.Partition == 0 && msg.Record.Offset == 0 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return []*kgo.Record{{Topic: e.out, Partition: msg.Record.Partition, Value: msg.Record.Value}}, nil
+	})
+	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		done := true
+		for p := int32(1); p < partitions; p++ {
+			done = done && len(d.of(p)) == perPartition
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other partitions did not finish while partition 0 was blocked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := d.of(0); len(got) != 1 {
+		t.Fatalf("partition 0 went on past its blocked record: %v", got)
+	}
+	close(release)
+	e.waitCommitted("slow", perPartition)
+	for p := range int32(partitions) {
+		for i, o := range d.of(p) {
+			if o != int64(i) {
+				t.Fatalf("partition %d: delivery %d is offset %d: not in order", p, i, o)
+			}
+		}
+	}
+}
+
+// TestFailedOutputRewindsOnlyItsPartition has the broker refuse one output
+// of partition 2 (too large for the output topic) on its first delivery:
+// partition 2 is fetched again from the failed record or before, in order,
+// while the other partitions are delivered exactly once; all offsets are
+// committed in the end.
+func TestFailedOutputRewindsOnlyItsPartition(t *testing.T) {
+	const perPartition, failAt = 50, 20
+	maxBytes := "2048"
+	e := newPartitionEnv(t, "rewind.in", map[string]*string{"max.message.bytes": &maxBytes})
+	var (
+		d      deliveries
+		failMu sync.Mutex
+		failed bool
+	)
+	e.run("rewind", func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		d.add(msg.Record)
+		value := msg.Record.Value
+		if msg.Record.Partition == 2 && msg.Record.Offset == failAt {
+			failMu.Lock()
+			if !failed {
+				failed = true
+				value = make([]byte, 8<<10) // incompressible, over the output topic's limit
+				_, _ = rand.Read(value)
+			}
+			failMu.Unlock()
+		}
+		return []*kgo.Record{{Topic: e.out, Partition: msg.Record.Partition, Value: value}}, nil
+	})
+	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
+	e.waitCommitted("rewind", perPartition)
+
+	for p := range int32(partitions) {
+		offsets := d.of(p)
+		if p != 2 {
+			if len(offsets) != perPartition {
+				t.Errorf("partition %d: %d deliveries, want %d exactly once", p, len(offsets), perPartition)
+			}
+			continue
+		}
+		// Increasing, except one step back to the failed record or before.
+		back := -1
+		for i := 1; i < len(offsets); i++ {
+			if offsets[i] <= offsets[i-1] {
+				if back >= 0 {
+					t.Fatalf("partition 2 went back twice: %v", offsets)
+				}
+				back = i
+			} else if offsets[i] != offsets[i-1]+1 {
+				t.Fatalf("partition 2 skipped from %d to %d: %v", offsets[i-1], offsets[i], offsets)
+			}
+		}
+		if back < 0 || offsets[back] > failAt || offsets[back-1] < failAt {
+			t.Fatalf("partition 2 was not rewound to offset %d or before: %v", failAt, offsets)
+		}
+		if offsets[len(offsets)-1] != perPartition-1 {
+			t.Fatalf("partition 2 did not finish: %v", offsets)
+		}
+	}
+}
