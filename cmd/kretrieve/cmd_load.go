@@ -37,6 +37,10 @@ type loadConfig struct {
 	timeout    time.Duration
 	json       bool
 	gatewayURL string
+	// sweep, curve and curveLabel: see cmd_load_sweep.go.
+	sweep      []int
+	curve      string
+	curveLabel string
 	spans      spansFileFlags
 	// pathways: in Kafka mode, the requests' pathways are published (in
 	// gateway mode the gateway publishes them).
@@ -54,12 +58,26 @@ func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (l
 	s.duration(&c.duration, "duration", 0, "stop sending after this long (0: until --requests)")
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result (gateway mode: for each HTTP response)")
 	s.boolean(&c.json, "json", false, "print the report as JSON")
+	var sweep string
+	s.str(&sweep, "sweep", "", "rate sweep: open loop at each of these requests per second in turn (e.g. 100,200,400), --requests or --duration each, after a warm-up")
+	s.str(&c.curve, "curve", "", "with --sweep: write the latency curve (p50, p99, p99.9 against achieved throughput) to this SVG file")
+	s.str(&c.curveLabel, "curve-label", "", "with --sweep: added to the curve's title, e.g. the gateway's sampling (default: this process's OTEL_* sampling)")
 	c.spans.declare(s)
 	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
 	}
 	var errs []error
+	if sweep != "" {
+		rates, err := parseSweep(sweep)
+		errs = append(errs, err)
+		c.sweep = rates
+		if c.rate > 0 {
+			errs = append(errs, errors.New("give --rate or --sweep, not both"))
+		}
+	} else if c.curve != "" {
+		errs = append(errs, errors.New("--curve needs --sweep"))
+	}
 	if c.requests <= 0 && c.duration <= 0 {
 		errs = append(errs, errors.New("give --requests or --duration"))
 	}
@@ -99,6 +117,12 @@ type loadReport struct {
 	// recorded of it.
 	Slowest         *runsummary.Trace `json:"slowest,omitempty"`
 	UntrackedTraces int64             `json:"untracked_traces"`
+	// Sweep holds a rate sweep's steps (--sweep); the totals above are
+	// those of every step together, the warm-up left out.
+	Sweep []sweepStep `json:"sweep,omitempty"`
+	// WarmupRequests is how many requests a sweep sent before its first
+	// step, not counted anywhere else.
+	WarmupRequests int64 `json:"warmup_requests,omitempty"`
 }
 
 type latency struct {
@@ -183,7 +207,9 @@ func (k *kafkaTarget) finish(ctx context.Context, rep *loadReport) error {
 // --in-flight, and reports throughput, end-to-end latency (HDR
 // histograms), the per-stage breakdown from the results' timings (queue
 // wait vs work on each hop), errors by HTTP status (gateway), dropped
-// spans, peak consumer lag (Kafka) and the slowest request's spans.
+// spans, peak consumer lag (Kafka) and the slowest request's spans. With
+// --sweep it runs open loop at each rate in turn and adds a row per rate
+// (see runSweep), and draws their latency curve with --curve.
 func runLoad(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	cfg, err := loadLoadConfig(args, getenv, stderr)
 	if err != nil {
@@ -196,16 +222,10 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	}
 
 	var (
-		mu       sync.Mutex
-		e2e      = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-		stages   = map[string]*hdrhistogram.Histogram{}
-		rep      = loadReport{Mode: fmt.Sprintf("closed loop at %d in flight", cfg.inFlight), Target: "kafka " + cfg.brokers, Stages: map[string]latency{}}
-		sent     atomic.Int64
-		finished atomic.Int64
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, cfg.inFlight)
-		target   loadTarget
-		stopLag  = func() {}
+		mu      sync.Mutex
+		rep     = loadReport{Mode: fmt.Sprintf("closed loop at %d in flight", cfg.inFlight), Target: "kafka " + cfg.brokers, Stages: map[string]latency{}}
+		target  loadTarget
+		stopLag = func() {}
 	)
 	if cfg.gatewayURL != "" {
 		rep.Target = "gateway " + cfg.gatewayURL
@@ -226,83 +246,22 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 			mu.Unlock()
 		})
 	}
-	for _, st := range stageNames {
-		stages[st] = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-	}
 	if cfg.rate > 0 {
 		rep.Mode = fmt.Sprintf("open loop at %d/s", cfg.rate)
 	}
-	record := func(res loadResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		if res.status != 0 && (res.status < 200 || res.status > 299) {
-			if rep.ErrorsByStatus == nil {
-				rep.ErrorsByStatus = map[int]int64{}
-			}
-			rep.ErrorsByStatus[res.status]++
-		}
-		if res.transport {
-			rep.TransportErrors++
-		}
-		switch res.outcome {
-		case outcomeTimeout:
-			rep.TimedOut++
-		case outcomeFailed:
-			rep.Failed++
-		default:
-			rep.Completed++
-			_ = e2e.RecordValue(max(res.latency.Microseconds(), 1))
-			if t := res.timings; t != nil {
-				for st, ms := range map[string]float64{"retrieval_queue": t.RetrievalQueueMS, "retrieval": t.RetrievalMS, "enrichment_queue": t.EnrichmentQueueMS, "enrichment": t.EnrichmentMS} {
-					_ = stages[st].RecordValue(max(int64(ms*1000), 1))
-				}
-			}
-		}
-	}
 
 	progress := newProgress(stderr)
-	queries := strings.Split(strings.TrimSpace(demoQueries), "\n")
-	start := time.Now()
-	var pace *time.Ticker
-	if cfg.rate > 0 {
-		pace = time.NewTicker(time.Second / time.Duration(cfg.rate))
-		defer pace.Stop()
+	d := driver{target: target, queries: strings.Split(strings.TrimSpace(demoQueries), "\n"), inFlight: cfg.inFlight, progress: progress}
+	var total *phase
+	if len(cfg.sweep) > 0 {
+		total = runSweep(ctx, &d, cfg, &rep)
+	} else {
+		total = d.drive(ctx, cfg.rate, cfg.requests, cfg.duration)
 	}
-	for i := 0; ctx.Err() == nil; i++ {
-		if cfg.requests > 0 && i >= cfg.requests || cfg.duration > 0 && time.Since(start) >= cfg.duration {
-			break
-		}
-		if pace != nil {
-			select {
-			case <-pace.C:
-			case <-ctx.Done():
-			}
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			continue
-		}
-		sent.Add(1)
-		query := queries[i%len(queries)]
-		wg.Go(func() {
-			defer func() { <-slots }()
-			record(target.do(ctx, query))
-			finished.Add(1)
-		})
-		progress.update(sent.Load(), finished.Load(), start)
-	}
-	wg.Wait()
-	wall := time.Since(start)
-	progress.done(sent.Load(), finished.Load(), start)
+	wall := total.wall
 	stopLag()
 	err = errors.Join(target.finish(context.WithoutCancel(ctx), &rep), comp.shutdown(10*time.Second))
-	rep.Sent, rep.WallSeconds = sent.Load(), wall.Seconds()
-	rep.ThroughputPS = float64(rep.Completed) / wall.Seconds()
-	rep.EndToEndMS = latencyOf(e2e)
-	for st, h := range stages {
-		rep.Stages[st] = latencyOf(h)
-	}
+	total.fill(&rep)
 	rep.DroppedSpans = comp.telemetry.Stats().Dropped
 	spans := recorder.Summary(runsummary.Requests{}, wall, nil, nil)
 	rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
@@ -314,9 +273,158 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	if cfg.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return errors.Join(err, enc.Encode(rep))
+		err = errors.Join(err, enc.Encode(rep))
+	} else {
+		err = errors.Join(err, rep.write(stdout))
 	}
-	return errors.Join(err, rep.write(stdout))
+	if cfg.curve != "" {
+		err = errors.Join(err, writeCurve(cfg, getenv, rep, stderr))
+	}
+	return err
+}
+
+// phase is what became of the requests of one run of the sending loop.
+type phase struct {
+	mu             sync.Mutex
+	sent           int64
+	completed      int64
+	failed         int64
+	timedOut       int64
+	transport      int64
+	errorsByStatus map[int]int64
+	e2e            *hdrhistogram.Histogram
+	stages         map[string]*hdrhistogram.Histogram
+	wall           time.Duration
+}
+
+func newPhase() *phase {
+	p := &phase{e2e: newLatencyHistogram(), stages: map[string]*hdrhistogram.Histogram{}}
+	for _, st := range stageNames {
+		p.stages[st] = newLatencyHistogram()
+	}
+	return p
+}
+
+// newLatencyHistogram records microseconds from 1 µs to an hour.
+func newLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
+
+func (p *phase) record(res loadResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if res.status != 0 && (res.status < 200 || res.status > 299) {
+		if p.errorsByStatus == nil {
+			p.errorsByStatus = map[int]int64{}
+		}
+		p.errorsByStatus[res.status]++
+	}
+	if res.transport {
+		p.transport++
+	}
+	switch res.outcome {
+	case outcomeTimeout:
+		p.timedOut++
+	case outcomeFailed:
+		p.failed++
+	default:
+		p.completed++
+		_ = p.e2e.RecordValue(max(res.latency.Microseconds(), 1))
+		if t := res.timings; t != nil {
+			for st, ms := range map[string]float64{"retrieval_queue": t.RetrievalQueueMS, "retrieval": t.RetrievalMS, "enrichment_queue": t.EnrichmentQueueMS, "enrichment": t.EnrichmentMS} {
+				_ = p.stages[st].RecordValue(max(int64(ms*1000), 1))
+			}
+		}
+	}
+}
+
+// add adds o's requests and histograms to p, and its wall time.
+func (p *phase) add(o *phase) {
+	p.sent, p.completed, p.failed, p.timedOut, p.transport = p.sent+o.sent, p.completed+o.completed, p.failed+o.failed, p.timedOut+o.timedOut, p.transport+o.transport
+	for code, n := range o.errorsByStatus {
+		if p.errorsByStatus == nil {
+			p.errorsByStatus = map[int]int64{}
+		}
+		p.errorsByStatus[code] += n
+	}
+	p.e2e.Merge(o.e2e)
+	for st, h := range o.stages {
+		p.stages[st].Merge(h)
+	}
+	p.wall += o.wall
+}
+
+// throughput is the rate of completed requests over the phase's wall time.
+func (p *phase) throughput() float64 {
+	return float64(p.completed) / max(p.wall.Seconds(), 1e-9)
+}
+
+// fill sets the report's counts, throughput and latencies from p.
+func (p *phase) fill(rep *loadReport) {
+	rep.Sent, rep.Completed, rep.Failed, rep.TimedOut = p.sent, p.completed, p.failed, p.timedOut
+	rep.TransportErrors, rep.ErrorsByStatus = p.transport, p.errorsByStatus
+	rep.WallSeconds, rep.ThroughputPS = p.wall.Seconds(), p.throughput()
+	rep.EndToEndMS = latencyOf(p.e2e)
+	for st, h := range p.stages {
+		rep.Stages[st] = latencyOf(h)
+	}
+}
+
+// driver runs load's sending loop against a target.
+type driver struct {
+	target   loadTarget
+	queries  []string
+	inFlight int
+	progress *progress
+	next     int // the index of the next query
+}
+
+// drive sends requests until requests have been sent or duration has
+// passed (0: no bound), open loop at rate (request i is sent no earlier
+// than i/rate after the first; a sender held back by the in-flight bound
+// catches up without sleeping) or, at rate 0, closed loop; at most
+// d.inFlight await their outcome at once. It returns when every outcome
+// is in.
+func (d *driver) drive(ctx context.Context, rate, requests int, duration time.Duration) *phase {
+	var (
+		p        = newPhase()
+		finished atomic.Int64
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, d.inFlight)
+		start    = time.Now()
+	)
+	for i := 0; ctx.Err() == nil; i++ {
+		if requests > 0 && i >= requests || duration > 0 && time.Since(start) >= duration {
+			break
+		}
+		if rate > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					continue
+				}
+			}
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		p.sent++
+		query := d.queries[d.next%len(d.queries)]
+		d.next++
+		wg.Go(func() {
+			defer func() { <-slots }()
+			p.record(d.target.do(ctx, query))
+			finished.Add(1)
+		})
+		d.progress.update(p.sent, finished.Load(), start)
+	}
+	wg.Wait()
+	p.wall = time.Since(start)
+	d.progress.done(p.sent, finished.Load(), start)
+	return p
 }
 
 // watchPeakLag measures the worker groups' lag every second and reports
@@ -373,6 +481,15 @@ func (r loadReport) write(w io.Writer) error {
 		fmt.Fprintf(tw, "peak lag\t%d records\t%.1f s\n", r.PeakLag, r.PeakLagSecond)
 	}
 	fmt.Fprintln(tw)
+	if len(r.Sweep) > 0 {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := writeSweep(w, r.Sweep); err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "\nall steps (warm-up of %d requests left out)\n", r.WarmupRequests)
+	}
 	fmt.Fprintln(tw, "latency (ms)\tp50\tp95\tp99\tp99.9\tmax")
 	row := func(name string, l latency) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", name, l.P50, l.P95, l.P99, l.P999, l.Max)

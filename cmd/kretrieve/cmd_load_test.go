@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,6 +108,96 @@ func TestLoadThroughGateway(t *testing.T) {
 	}
 	if _, err := loadLoadConfig([]string{"--gateway-url", "localhost:8080"}, mapEnv(nil), &stderr); err == nil || !strings.Contains(err.Error(), "gateway-url") {
 		t.Fatalf("a URL without scheme: %v", err)
+	}
+}
+
+// TestLoadSweep sweeps two rates through Kafka: a row per rate, JSON and
+// text, and an SVG curve whose points are the rows.
+func TestLoadSweep(t *testing.T) {
+	b := kafkatest.NewBroker(t, 3)
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t),
+		"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.01"})
+	startCommands(t, env, "retrieval", "enrichment")
+	curve := filepath.Join(t.TempDir(), "curve.svg")
+	r := runLoadJSON(t, env, "load", "--sweep", "50,100", "--requests", "40", "--json", "--curve", curve)
+	if len(r.Sweep) != 2 || r.WarmupRequests != 40 || r.Sent != 80 || r.Completed != 80 || !strings.HasPrefix(r.Mode, "sweep") {
+		t.Fatalf("report %+v", r)
+	}
+	for i, s := range r.Sweep {
+		if s.OfferedPS != []float64{50, 100}[i] || s.Sent != 40 || s.Completed != 40 || s.Errors != 0 ||
+			s.AchievedPS < s.OfferedPS/2 || s.AchievedPS > s.OfferedPS*1.1 || s.EndToEndMS.P50 <= 0 || s.EndToEndMS.P999 < s.EndToEndMS.P99 {
+			t.Errorf("step %d: %+v", i, s)
+		}
+	}
+
+	data, err := os.ReadFile(curve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg struct {
+		Texts []struct {
+			Class string `xml:"class,attr"`
+			Text  string `xml:",chardata"`
+		} `xml:"text"`
+		Series []struct {
+			Percentile string `xml:"data-percentile,attr"`
+			Points     []struct {
+				Achieved float64 `xml:"data-achieved,attr"`
+				MS       float64 `xml:"data-ms,attr"`
+			} `xml:"circle"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal(data, &svg); err != nil {
+		t.Fatalf("curve: %v", err)
+	}
+	title := ""
+	for _, tx := range svg.Texts {
+		if tx.Class == "title" {
+			title = tx.Text
+		}
+	}
+	if title != "kretrieve load, latency under load: Kafka, traced 1% (parentbased_traceidratio)" {
+		t.Errorf("title %q", title)
+	}
+	percentiles := 0
+	for _, g := range svg.Series {
+		if g.Percentile == "" {
+			continue
+		}
+		percentiles++
+		if len(g.Points) != 2 {
+			t.Fatalf("%s: %d points", g.Percentile, len(g.Points))
+		}
+		for i, p := range g.Points {
+			step := r.Sweep[i]
+			want := map[string]float64{"p50": step.EndToEndMS.P50, "p99": step.EndToEndMS.P99, "p99.9": step.EndToEndMS.P999}[g.Percentile]
+			if math.Abs(p.Achieved-step.AchievedPS) > 1e-3*step.AchievedPS || math.Abs(p.MS-want) > 1e-3*want {
+				t.Errorf("%s point %d: %+v, step %+v", g.Percentile, i, p, step)
+			}
+		}
+	}
+	if percentiles != 3 {
+		t.Errorf("%d percentile series, want 3", percentiles)
+	}
+
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"load", "--sweep", "100,200", "--requests", "10"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !regexp.MustCompile(`rate_offered +rate_achieved +p50 ms +p99 ms +p99.9 ms +errors\n +100 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +0\n +200 +[0-9.]+( +[0-9.]+){3} +0\n`).MatchString(stdout.String()) {
+		t.Errorf("text report:\n%s", stdout.String())
+	}
+
+	for args, want := range map[string]string{
+		"--sweep 100,x":           "not a positive rate",
+		"--sweep 100,0":           "not a positive rate",
+		"--sweep 100 --rate 10":   "not both",
+		"--curve c.svg":           "needs --sweep",
+		"--sweep 10 --requests 0": "give --requests or --duration",
+	} {
+		if _, err := loadLoadConfig(strings.Fields(args), mapEnv(nil), &stderr); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", args, err, want)
+		}
 	}
 }
 
