@@ -4,6 +4,14 @@
 // records that cannot be processed, and commits input offsets only after the
 // outputs are acknowledged (at-least-once).
 //
+// Each assigned partition has a goroutine and a bounded queue fed by the
+// poll loop: records of a partition are processed in order, partitions in
+// parallel, so a slow partition delays only itself, and a partition whose
+// queue is full stops being fetched, so under a backlog every partition
+// drains from the start. A failed output rewinds only its partition; a
+// revoked partition finishes its record in flight and commits before it is
+// given away.
+//
 // Hostile records cannot stop a worker: a record beyond the Limits (size,
 // header count, header bytes) is dead-lettered before anything decodes it,
 // a panic is recovered, and a dead letter too large for the broker is sent
