@@ -80,22 +80,7 @@ func (e *partitionEnv) produce(n int, parts ...int32) {
 // Its outputs keep the partition of their input.
 func (e *partitionEnv) run(group string, h consumers.Handler) *consumers.Worker {
 	e.t.Helper()
-	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup(group))
-	w, err := consumers.New(consumers.Config{Group: group, Topic: e.in, RetryBackoff: time.Millisecond}, tracer, h,
-		[]kgo.Opt{kgo.SeedBrokers(e.addr), kgo.RecordPartitioner(kgo.ManualPartitioner())},
-		consumers.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	e.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("worker: %v", err)
-		}
-	})
+	w, _ := e.runStoppable(group, h)
 	return w
 }
 
@@ -312,4 +297,153 @@ func TestFailedOutputRewindsOnlyItsPartition(t *testing.T) {
 			t.Fatalf("partition 2 did not finish: %v", offsets)
 		}
 	}
+}
+
+// TestHandoverRedeliversNothing moves partitions between workers of one
+// group mid-backlog, by a second worker joining and then the first one
+// shutting down: a revoked partition finishes its record in flight, waits
+// for the outputs and commits before it is given away, and shutdown does
+// the same, so every record is processed exactly once and its output
+// acknowledged.
+func TestHandoverRedeliversNothing(t *testing.T) {
+	const perPartition = 2000
+	e := newPartitionEnv(t, "handover.in", nil)
+	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
+
+	var d deliveries
+	handler := func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		d.add(msg.Record)
+		time.Sleep(500 * time.Microsecond)
+		return []*kgo.Record{{Topic: e.out, Partition: msg.Record.Partition, Value: msg.Record.Value}}, nil
+	}
+	total := func() int {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.total
+	}
+	waitTotal := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for total() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d records processed, want %d", total(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	first, stopFirst := e.runStoppable("handover", handler)
+	waitTotal(partitions * perPartition / 5)
+	second := e.run("handover", handler)
+	deadline := time.Now().Add(20 * time.Second)
+	for second.Processed() == 0 { // the first worker has revoked partitions
+		if time.Now().After(deadline) || total() == partitions*perPartition {
+			t.Fatal("the second worker got no partitions before the backlog was done")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stopFirst()
+	if total() == partitions*perPartition {
+		t.Fatal("the backlog was done before the first worker stopped")
+	}
+	e.waitCommitted("handover", perPartition)
+	t.Logf("processed by the first worker: %d, by the second: %d", first.Processed(), second.Processed())
+
+	for p := range int32(partitions) {
+		seen := make(map[int64]int)
+		for _, o := range d.of(p) {
+			seen[o]++
+		}
+		for o := range int64(perPartition) {
+			if seen[o] != 1 {
+				t.Errorf("partition %d offset %d processed %d times", p, o, seen[o])
+			}
+		}
+	}
+	if got := e.count(e.out); got != partitions*perPartition {
+		t.Errorf("%d outputs, want %d", got, partitions*perPartition)
+	}
+}
+
+// runStoppable is run with a function that stops the worker and waits for
+// Run to return.
+func (e *partitionEnv) runStoppable(group string, h consumers.Handler) (*consumers.Worker, func()) {
+	e.t.Helper()
+	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup(group))
+	w, err := consumers.New(consumers.Config{Group: group, Topic: e.in, RetryBackoff: time.Millisecond}, tracer, h,
+		// A short heartbeat interval lets a joining worker be assigned
+		// partitions within the test's backlog.
+		[]kgo.Opt{kgo.SeedBrokers(e.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.HeartbeatInterval(100 * time.Millisecond)},
+		consumers.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Errorf("worker: %v", err)
+			}
+		})
+	}
+	e.t.Cleanup(stop)
+	return w, stop
+}
+
+// count returns how many records topic holds.
+func (e *partitionEnv) count(topic string) int {
+	e.t.Helper()
+	ends, err := e.adm.ListEndOffsets(e.t.Context(), topic)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := 0
+	ends.Each(func(o kadm.ListedOffset) { n += int(o.Offset) })
+	return n
+}
+
+// TestResumedPartitionIsNotStalled gives one partition a backlog while the
+// others are idle: each time its queue fills, its fetching is paused and
+// later resumed, and a fetch of the idle partitions (which the broker holds
+// while they have no records) must not hold it for long.
+func TestResumedPartitionIsNotStalled(t *testing.T) {
+	const backlog = 3000
+	e := newPartitionEnv(t, "resume.in", nil)
+	e.produce(backlog, 0)
+	var (
+		mu      sync.Mutex
+		last    time.Time
+		longest time.Duration
+	)
+	w := e.run("resume", func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		mu.Lock()
+		if now := time.Now(); !last.IsZero() {
+			longest = max(longest, now.Sub(last))
+			last = now
+		} else {
+			last = now
+		}
+		mu.Unlock()
+		time.Sleep(100 * time.Microsecond)
+		return nil, nil
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Processed() < backlog && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if w.Processed() < backlog {
+		t.Fatalf("processed %d of %d records", w.Processed(), backlog)
+	}
+	// With franz-go's default fetch wait, a resumed partition waited up
+	// to 5 s behind the idle partitions' fetch.
+	if longest > time.Second {
+		t.Errorf("the partition waited %v between two records", longest)
+	}
+	t.Logf("longest wait between two records: %v", longest)
 }
