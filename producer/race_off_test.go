@@ -1,0 +1,7 @@
+//go:build !race
+
+package producer
+
+// raceSlowdown stretches latency bounds under the race detector, which
+// makes this code several times slower.
+const raceSlowdown = 1
