@@ -219,6 +219,7 @@ func TestLimitListenerBoundsOpenConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := limitListener(inner, limit)
+	defer ln.Close()
 	var open peak
 	accepted := make(chan struct{}, dials)
 	go func() {
@@ -255,8 +256,15 @@ func TestLimitListenerBoundsOpenConnections(t *testing.T) {
 	}
 
 	// Close unblocks an Accept waiting for a slot.
-	ln2 := limitListener(inner, 1)
-	held, _ := net.Dial("tcp", inner.Addr().String())
+	inner2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2 := limitListener(inner2, 1)
+	held, err := net.Dial("tcp", inner2.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer held.Close()
 	if _, err := ln2.Accept(); err != nil {
 		t.Fatal(err)
