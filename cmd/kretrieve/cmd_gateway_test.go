@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -41,5 +42,24 @@ func TestTraceTrustFlagsReachThePipeline(t *testing.T) {
 	}
 	if _, err := loadWorkerConfig("enrichment", []string{"--retrieval-trust-boundary"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Fatal("enrichment accepted --retrieval-trust-boundary")
+	}
+}
+
+func TestGatewayLimitFlagsReachTheGateway(t *testing.T) {
+	env := map[string]string{"KRETRIEVE_MAX_IN_FLIGHT": "64", "KRETRIEVE_HTTP_READ_TIMEOUT": "3s", "KRETRIEVE_MAX_CONNECTIONS": "128"}
+	c, err := loadGatewayConfig([]string{"--http-idle-timeout", "20s", "--http-read-header-timeout", "2s", "--http-max-header-bytes", "8192"},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.config()
+	if got.MaxInFlight != 64 || got.ReadTimeout != 3*time.Second || got.MaxConnections != 128 || got.IdleTimeout != 20*time.Second ||
+		got.ReadHeaderTimeout != 2*time.Second || got.MaxHeaderBytes != 8192 {
+		t.Fatalf("gateway config %+v", got)
+	}
+	for _, args := range [][]string{{"--max-in-flight", "0"}, {"--max-connections", "0"}, {"--http-read-timeout", "0s"}, {"--http-max-header-bytes", "10"}} {
+		if _, err := loadGatewayConfig(args, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%v accepted", args)
+		}
 	}
 }
