@@ -39,7 +39,11 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 	const (
 		maxInFlight = 8
 		offered     = 3 * maxInFlight
-		maxRefusal  = 150 * time.Millisecond // 50 ms without -race: see producer's TestAdmissionUnderThreeTimesCapacity
+		// Loose: what a client sees on a shared 2-core machine measures the
+		// scheduler as much as the gateway; producer's
+		// TestAdmissionUnderThreeTimesCapacity bounds the gateway's own time
+		// to the status at 50 ms.
+		maxRefusal = time.Second
 	)
 	h := newHarness(t, 4)
 	gate := make(chan struct{})

@@ -42,8 +42,10 @@ func (p *peak) raise(v int64) {
 // clients for a bounded time to a handler that holds each request and its
 // body: the requests in the handler never exceed the bound, every admitted
 // one completes 200, every refused one gets 503, Retry-After and the JSON
-// error within 50 ms (measured by the client), and the bodies held stay under
-// MaxInFlight × MaxBodyBytes.
+// error, its status written within 50 ms of reaching the gateway, and the
+// bodies held stay under MaxInFlight × MaxBodyBytes. What the clients see
+// is logged, and bounded only loosely: on a shared 2-core machine it
+// measures the scheduler as much as the gateway.
 func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 	const (
 		maxInFlight = 16
@@ -51,8 +53,10 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 		hold        = 20 * time.Millisecond
 		offered     = time.Second
 		bodyBytes   = 8 << 10
-		// Every refusal within 50 ms (150 ms under -race).
-		maxRefusal = raceSlowdown * 50 * time.Millisecond
+		// Every refusal's status written within 50 ms (150 ms under -race)
+		// of reaching the gateway, and seen by its client within 1 s.
+		maxRefusal       = raceSlowdown * 50 * time.Millisecond
+		maxClientRefusal = time.Second
 	)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -74,7 +78,20 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 		time.Sleep(hold)
 		writeJSON(w, http.StatusOK, map[string]int{"bytes": len(body)})
 	})
-	srv := httptest.NewServer(a.wrap("POST /v1/search", stub))
+	var (
+		statusMu sync.Mutex
+		toStatus []time.Duration // of each refusal, in the server
+	)
+	admitted := a.wrap("POST /v1/search", stub)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, start: time.Now()}
+		admitted.ServeHTTP(sw, r)
+		if sw.status == http.StatusServiceUnavailable {
+			statusMu.Lock()
+			toStatus = append(toStatus, sw.took)
+			statusMu.Unlock()
+		}
+	}))
 	defer srv.Close()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	defer client.CloseIdleConnections()
@@ -102,10 +119,10 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 	}()
 
 	var (
-		mu                 sync.Mutex
-		admitted, refusals []time.Duration
-		failures           []string
-		wg                 sync.WaitGroup
+		mu                  sync.Mutex
+		completed, refusals []time.Duration
+		failures            []string
+		wg                  sync.WaitGroup
 	)
 	payload := bytes.Repeat([]byte("x"), bodyBytes)
 	deadline := time.Now().Add(offered)
@@ -120,7 +137,7 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 				case err != nil:
 					failures = append(failures, err.Error())
 				case status == http.StatusOK:
-					admitted = append(admitted, took)
+					completed = append(completed, took)
 				case status == http.StatusServiceUnavailable:
 					refusals = append(refusals, took)
 					var e errorBody
@@ -128,8 +145,8 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 						header.Get("Retry-After") != "1" || header.Get("Content-Type") != "application/json" {
 						failures = append(failures, "refusal: "+header.Get("Retry-After")+" "+string(body))
 					}
-					if took > maxRefusal {
-						failures = append(failures, "refusal took "+took.String())
+					if took > maxClientRefusal {
+						failures = append(failures, "refusal seen by the client after "+took.String())
 					}
 				default:
 					failures = append(failures, http.StatusText(status)+": "+string(body))
@@ -154,8 +171,14 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 	if got, bound := held.max.Load(), int64(maxInFlight*DefaultMaxBodyBytes); got > bound {
 		t.Errorf("bodies held peaked at %d bytes, bound MaxInFlight × MaxBodyBytes = %d", got, bound)
 	}
-	if len(admitted) == 0 || len(refusals) == 0 {
-		t.Fatalf("%d admitted, %d refused: the load did not reach the bound", len(admitted), len(refusals))
+	if len(completed) == 0 || len(refusals) == 0 {
+		t.Fatalf("%d admitted, %d refused: the load did not reach the bound", len(completed), len(refusals))
+	}
+	if len(toStatus) != len(refusals) {
+		t.Errorf("the server refused %d, the clients saw %d refusals", len(toStatus), len(refusals))
+	}
+	if slowest := quantile(toStatus, 1); slowest > maxRefusal {
+		t.Errorf("a refusal's status written %s after it reached the gateway, bound %s", slowest, maxRefusal)
 	}
 	// Generous: the heap of the test binary besides; what matters is
 	// that 3× the clients do not hold 3× the bodies.
@@ -165,10 +188,23 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 	if n := refusedCount(t, reader); n != int64(len(refusals)) {
 		t.Errorf("%s = %d, want %d", RefusedMetric, n, len(refusals))
 	}
-	t.Logf("%d clients for %s, bound %d: %d admitted (p50 %s, p99 %s), %d refused (p50 %s, p99 %s, max %s); in handler at most %d; bodies held at most %d KiB; heap in use grew at most %d KiB",
-		clients, offered, maxInFlight, len(admitted), quantile(admitted, 0.5), quantile(admitted, 0.99),
-		len(refusals), quantile(refusals, 0.5), quantile(refusals, 0.99), quantile(refusals, 1),
+	t.Logf("%d clients for %s, bound %d, hold %s: %d admitted (client p50 %s, p99 %s), %d refused (server to status p99 %s, max %s; client p50 %s, p99 %s, max %s); in handler at most %d; bodies held at most %d KiB; heap in use grew at most %d KiB",
+		clients, offered, maxInFlight, hold, len(completed), quantile(completed, 0.5), quantile(completed, 0.99),
+		len(refusals), quantile(toStatus, 0.99), quantile(toStatus, 1), quantile(refusals, 0.5), quantile(refusals, 0.99), quantile(refusals, 1),
 		inHandler.max.Load(), held.max.Load()>>10, (heapPeak.max.Load()-int64(baseline.HeapInuse))>>10)
+}
+
+// statusWriter records the status and how long after start it was written.
+type statusWriter struct {
+	http.ResponseWriter
+	start  time.Time
+	status int
+	took   time.Duration
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status, w.took = status, time.Since(w.start)
+	w.ResponseWriter.WriteHeader(status)
 }
 
 func postOnce(client *http.Client, url string, payload []byte) (int, http.Header, []byte, error) {
