@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,8 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // peak tracks a level and the highest it reached.
@@ -316,4 +319,54 @@ func TestLimitListenerBoundsOpenConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Accept still waiting after Close")
 	}
+}
+
+// A refusal starts no span and reads no body: refusals under overload are
+// not a storm of server-error spans.
+func TestGatewayRefusalStartsNoSpan(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer tp.Shutdown(context.Background())
+	reader := sdkmetric.NewManualReader()
+	g, err := NewGateway(nil, func(context.Context) error { return nil }, GatewayConfig{MaxInFlight: 1,
+		TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.admit.inFlight.Store(1) // the one slot is taken
+	body := &countingReader{r: strings.NewReader(`{"query":"q"}`)}
+	w := httptest.NewRecorder()
+	g.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/search", body))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("status %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	if n := len(spans.Ended()) + len(spans.Started()); n != 0 {
+		t.Errorf("a refusal recorded %d spans", n)
+	}
+	if body.n != 0 {
+		t.Errorf("a refusal read %d bytes of the body", body.n)
+	}
+	if n := refusedCount(t, reader); n != 1 {
+		t.Errorf("%s = %d, want 1", RefusedMetric, n)
+	}
+	if g.admit.inFlight.Load() != 1 {
+		t.Errorf("in flight %d after a refusal, want 1", g.admit.inFlight.Load())
+	}
+	// healthz is not admission-controlled: probes answer under overload.
+	w = httptest.NewRecorder()
+	g.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if w.Code != http.StatusOK {
+		t.Errorf("healthz under overload: %d", w.Code)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

@@ -56,8 +56,11 @@ type GatewayConfig struct {
 	// allows 4 KiB more). Default: DefaultMaxHeaderBytes. Used by Serve.
 	MaxHeaderBytes int
 	// MaxConnections bounds the connections open at once; more wait to be
-	// accepted until one closes. Default: DefaultMaxConnections. Used by
-	// Serve.
+	// accepted until one closes. With MaxHeaderBytes it bounds what
+	// connections hold before a request is admitted: each at most about
+	// MaxHeaderBytes + 4 KiB of headers, 8 KiB of buffers and a goroutine
+	// (an estimate from net/http, not measured). Default:
+	// DefaultMaxConnections. Used by Serve.
 	MaxConnections int
 	// TrustBoundary treats callers as outside the system: every request
 	// starts a new trace, sampled by our own sampler (the incoming sampled
