@@ -189,3 +189,14 @@ func TestGatewayConnectionsBeyondTheLimitWait(t *testing.T) {
 			stalled, limit, took, (rounds-1)*headerTimeout, rounds*headerTimeout+time.Second)
 	}
 }
+
+func TestGatewayRefusesHeadersBeyondMaxHeaderBytes(t *testing.T) {
+	addr := serveLimited(t, producer.GatewayConfig{MaxHeaderBytes: 4 << 10})
+	c := dial(t, addr)
+	// net/http allows MaxHeaderBytes + 4 KiB.
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 16<<10))
+	_, got := closedWithin(t, c, 5*time.Second)
+	if !strings.HasPrefix(got, "HTTP/1.1 431 ") {
+		t.Errorf("answer %q: want 431", got)
+	}
+}
