@@ -280,7 +280,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// The last poll blocked rebalances, so no revoke runs concurrently:
 		// finish the records in flight, wait for their outputs and commit.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
-		w.release(fctx, w.client, w.detach(nil), true)
+		w.release(fctx, w.client, w.detach(nil, true), true)
 		// Offsets whose commit failed get one last try before leaving.
 		w.retryUncommitted(fctx, w.client, nil)
 		cancel()
@@ -391,13 +391,13 @@ func (w *Worker) requestRewind(p *partition, offset int64) {
 	}
 }
 
-// detach removes the given partitions (all when parts is nil) from the
-// worker and returns their state.
-func (w *Worker) detach(parts map[string][]int32) []*partition {
+// detach removes the given partitions (all with all) from the worker and
+// returns their state.
+func (w *Worker) detach(parts map[string][]int32, all bool) []*partition {
 	w.partMu.Lock()
 	var out []*partition
 	for k, p := range w.parts {
-		if parts == nil || slices.Contains(parts[k.topic], k.partition) {
+		if all || slices.Contains(parts[k.topic], k.partition) {
 			out = append(out, p)
 			delete(w.parts, k)
 		}
@@ -863,11 +863,13 @@ func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map
 
 // onRevoked runs before franz-go gives partitions away: it stops their
 // goroutines after the record each has in flight, waits for the outputs,
-// and commits what is acknowledged and what is owed.
+// and commits what is acknowledged and what is owed. A cooperative member
+// is also called at the end of every session with nothing revoked: then it
+// only retries owed commits.
 func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.CommitTimeout)
 	defer cancel()
-	w.release(cctx, cl, w.detach(revoked), true)
+	w.release(cctx, cl, w.detach(revoked, false), true)
 	w.retryUncommitted(cctx, cl, revoked)
 	w.forget(revoked)
 }
@@ -876,7 +878,7 @@ func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 // group moved on without us, so commits would be rejected; the new owner
 // redelivers.
 func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
-	w.release(ctx, cl, w.detach(lost), false)
+	w.release(ctx, cl, w.detach(lost, false), false)
 	w.forget(lost)
 	w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
 }
