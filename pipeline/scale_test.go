@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kretrieve/kretrieve/internal/otlptest"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -44,12 +47,82 @@ func startLoad(t *testing.T, c *pipeline.Client, n int, timeout time.Duration) *
 	return l
 }
 
+// startPacedLoad publishes n requests at rate per second in the
+// background, so that the load lasts while workers join and leave, and
+// waits for their outcomes as startLoad does; check waits for both.
+func startPacedLoad(t *testing.T, c *pipeline.Client, n, rate int, timeout time.Duration) *load {
+	t.Helper()
+	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
+	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
+	ctx := t.Context()
+	l.wg.Go(func() {
+		start := time.Now()
+		for i := range n {
+			if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
+				time.Sleep(d)
+			}
+			req := messages.Request{RequestID: fmt.Sprintf("load-%05d", i), Query: queries[i%len(queries)]}
+			call, err := c.Start(ctx, req, true)
+			if err != nil {
+				t.Errorf("publish %s: %v", req.RequestID, err) // calls[i] stays nil
+				l.progress.Add(1)
+				continue
+			}
+			l.calls[i] = call
+			l.wg.Go(func() {
+				l.outcomes[i], l.errs[i] = call.Wait(context.Background(), timeout)
+				l.progress.Add(1)
+			})
+		}
+	})
+	return l
+}
+
+// waitAssigned waits until the consumer group has members members, each
+// owning at least one partition.
+func waitAssigned(t *testing.T, brokers, group string, members int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		owning := 0
+		if groups, err := adm.DescribeGroups(t.Context(), group); err == nil {
+			for _, m := range groups[group].Members {
+				if c, ok := m.Assigned.AsConsumer(); ok {
+					n := 0
+					for _, tp := range c.Topics {
+						n += len(tp.Partitions)
+					}
+					if n > 0 {
+						owning++
+					}
+				}
+			}
+		}
+		if owning >= members {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s: %d members own partitions after a minute, want %d", group, owning, members)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // check asserts that every request ended in exactly one outcome: a result,
 // or a dead letter when poisoned.
 func (l *load) check(t *testing.T) (completed, deadLettered int) {
 	t.Helper()
 	l.wg.Wait()
 	for i, call := range l.calls {
+		if call == nil { // never published: reported by startPacedLoad
+			continue
+		}
 		out, err := l.outcomes[i], l.errs[i]
 		switch {
 		case err != nil:
@@ -77,11 +150,15 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	srv := otlptest.NewServer(t)
 	h.startWorkers() // one retrieval, one enrichment, in process
 	c := h.client(true)
-	l := startLoad(t, c, n, 3*time.Minute)
+	// Paced, so that the load goes on while the children join: a worker
+	// drains a backlog of all n on every partition at once in a few
+	// seconds, before a child could be assigned anything.
+	l := startPacedLoad(t, c, n, 400, 3*time.Minute)
 
 	waitProgress(t, l, n/10)
 	graceful := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
 	killed := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
+	waitAssigned(t, h.cfg.Kafka.Brokers[0], pipeline.RetrievalGroup, 3)
 	waitProgress(t, l, n*4/10)
 	if err := graceful.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -126,6 +203,9 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	traces := byTrace(spans)
 	broken := 0
 	for _, call := range l.calls {
+		if call == nil {
+			continue
+		}
 		trace := traces[call.TraceID]
 		if connected(trace) {
 			continue
