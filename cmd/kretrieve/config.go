@@ -198,8 +198,8 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	s := newSettings(role, getenv, out)
 	c.declare(s, role, kafkaclient.DefaultBrokers)
 	s.str(&c.worker.Group, "group", role, "consumer group")
-	s.integer(&c.worker.Concurrency, "concurrency", 6, "partitions processed at once")
-	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll (bounds records in flight)")
+	s.integer(&c.worker.Concurrency, "concurrency", 6, "records processed at once, each of a different partition (a partition's records are processed in order)")
+	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll, and the most queued per partition (a full queue pauses its fetching)")
 	fetchMax := 16 << 20
 	s.integer(&fetchMax, "fetch-max-bytes", fetchMax, "largest fetch response buffered per broker")
 	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
