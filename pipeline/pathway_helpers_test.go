@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -302,21 +303,9 @@ func checkExportMatches(t *testing.T, name string, e *exported, s pathway.Snapsh
 	if math.Abs(e.sum-s.Sum.Seconds()) > 1e-9*math.Max(1, s.Sum.Seconds()) {
 		t.Errorf("%s: exported sum %vs, recorded %v", name, e.sum, s.Sum)
 	}
-	if want := snapshotBuckets(s); !mapsEqual(e.buckets, want) {
+	if want := snapshotBuckets(s); !maps.Equal(e.buckets, want) {
 		t.Errorf("%s: exported buckets %v, recorded %v", name, e.buckets, want)
 	}
-}
-
-func mapsEqual(a, b map[int]uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // runWorkers runs ws until the returned stop function is called (or the
