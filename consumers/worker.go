@@ -816,7 +816,14 @@ func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[str
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err != nil {
-			w.logger.ErrorContext(ctx, "commit failed; will retry on the next commit", "err", err)
+			// A commit waits while the group rebalances (a member joining
+			// or leaving) and may run out of time then: expected, and
+			// retried, so a warning; anything else is an error.
+			level := slog.LevelError
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kerr.RebalanceInProgress) {
+				level = slog.LevelWarn
+			}
+			w.logger.Log(ctx, level, "commit failed; will retry on the next commit", "err", err)
 			for topic, ps := range offsets {
 				for p, eo := range ps {
 					setOffset(w.uncommitted, topic, p, eo)
