@@ -172,7 +172,7 @@ func (*remoteSpan) TracerProvider() trace.TracerProvider    { return noop.NewTra
 // spanKey is the trace package's (unexported) context key of the current
 // span, learnt once by asking trace.SpanFromContext to look it up in a
 // context that records the key it is asked for. Nil when that did not
-// work; recordContext then never sets a span (see newRecordContext).
+// work; StartProcess then takes the allocating path for unsampled records.
 var spanKey = func() any {
 	var p keyProbe
 	trace.SpanFromContext(&p)
@@ -220,14 +220,10 @@ func (s *slabs[T]) get() *T {
 
 // newRecordContext returns a recordContext under parent carrying pc and,
 // when remote is valid, the non-recording span of remote as the current
-// span. ok is false when the span cannot be set that way (the trace
-// package's key was not learnt): the caller then falls back to
-// trace.ContextWithRemoteSpanContext.
-func newRecordContext(s *slabs[recordContext], parent context.Context, remote trace.SpanContext, pc pathway.Context) (*recordContext, bool) {
-	if remote.IsValid() && spanKey == nil {
-		return nil, false
-	}
+// span. A valid remote needs the trace package's span key (spanKey not
+// nil); StartProcess checks that before taking its fast path.
+func newRecordContext(s *slabs[recordContext], parent context.Context, remote trace.SpanContext, pc pathway.Context) *recordContext {
 	c := s.get()
 	c.Context, c.pathway, c.remote.sc = parent, pc, remote
-	return c, true
+	return c
 }

@@ -46,19 +46,18 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 		pctx, span, qw := t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
 		return t.started(pctx, span, r, p, qw, now)
 	}
-	if remote, ok := t.unsampled(r); ok {
+	if remote, ok := t.unsampled(r); ok && spanKey != nil {
 		// The common case at low sampling rates, without allocation:
 		// the remote context is the current span of a recordContext.
 		pc := pathway.Context{}
 		if t.pathways {
 			pc = t.checkpointIn(p, r, now, qw.Wait, remote)
 		}
-		if rc, ok := newRecordContext(&p.records, ctx, remote, pc); ok {
-			if p.process != nil {
-				p.process.queueWait.record(qw.Wait, remote)
-			}
-			return rc, rc.span(), qw
+		if p.process != nil {
+			p.process.queueWait.record(qw.Wait, remote)
 		}
+		rc := newRecordContext(&p.records, ctx, remote, pc)
+		return rc, rc.span(), qw
 	}
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
@@ -111,8 +110,7 @@ func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p 
 		return ctx, span, qw
 	}
 	pc := t.checkpointIn(p, r, now, qw.Wait, sc)
-	rc, _ := newRecordContext(&p.records, ctx, trace.SpanContext{}, pc)
-	return rc, span, qw
+	return newRecordContext(&p.records, ctx, trace.SpanContext{}, pc), span, qw
 }
 
 // startProcess starts the process span under parent (whose remote span
