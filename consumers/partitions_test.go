@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -87,25 +89,23 @@ func (e *partitionEnv) run(group string, h consumers.Handler) *consumers.Worker 
 // waitCommitted waits until the group has committed want on every partition.
 func (e *partitionEnv) waitCommitted(group string, want int64) {
 	e.t.Helper()
-	var last string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var last strings.Builder
+	if !poll.Wait(30*time.Second, func() bool {
 		resp, err := e.adm.FetchOffsets(e.t.Context(), group)
-		if err == nil {
-			all := true
-			last = ""
-			for p := range int32(partitions) {
-				o, ok := resp.Lookup(e.in, p)
-				all = all && ok && o.At == want
-				last += fmt.Sprintf(" p%d=%d", p, o.At)
-			}
-			if all {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		all := true
+		last.Reset()
+		for p := range int32(partitions) {
+			o, ok := resp.Lookup(e.in, p)
+			all = all && ok && o.At == want
+			fmt.Fprintf(&last, " p%d=%d", p, o.At)
+		}
+		return all
+	}) {
+		e.t.Fatalf("committed offsets did not all reach %d:%s", want, last.String())
 	}
-	e.t.Fatalf("committed offsets did not all reach %d:%s", want, last)
 }
 
 // deliveries records, per partition, the offsets a handler was given.
@@ -211,20 +211,14 @@ func TestSlowPartitionDoesNotHoldOthers(t *testing.T) {
 	})
 	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		done := true
+	poll.Until(t, 20*time.Second, func() bool {
 		for p := int32(1); p < partitions; p++ {
-			done = done && len(d.of(p)) == perPartition
+			if len(d.of(p)) != perPartition {
+				return false
+			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the other partitions did not finish while partition 0 was blocked")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return true
+	}, "the other partitions did not finish while partition 0 was blocked")
 	if got := d.of(0); len(got) != 1 {
 		t.Fatalf("partition 0 went on past its blocked record: %v", got)
 	}
@@ -323,25 +317,21 @@ func TestHandoverRedeliversNothing(t *testing.T) {
 	}
 	waitTotal := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for total() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d records processed, want %d", total(), n)
-			}
-			time.Sleep(time.Millisecond)
+		if !poll.Wait(20*time.Second, func() bool { return total() >= n }) {
+			t.Fatalf("%d records processed, want %d", total(), n)
 		}
 	}
 
 	first, stopFirst := e.runStoppable("handover", handler)
 	waitTotal(partitions * perPartition / 5)
 	second := e.run("handover", handler)
-	deadline := time.Now().Add(20 * time.Second)
-	for second.Processed() == 0 { // the first worker has revoked partitions
-		if time.Now().After(deadline) || total() == partitions*perPartition {
+	// The first worker has revoked partitions once the second processes.
+	poll.Until(t, 20*time.Second, func() bool {
+		if total() == partitions*perPartition && second.Processed() == 0 {
 			t.Fatal("the second worker got no partitions before the backlog was done")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return second.Processed() > 0
+	}, "the second worker got no partitions")
 	stopFirst()
 	if total() == partitions*perPartition {
 		t.Fatal("the backlog was done before the first worker stopped")
@@ -431,10 +421,7 @@ func TestResumedPartitionIsNotStalled(t *testing.T) {
 		time.Sleep(100 * time.Microsecond)
 		return nil, nil
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for w.Processed() < backlog && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Wait(30*time.Second, func() bool { return w.Processed() >= backlog }) // checked below
 	mu.Lock()
 	defer mu.Unlock()
 	if w.Processed() < backlog {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -454,16 +455,10 @@ func committed(t *testing.T, h *harness, group, topic string) map[int32]int64 {
 	return out
 }
 
-// eventually polls cond every 20 ms for up to 10 s.
+// eventually waits up to 10 s for cond (see poll.Until).
 func eventually(t *testing.T, cond func() bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: "+format, args...)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, cond, format, args...)
 }
 
 func hdrValue(r *kgo.Record, key string) string {

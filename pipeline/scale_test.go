@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
@@ -88,9 +89,9 @@ func waitAssigned(t *testing.T, brokers, group string, members int) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		owning := 0
+	owning := 0
+	if !poll.Wait(time.Minute, func() bool {
+		owning = 0
 		if groups, err := adm.DescribeGroups(t.Context(), group); err == nil {
 			for _, m := range groups[group].Members {
 				if c, ok := m.Assigned.AsConsumer(); ok {
@@ -104,13 +105,9 @@ func waitAssigned(t *testing.T, brokers, group string, members int) {
 				}
 			}
 		}
-		if owning >= members {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: %d members own partitions after a minute, want %d", group, owning, members)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return owning >= members
+	}) {
+		t.Fatalf("group %s: %d members own partitions after a minute, want %d", group, owning, members)
 	}
 }
 

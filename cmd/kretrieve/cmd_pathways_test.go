@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/pathway/aggregate"
 )
@@ -406,12 +407,8 @@ func TestPathwaysCommandWithoutAggregates(t *testing.T) {
 	var out lagOutput
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"pathways", "--json", "--watch", "50ms"}, env, &out, &stderr) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(out.String(), "\n") < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("3 documents not printed:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Wait(30*time.Second, func() bool { return strings.Count(out.String(), "\n") >= 3 }) {
+		t.Fatalf("3 documents not printed:\n%s", out.String())
 	}
 	cancel()
 	if err := <-done; err != nil {

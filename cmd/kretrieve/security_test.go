@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/internal/tlstest"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
@@ -204,16 +205,12 @@ func startSecureCluster(t *testing.T) *secureCluster {
 	})
 	startCommands(t, env, "broker")
 	admin := sc.kafkaConfig("admin", sc.ca.Client("admin"), kafkaclient.MechanismSCRAMSHA512)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := kafkaclient.Check(t.Context(), admin, slog.New(slog.DiscardHandler), 2*time.Second)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("secure broker: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var err error
+	if !poll.Wait(20*time.Second, func() bool {
+		err = kafkaclient.Check(t.Context(), admin, slog.New(slog.DiscardHandler), 2*time.Second)
+		return err == nil
+	}) {
+		t.Fatalf("secure broker: %v", err)
 	}
 	return sc
 }
@@ -285,19 +282,16 @@ func TestSecurePipelineWithLeastPrivilege(t *testing.T) {
 		RootCAs: sc.ca.Pool, Certificates: []tls.Certificate{sc.ca.Client("http-client").Cert},
 	}}}
 	base := "https://" + httpAddr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var readyErr error
+	if !poll.Wait(30*time.Second, func() bool {
 		resp, err := httpClient.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if readyErr = err; err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("gateway not ready: %v", readyErr)
 	}
 	resp, err := httpClient.Post(base+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
 	if err != nil {
@@ -338,7 +332,7 @@ func TestSecurePipelineWithLeastPrivilege(t *testing.T) {
 	}
 	// The search's pathway, published by every process under its role's
 	// ACLs, read with the pathways role's.
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	if !poll.Wait(30*time.Second, func() bool {
 		err := runAs("pathways", kafkaclient.MechanismSCRAMSHA512, "pathways", "--once", "--json")
 		var rep pathwaysReport
 		if err == nil {
@@ -347,13 +341,10 @@ func TestSecurePipelineWithLeastPrivilege(t *testing.T) {
 		if err != nil || len(rep.Errors) > 0 || slices.ContainsFunc(rep.Stages, func(s pathwayStage) bool { return s.Error != "" }) {
 			t.Fatalf("pathways as pathways: %v\n%s%s", err, stdout.String(), stderr.String())
 		}
-		if rows, ok := mainPathway(rep); ok && rows[len(rows)-1].Total == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pathways as pathways: the search's pathway is not complete:\n%s", stdout.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		rows, ok := mainPathway(rep)
+		return ok && rows[len(rows)-1].Total == 1
+	}) {
+		t.Fatalf("pathways as pathways: the search's pathway is not complete:\n%s", stdout.String())
 	}
 	// ... and are refused outside them: the producer role may not read results.
 	if err := runAs("producer", kafkaclient.MechanismSCRAMSHA256, "produce", "--wait", "gzip"); err == nil || !strings.Contains(err.Error(), "TOPIC_AUTHORIZATION_FAILED") {
