@@ -52,13 +52,17 @@ type GatewayConfig struct {
 	// DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultIdleTimeout.
 	// Used by Serve.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
-	// MaxHeaderBytes bounds a request's headers (431 beyond; net/http
-	// allows 4 KiB more). Default: DefaultMaxHeaderBytes. Used by Serve.
+	// MaxHeaderBytes bounds a request's headers, keys and values: beyond
+	// it the gateway answers 431 with its JSON error (code
+	// headers_too_large). Serve has net/http stop reading headers at twice
+	// this plus 4 KiB, answering a bare 431 of its own: what a connection
+	// can make the server hold stays bounded even when the JSON answer
+	// cannot be sent. Default: DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// MaxConnections bounds the connections open at once; more wait to be
 	// accepted until one closes. With MaxHeaderBytes it bounds what
 	// connections hold before a request is admitted: each at most about
-	// MaxHeaderBytes + 4 KiB of headers, 8 KiB of buffers and a goroutine
+	// 2 × MaxHeaderBytes + 4 KiB of headers, 8 KiB of buffers and a goroutine
 	// (an estimate from net/http, not measured). Default:
 	// DefaultMaxConnections. Used by Serve.
 	MaxConnections int
@@ -212,8 +216,29 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 	g.mux.Handle(pattern, g.admit.wrap(pattern, otelhttp.NewHandler(h, pattern, opts...)))
 }
 
-// ServeHTTP implements http.Handler.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Requests whose headers exceed
+// MaxHeaderBytes are refused with 431 before they are routed.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if n := requestHeaderBytes(r); n > g.cfg.MaxHeaderBytes {
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, errorBody{APIError{Code: "headers_too_large",
+			Message: fmt.Sprintf("request headers are %d bytes, over the limit of %d", n, g.cfg.MaxHeaderBytes)}})
+		return
+	}
+	g.mux.ServeHTTP(w, r)
+}
+
+// requestHeaderBytes is the size of r's header fields as sent, "Key: value"
+// and CRLF each, with the Host header.
+func requestHeaderBytes(r *http.Request) int {
+	n := len("Host: \r\n") + len(r.Host)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(": \r\n") + len(v)
+		}
+	}
+	return n
+}
 
 // searchRequest is the HTTP body of both API calls.
 type searchRequest struct {

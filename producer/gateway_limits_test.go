@@ -3,6 +3,7 @@ package producer_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -190,13 +191,30 @@ func TestGatewayConnectionsBeyondTheLimitWait(t *testing.T) {
 	}
 }
 
+// TestGatewayRefusesHeadersBeyondMaxHeaderBytes sends headers just over
+// MaxHeaderBytes, which get the gateway's JSON 431, and headers far beyond
+// it, which net/http cuts off with its own 431 without reading them all.
 func TestGatewayRefusesHeadersBeyondMaxHeaderBytes(t *testing.T) {
-	addr := serveLimited(t, producer.GatewayConfig{MaxHeaderBytes: 4 << 10})
+	const limit = 4 << 10
+	addr := serveLimited(t, producer.GatewayConfig{MaxHeaderBytes: limit})
+
 	c := dial(t, addr)
-	// net/http allows MaxHeaderBytes + 4 KiB.
-	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 16<<10))
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", limit))
 	_, got := closedWithin(t, c, 5*time.Second)
-	if !strings.HasPrefix(got, "HTTP/1.1 431 ") {
-		t.Errorf("answer %q: want 431", got)
+	status, body, _ := strings.Cut(got, "\r\n\r\n")
+	if !strings.HasPrefix(status, "HTTP/1.1 431 ") || !strings.Contains(status, "Content-Type: application/json") {
+		t.Fatalf("answer to %d bytes of headers %q: want 431 in JSON", limit, status)
+	}
+	var e struct {
+		Error producer.APIError `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code != "headers_too_large" {
+		t.Errorf("body %q (%v): want the JSON error headers_too_large", body, err)
+	}
+
+	c = dial(t, addr)
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 4*limit))
+	if _, got := closedWithin(t, c, 5*time.Second); !strings.HasPrefix(got, "HTTP/1.1 431 ") {
+		t.Errorf("answer to %d bytes of headers %q: want net/http's 431", 4*limit, got)
 	}
 }

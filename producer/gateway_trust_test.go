@@ -162,9 +162,11 @@ func TestGatewayTrustBoundary(t *testing.T) {
 	})
 }
 
-// TestGatewayLimitsTraceContext: the W3C limits apply to HTTP as to Kafka.
+// TestGatewayLimitsTraceContext: the W3C limits apply to HTTP as to Kafka,
+// also where MaxHeaderBytes lets headers far larger than they allow in
+// (by default a 100 KB baggage header is refused with 431 before that).
 func TestGatewayLimitsTraceContext(t *testing.T) {
-	g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), producer.GatewayConfig{})
+	g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), producer.GatewayConfig{MaxHeaderBytes: 1 << 20})
 	var members []string
 	for i := range 40 {
 		members = append(members, "k"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+"=v")

@@ -71,7 +71,9 @@ func (g *Gateway) server() *http.Server {
 		ReadTimeout:       c.ReadTimeout,
 		WriteTimeout:      c.ReadTimeout + c.Timeout + writeMargin,
 		IdleTimeout:       c.IdleTimeout,
-		MaxHeaderBytes:    c.MaxHeaderBytes,
+		// The handler answers 431 in JSON beyond MaxHeaderBytes; net/http
+		// stops reading at twice that (plus its own 4 KiB).
+		MaxHeaderBytes: 2 * c.MaxHeaderBytes,
 		// TLS handshake failures and the like, at warn.
 		ErrorLog: slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
