@@ -426,6 +426,9 @@ func reportLatency(b *testing.B, latencies []time.Duration) {
 	slices.Sort(latencies)
 	b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds()), "p50-µs")
 	b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds()), "p99-µs")
+	if p50 := percentile(latencies, 0.50); p50 > 0 {
+		b.ReportMetric(float64(percentile(latencies, 0.99))/float64(p50), "p99/p50")
+	}
 }
 
 // percentile returns the q-quantile (0 < q ≤ 1) of sorted by the

@@ -57,6 +57,9 @@ var Targets = []Target{
 	{Label: "idle p50 kafka / inprocess", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 gateway / inprocess", Num: "BenchmarkIdleLatency/gateway", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 per Kafka hop, (kafka − inprocess) / 3", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Hops: 3, Bound: 500, AtMost: true},
+	{Label: "idle p99 / p50 kafka", Num: "BenchmarkIdleLatency/kafka", Unit: "p99/p50", Bound: 1.5, AtMost: true},
+	{Label: "idle p99 / p50 gateway", Num: "BenchmarkIdleLatency/gateway", Unit: "p99/p50", Bound: 1.5, AtMost: true},
+	{Label: "idle p99 / p50 inprocess, the work's own", Num: "BenchmarkIdleLatency/inprocess", Unit: "p99/p50", Info: true},
 }
 
 // Status of one evaluated target.
