@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +36,7 @@ func TestMain(m *testing.M) {
 
 // runChild runs one worker of role in this process until SIGTERM, exporting
 // its spans over OTLP (OTEL_* from the parent), like `kretrieve retrieval`.
+// With heapEveryEnv set it also reports its Go heap on stdout.
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -61,6 +64,9 @@ func runChild(role string) int {
 		return 2
 	}
 	fmt.Println("ready")
+	if every, perr := time.ParseDuration(os.Getenv(heapEveryEnv)); perr == nil && every > 0 {
+		reportHeap(ctx, every)
+	}
 	err = w.Run(ctx)
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -75,6 +81,39 @@ func runChild(role string) int {
 	return 0
 }
 
+// heapEveryEnv, set to a duration (such as "200ms") in a child's
+// environment, makes the child report its Go heap on stdout after "ready"
+// (see reportHeap). The tests run under -race, whose shadow memory inflates
+// RSS but not the Go heap, so memory bounds are asserted on the heap.
+const heapEveryEnv = "KRETRIEVE_TEST_HEAP_EVERY"
+
+// reportHeap prints the Go heap as "heap <live> <objects>": live is
+// /gc/heap/live:bytes (the objects the last GC found reachable), objects is
+// /memory/classes/heap/objects:bytes (live objects plus garbage not yet
+// swept). The first line is printed at once after a forced GC, before the
+// worker runs (its baseline); then a line every interval until ctx is done.
+func reportHeap(ctx context.Context, every time.Duration) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	report := func() {
+		metrics.Read(samples)
+		fmt.Printf("heap %d %d\n", samples[0].Value.Uint64(), samples[1].Value.Uint64())
+	}
+	runtime.GC()
+	report()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				report()
+			}
+		}
+	}()
+}
+
 // child is a worker running as a separate process.
 type child struct {
 	cmd    *exec.Cmd
@@ -86,6 +125,14 @@ type child struct {
 // connected to brokers, exporting spans to otlpEndpoint, and waits until it
 // runs.
 func startChild(t *testing.T, brokers, otlpEndpoint string) *child {
+	t.Helper()
+	return startChildWith(t, brokers, otlpEndpoint, nil, nil)
+}
+
+// startChildWith is startChild with extra environment variables (they win
+// over the defaults) and, when lines is not nil, calls lines from another
+// goroutine with every line the child prints on stdout after "ready".
+func startChildWith(t *testing.T, brokers, otlpEndpoint string, env []string, lines func(string)) *child {
 	t.Helper()
 	c := &child{done: make(chan error, 1)}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
@@ -99,6 +146,7 @@ func startChild(t *testing.T, brokers, otlpEndpoint string) *child {
 		// loss is counted and fails the child (exit 1), never unnoticed.
 		"OTEL_BSP_SCHEDULE_DELAY=20",
 	)
+	c.cmd.Env = append(c.cmd.Env, env...)
 	c.cmd.Stderr = &c.stderr
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
@@ -113,11 +161,22 @@ func startChild(t *testing.T, brokers, otlpEndpoint string) *child {
 		<-c.done
 		c.done <- nil
 	})
-	line, err := bufio.NewReader(out).ReadString('\n')
+	br := bufio.NewReader(out)
+	line, err := br.ReadString('\n')
 	if err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("child did not start: %q %v\n%s", line, err, c.stderr.String())
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if lines == nil {
+		go func() { _, _ = io.Copy(io.Discard, br) }()
+		return c
+	}
+	go func() {
+		sc := bufio.NewScanner(br)
+		for sc.Scan() {
+			lines(sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, br)
+	}()
 	return c
 }
 
