@@ -103,13 +103,11 @@ func reportHeap(ctx context.Context, every time.Duration) {
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				report()
+		for range t.C {
+			if ctx.Err() != nil {
+				return // the worker is shutting down
 			}
+			report()
 		}
 	}()
 }
