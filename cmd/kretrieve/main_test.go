@@ -79,7 +79,7 @@ func TestLoadConfigErrors(t *testing.T) {
 
 // TestREADMEListsEveryVariable keeps the README's configuration table honest.
 func TestREADMEListsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 const (
 	repoRoot    = "../.."
 	composePath = repoRoot + "/compose.yaml"
-	readmePath  = repoRoot + "/README.md"
+	readmePath  = repoRoot + "/docs/configuration.md"
 	cmdDir      = repoRoot + "/cmd/kretrieve"
 	dockerfile  = repoRoot + "/Dockerfile"
 )

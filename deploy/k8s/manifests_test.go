@@ -32,7 +32,7 @@ const (
 	defaultPartitions      = 6                // --partitions
 	defaultBrokers         = "127.0.0.1:9092" // --brokers
 	defaultGracePeriod     = 30               // Kubernetes terminationGracePeriodSeconds
-	readmePath             = "../../README.md"
+	readmePath             = "../../docs/configuration.md"
 )
 
 // roles maps a worker command to its default consumer group and the

@@ -1,8 +1,9 @@
-// Package readmevars reads the variables README.md documents — the
-// KRETRIEVE_* rows of its Configuration table with the commands each applies
-// to, and the OTEL_* variables of its tracing table — so tests of the
-// deployment files (deploy/k8s, deploy/compose) can check them against the
-// documentation. It is a test helper; nothing in the binary imports it.
+// Package readmevars reads the variables docs/configuration.md documents —
+// the KRETRIEVE_* rows of its "Flags and KRETRIEVE_* variables" table with
+// the commands each applies to, and the OTEL_* variables of its tracing
+// table — so tests of the deployment files (deploy/k8s, deploy/compose) can
+// check them against the documentation. It is a test helper; nothing in the
+// binary imports it.
 package readmevars
 
 import (
@@ -19,8 +20,9 @@ var (
 	otelVar      = regexp.MustCompile("`(OTEL_[A-Z0-9_]+)[`=]")
 )
 
-// Read parses the README at path. commands is the full list of subcommands,
-// for the Commands column's "all" and "all but X".
+// Read parses the configuration reference (docs/configuration.md) at path.
+// commands is the full list of subcommands, for the Commands column's "all"
+// and "all but X".
 func Read(path string, commands []string) (kretrieve map[string][]string, otel map[string]bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,7 +43,7 @@ func Read(path string, commands []string) (kretrieve map[string][]string, otel m
 			continue
 		}
 		switch {
-		case section == "Configuration":
+		case strings.HasPrefix(section, "Flags and"):
 			for _, v := range kretrieveVar.FindAllStringSubmatch(cells[1], -1) {
 				kretrieve[v[1]] = commandsCell(cells[2], commands)
 			}
@@ -55,7 +57,7 @@ func Read(path string, commands []string) (kretrieve map[string][]string, otel m
 		return nil, nil, err
 	}
 	if kretrieve["KRETRIEVE_BROKERS"] == nil || !otel["OTEL_SERVICE_NAME"] {
-		return nil, nil, fmt.Errorf("%s: the Configuration and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", path, len(kretrieve), len(otel))
+		return nil, nil, fmt.Errorf("%s: the Flags and Tracing tables were not found (%d KRETRIEVE_, %d OTEL_ variables)", path, len(kretrieve), len(otel))
 	}
 	return kretrieve, otel, nil
 }

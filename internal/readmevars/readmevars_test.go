@@ -7,7 +7,7 @@ import (
 
 func TestReadRepositoryREADME(t *testing.T) {
 	cmds := []string{"broker", "retrieval", "run"}
-	kre, otel, err := Read("../../README.md", cmds)
+	kre, otel, err := Read("../../docs/configuration.md", cmds)
 	if err != nil {
 		t.Fatal(err)
 	}
