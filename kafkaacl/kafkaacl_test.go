@@ -27,7 +27,7 @@ func TestREADMEListsTheMatrix(t *testing.T) {
 	}
 	table := kafkaacl.Markdown(kafkaacl.Roles(kafkaacl.DefaultNames()))
 	if !strings.Contains(string(readme), table) {
-		t.Fatalf("README.md lacks the ACL table; paste:\n%s", table)
+		t.Fatalf("docs/security.md lacks the ACL table; paste:\n%s", table)
 	}
 }
 

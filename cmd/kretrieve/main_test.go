@@ -110,7 +110,7 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	}
 	for k := range asked {
 		if !regexp.MustCompile(`\b` + k + `\b`).Match(readme) {
-			t.Errorf("README.md does not document %s", k)
+			t.Errorf("docs/configuration.md does not document %s", k)
 		}
 	}
 }

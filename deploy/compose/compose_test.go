@@ -544,7 +544,7 @@ func TestKretrieveRunsRealSubcommandsAndFlags(t *testing.T) {
 					i++ // its value
 				}
 				if documented := vars[envName(flag)]; !slices.Contains(documented, pr.cmd()) {
-					t.Errorf("flag --%s: a flag of %v (README), not of %q", flag, documented, pr.cmd())
+					t.Errorf("flag --%s: a flag of %v (docs/configuration.md), not of %q", flag, documented, pr.cmd())
 				}
 			}
 		})
@@ -563,7 +563,7 @@ func TestEnvVarsAreDocumented(t *testing.T) {
 				case strings.HasPrefix(name, "KRETRIEVE_"):
 					documented, ok := vars[name]
 					if !ok {
-						t.Errorf("%s is not in the README's Configuration table", name)
+						t.Errorf("%s is not in the Flags table of docs/configuration.md", name)
 					} else if !slices.Contains(documented, pr.cmd()) {
 						t.Errorf("%s applies to %v, not to %q: it would be ignored", name, documented, pr.cmd())
 					}
@@ -571,7 +571,7 @@ func TestEnvVarsAreDocumented(t *testing.T) {
 						t.Errorf("%s: no flag of cmd/kretrieve binds it", name)
 					}
 				case strings.HasPrefix(name, "OTEL_") && !otel[name]:
-					t.Errorf("%s is not in the README's tracing table", name)
+					t.Errorf("%s is not in the tracing table of docs/configuration.md", name)
 				}
 			}
 			if pr.svc.Image == localImage && !strings.HasPrefix(pr.svc.env("OTEL_SERVICE_NAME"), "kretrieve-") {

@@ -455,7 +455,7 @@ func TestContainersRunSubcommandsWithRealFlags(t *testing.T) {
 			cmds, ok := vars[envName(flag)]
 			switch {
 			case !ok:
-				t.Errorf("flag --%s: no such flag (%s is not in the README)", flag, envName(flag))
+				t.Errorf("flag --%s: no such flag (%s is not in docs/configuration.md)", flag, envName(flag))
 			case !slices.Contains(cmds, cmd):
 				t.Errorf("flag --%s: a flag of %v, not of %q", flag, cmds, cmd)
 			}
@@ -471,13 +471,13 @@ func TestEnvVarsAreDocumented(t *testing.T) {
 		case strings.HasPrefix(name, "KRETRIEVE_"):
 			documented, ok := vars[name]
 			if !ok {
-				return fmt.Errorf("%s is not in the README's Configuration table", name)
+				return fmt.Errorf("%s is not in the Flags table of docs/configuration.md", name)
 			}
 			if !slices.ContainsFunc(cmds, func(c string) bool { return slices.Contains(documented, c) }) {
 				return fmt.Errorf("%s applies to %v, not to %v: it would be ignored", name, documented, cmds)
 			}
 		case strings.HasPrefix(name, "OTEL_") && !otel[name]:
-			return fmt.Errorf("%s is not in the README's tracing table", name)
+			return fmt.Errorf("%s is not in the tracing table of docs/configuration.md", name)
 		}
 		return nil
 	}
