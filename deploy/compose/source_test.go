@@ -120,7 +120,7 @@ func declaredFlags(t *testing.T) map[string]flagKind {
 // envName is the variable bound to a flag.
 func envName(flag string) string { return readmevars.EnvName(flag) }
 
-// readmeVars reads the variables documented in the repository README.
+// readmeVars reads the variables documented in docs/configuration.md.
 func readmeVars(t *testing.T, cmds []string) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
 	kretrieve, otel, err := readmevars.Read(readmePath, cmds)

@@ -408,7 +408,7 @@ func envOr(env map[string]string, name, def string) string {
 	return def
 }
 
-// readmeVars reads the variables documented in the repository README.
+// readmeVars reads the variables documented in docs/configuration.md.
 func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
 	kretrieve, otel, err := readmevars.Read(readmePath, subcommands)
