@@ -25,6 +25,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -244,7 +245,7 @@ func benchmarkInProcess(b *testing.B) {
 type kafkaPipeline struct {
 	cfg       pipeline.Config
 	telemetry *tracing.Providers
-	client    *pipeline.Client
+	client    *producer.Client
 	queries   []string
 }
 
