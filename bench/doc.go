@@ -115,7 +115,7 @@
 // b.N retrieval requests several ways, side by side: inprocess (the
 // retrieval search and the enrichment steps called directly on GOMAXPROCS
 // goroutines; no Kafka, nothing encoded, no tracing), kafka-untraced (the
-// whole pipeline on an in-process broker: a pipeline.Client with its
+// whole pipeline on an in-process broker: a producer.Client with its
 // collector, one retrieval and one enrichment worker, telemetry from
 // tracing.Setup under OTEL_SDK_DISABLED=true, pathways on as by default),
 // kafka-traced-100 (the same with tracing.Setup sampling every request,
@@ -160,7 +160,7 @@
 // b.N requests one at a time, each sent once the previous answer is in, so
 // that nothing queues, three ways: inprocess (BenchmarkPipeline's
 // inprocess work, search then enrichment, called directly), kafka (a
-// pipeline.Client publishes and awaits the result over the in-process
+// producer.Client publishes and awaits the result over the in-process
 // broker: three Kafka hops, requests, candidates and results, through one
 // retrieval and one enrichment worker, untraced, pathways on, producer
 // linger 0) and gateway (POST /v1/search, one kept-alive connection, to

@@ -1,13 +1,15 @@
 // Package evaluation measures retrieval quality: recall@k and MRR of the
 // search index over a set of queries with known relevant documents, before
-// and after the enrichment worker's de-duplication and re-ranking.
+// and after the enrichment worker's de-duplication and re-ranking (package
+// rerank). It is an offline tool: it depends on no Kafka client and not on the
+// OpenTelemetry SDK.
 package evaluation
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/kretrieve/kretrieve/consumers/enrichment"
+	"github.com/kretrieve/kretrieve/rerank"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -53,8 +55,9 @@ func Retrieval(ctx context.Context, ix Index, queries []Query, k int) (Metrics, 
 	})
 }
 
-// Enriched measures the ranking after the enrichment worker's Dedupe and
-// Rerank over the index's top k, as the pipeline produces it. A relevant
+// Enriched measures the ranking after the enrichment worker's de-duplication
+// and re-ranking (rerank.DedupeMap and rerank.Rerank) over the index's top
+// k, as the pipeline produces it. A relevant
 // document dropped as a near-duplicate counts as found at the rank of the
 // document that stands in for it.
 func Enriched(ctx context.Context, ix Index, queries []Query, k int) (Metrics, error) {
@@ -63,16 +66,16 @@ func Enriched(ctx context.Context, ix Index, queries []Query, k int) (Metrics, e
 		if err != nil {
 			return nil, nil, err
 		}
-		scored := make([]enrichment.Scored, 0, len(hits))
+		scored := make([]rerank.Scored, 0, len(hits))
 		for _, h := range hits {
 			d, ok := ix.Document(h.ID)
 			if !ok {
 				return nil, nil, fmt.Errorf("hit %s has no document", h.ID)
 			}
-			scored = append(scored, enrichment.Scored{Doc: d, BM25: h.Score})
+			scored = append(scored, rerank.Scored{Doc: d, BM25: h.Score})
 		}
-		scored, dups := enrichment.DedupeMap(scored, enrichment.DefaultDuplicateThreshold)
-		scored = enrichment.Rerank(q, scored)
+		scored, dups := rerank.DedupeMap(scored, rerank.DefaultDuplicateThreshold)
+		scored = rerank.Rerank(q, scored)
 		ids := make([]string, len(scored))
 		for i, s := range scored {
 			ids[i] = s.Doc.ID

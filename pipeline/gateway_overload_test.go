@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -64,7 +64,7 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 	workers.Go(func() { _ = retrieval.Run(ctx) })
 	workers.Go(func() { _ = enrichment.Run(ctx) })
 
-	g, client, err := pipeline.NewGateway(t.Context(), h.cfg, producer.GatewayConfig{MaxInFlight: maxInFlight})
+	g, client, err := pipeline.NewGateway(t.Context(), h.cfg, gateway.Config{MaxInFlight: maxInFlight})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 )
 
-func (h *harness) gateway(cfg producer.GatewayConfig) (*httptest.Server, *pipeline.Client) {
+func (h *harness) gateway(cfg gateway.Config) (*httptest.Server, *producer.Client) {
 	h.t.Helper()
 	g, c, err := pipeline.NewGateway(h.t.Context(), h.cfg, cfg)
 	if err != nil {
@@ -75,7 +76,7 @@ func get(t *testing.T, url string) int {
 func TestGatewaySearchIsOneTraceFromTheServerSpan(t *testing.T) {
 	h := newHarness(t, 3)
 	stop := h.startWorkers()
-	srv, _ := h.gateway(producer.GatewayConfig{})
+	srv, _ := h.gateway(gateway.Config{})
 
 	if get(t, srv.URL+"/healthz") != http.StatusOK || get(t, srv.URL+"/readyz") != http.StatusOK {
 		t.Fatal("health or readiness check failed")
@@ -103,7 +104,7 @@ func TestGatewaySearchIsOneTraceFromTheServerSpan(t *testing.T) {
 
 func TestGatewayAsyncRequest(t *testing.T) {
 	h := newHarness(t, 3)
-	srv, _ := h.gateway(producer.GatewayConfig{})
+	srv, _ := h.gateway(gateway.Config{})
 	res := post(t, srv.URL+"/v1/requests", "application/json; charset=utf-8", `{"query":"gzip","request_id":"async-1"}`, nil)
 	if res.status != http.StatusAccepted || res.body["request_id"] != "async-1" || len(res.body["trace_id"].(string)) != 32 {
 		t.Fatalf("status %d body %s", res.status, res.raw)
@@ -112,7 +113,7 @@ func TestGatewayAsyncRequest(t *testing.T) {
 
 func TestGatewayTimeoutReturnsIDs(t *testing.T) {
 	h := newHarness(t, 3) // no workers: nothing answers
-	srv, c := h.gateway(producer.GatewayConfig{Timeout: 300 * time.Millisecond})
+	srv, c := h.gateway(gateway.Config{Timeout: 300 * time.Millisecond})
 	res := post(t, srv.URL+"/v1/search", "application/json", `{"query":"gzip","request_id":"slow-1"}`, nil)
 	if res.status != http.StatusGatewayTimeout || res.body["request_id"] != "slow-1" || len(res.body["trace_id"].(string)) != 32 {
 		t.Fatalf("status %d body %s", res.status, res.raw)
@@ -124,7 +125,7 @@ func TestGatewayTimeoutReturnsIDs(t *testing.T) {
 
 func TestGatewayRejectsBadInput(t *testing.T) {
 	h := newHarness(t, 1)
-	srv, _ := h.gateway(producer.GatewayConfig{MaxBodyBytes: 8 << 10})
+	srv, _ := h.gateway(gateway.Config{MaxBodyBytes: 8 << 10})
 	tests := []struct {
 		name, contentType, body string
 		status                  int
@@ -161,7 +162,7 @@ func TestGatewayContinuesClientTraceparent(t *testing.T) {
 	t.Run("continued", func(t *testing.T) {
 		h := newHarness(t, 1)
 		h.startWorkers()
-		srv, _ := h.gateway(producer.GatewayConfig{})
+		srv, _ := h.gateway(gateway.Config{})
 		res := post(t, srv.URL+"/v1/search", "application/json", `{"query":"gzip"}`, hdr)
 		if res.status != 200 || res.body["trace_id"] != traceID {
 			t.Fatalf("status %d body %s", res.status, res.raw)
@@ -182,7 +183,7 @@ func TestGatewayContinuesClientTraceparent(t *testing.T) {
 	t.Run("trust boundary", func(t *testing.T) {
 		h := newHarness(t, 1)
 		h.startWorkers()
-		srv, _ := h.gateway(producer.GatewayConfig{TrustBoundary: true})
+		srv, _ := h.gateway(gateway.Config{TrustBoundary: true})
 		res := post(t, srv.URL+"/v1/search", "application/json", `{"query":"gzip"}`, hdr)
 		got, _ := res.body["trace_id"].(string)
 		if res.status != 200 || got == traceID || len(got) != 32 {
@@ -203,8 +204,8 @@ func TestGatewayContinuesClientTraceparent(t *testing.T) {
 func TestTwoGatewaysGetTheirOwnReplies(t *testing.T) {
 	h := newHarness(t, 6)
 	h.startWorkers()
-	a, ca := h.gateway(producer.GatewayConfig{})
-	b, cb := h.gateway(producer.GatewayConfig{})
+	a, ca := h.gateway(gateway.Config{})
+	b, cb := h.gateway(gateway.Config{})
 	var wg sync.WaitGroup
 	for i := range 40 {
 		srv := a

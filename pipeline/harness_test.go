@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -100,7 +101,7 @@ func (h *harness) startWorkers() (stop func()) {
 	return stop
 }
 
-func (h *harness) client(collect bool) *pipeline.Client {
+func (h *harness) client(collect bool) *producer.Client {
 	c, err := pipeline.NewClient(h.t.Context(), h.cfg, collect)
 	if err != nil {
 		h.t.Fatal(err)

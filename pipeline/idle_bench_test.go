@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/producer"
 )
 
 // BenchmarkIdleLatency serves b.N requests one at a time, each sent when
@@ -22,7 +22,7 @@ import (
 //
 //	inprocess  the search and enrichment work of BenchmarkPipeline's
 //	           inprocess, called directly
-//	kafka      a pipeline.Client publishes the request and awaits its
+//	kafka      a producer.Client publishes the request and awaits its
 //	           result over the in-process broker: three Kafka hops
 //	           (requests, candidates, results) through one retrieval and
 //	           one enrichment worker, untraced (OTEL_SDK_DISABLED=true),
@@ -110,7 +110,7 @@ type benchGateway struct {
 
 func startBenchGateway(b *testing.B, cfg pipeline.Config) *benchGateway {
 	b.Helper()
-	g, c, err := pipeline.NewGateway(b.Context(), cfg, producer.GatewayConfig{Timeout: benchTimeout})
+	g, c, err := pipeline.NewGateway(b.Context(), cfg, gateway.Config{Timeout: benchTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func (g *benchGateway) search(ctx context.Context, query string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	var answer producer.SearchResponse
+	var answer gateway.SearchResponse
 	derr := json.NewDecoder(resp.Body).Decode(&answer)
 	_, _ = io.Copy(io.Discard, resp.Body) // reuse the connection
 	switch {

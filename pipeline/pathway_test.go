@@ -320,7 +320,7 @@ func exemplarCount(series map[seriesKey]kafkatrace.PathwayStats) int {
 // them, then until done (asked before each further one) reports true, and
 // waits for their outcomes in the background. More than maximum fails the
 // test.
-func publishUntil(t *testing.T, c *pipeline.Client, interval time.Duration, minimum, maximum int, done func(published int) bool) *load {
+func publishUntil(t *testing.T, c *producer.Client, interval time.Duration, minimum, maximum int, done func(published int) bool) *load {
 	t.Helper()
 	l := &load{}
 	tick := time.NewTicker(interval)

@@ -18,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
 	"github.com/kretrieve/kretrieve/consumers/retrieval"
 	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -72,7 +73,7 @@ type Config struct {
 	RetrievalTrustBoundary bool
 	// TrustedBaggage lists the baggage keys that cross the retrieval
 	// workers' trust boundary, and the gateway's when its own
-	// GatewayConfig.TrustedBaggage is nil. Default: none.
+	// gateway.Config.TrustedBaggage is nil. Default: none.
 	TrustedBaggage []string
 	// BaggageAttributes lists the baggage keys copied onto every process
 	// span as kretrieve.baggage.<key> attributes; no other baggage ever
@@ -175,56 +176,24 @@ func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker,
 	return consumers.New(wc, cfg.tracer(wc.Group, false), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
-// Client is a publishing client with its outcome collector.
-type Client struct {
-	*producer.Client
-	Collector *producer.Collector
-
-	pubClient *kgo.Client
-	cancel    context.CancelFunc
-	done      chan struct{}
-}
-
-// NewClient returns a client publishing to the requests topic. With collect,
-// it also starts a Collector (from the current end of the outcome topics) so
-// calls can wait for their outcomes.
-func NewClient(ctx context.Context, cfg Config, collect bool) (*Client, error) {
+// NewClient returns a request client publishing to the requests topic. With
+// collect, it also starts a Collector (from the current end of the outcome
+// topics) so calls can wait for their outcomes. Close it when done.
+func NewClient(ctx context.Context, cfg Config, collect bool) (*producer.Client, error) {
 	cfg = cfg.withDefaults()
 	tracer := cfg.tracer("", false)
 	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(cfg.Topics.Requests))...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
-	c := &Client{pubClient: pubClient, done: make(chan struct{})}
+	var col *producer.Collector
 	if collect {
-		col, err := producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, cfg.Logger)
-		if err != nil {
+		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, cfg.Logger); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
-		c.Collector = col
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c.cancel = cancel
-		go func() {
-			defer close(c.done)
-			_ = col.Run(runCtx)
-		}()
-	} else {
-		close(c.done)
 	}
-	c.Client = producer.NewClient(producer.NewPublisher(pubClient, cfg.Topics.Requests), c.Collector, cfg.TracerProvider)
-	return c, nil
-}
-
-// Close flushes unacknowledged requests and stops the collector.
-func (c *Client) Close(ctx context.Context) error {
-	err := c.pubClient.Flush(ctx)
-	c.pubClient.Close()
-	if c.cancel != nil {
-		c.cancel()
-	}
-	<-c.done
-	return err
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, cfg.Topics.Requests), col, cfg.TracerProvider), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -307,11 +276,16 @@ func Ready(cfg Config) func(context.Context) error {
 	}
 }
 
-// NewGateway returns an HTTP gateway publishing through a new Client with a
-// collector (close it with the returned Client's Close). The collector's
-// dropped-result counters are exported on cfg's meter provider.
-func NewGateway(ctx context.Context, cfg Config, gw producer.GatewayConfig) (*producer.Gateway, *Client, error) {
+// NewGateway returns an HTTP gateway publishing through a new request client
+// with a collector (close it with the returned Client's Close). The
+// collector's dropped-result counters are exported on cfg's meter provider.
+func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
 	cfg = cfg.withDefaults()
+	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
+	if gw.TrustedBaggage == nil {
+		gw.TrustedBaggage = cfg.TrustedBaggage
+	}
+	ready := Ready(cfg)
 	client, err := NewClient(ctx, cfg, true)
 	if err != nil {
 		return nil, nil, err
@@ -319,11 +293,7 @@ func NewGateway(ctx context.Context, cfg Config, gw producer.GatewayConfig) (*pr
 	if _, err := client.Collector.RegisterMetrics(cfg.MeterProvider); err != nil {
 		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
-	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
-	if gw.TrustedBaggage == nil {
-		gw.TrustedBaggage = cfg.TrustedBaggage
-	}
-	g, err := producer.NewGateway(client.Client, Ready(cfg), gw)
+	g, err := gateway.New(gw, client, ready)
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err

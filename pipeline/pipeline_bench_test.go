@@ -25,6 +25,8 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/rerank"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -183,14 +185,14 @@ func (p inProcess) serve(ctx context.Context, req messages.Request) ([]messages.
 	if err != nil {
 		return nil, fmt.Errorf("load documents: %w", err)
 	}
-	scored := make([]enrichment.Scored, 0, len(hits))
+	scored := make([]rerank.Scored, 0, len(hits))
 	for _, h := range hits {
 		if d, ok := loaded[h.ID]; ok {
-			scored = append(scored, enrichment.Scored{Doc: d.Document, Snippet: d.Snippet, BM25: h.Score})
+			scored = append(scored, rerank.Scored{Doc: d.Document, Snippet: d.Snippet, BM25: h.Score})
 		}
 	}
-	scored, _ = enrichment.Dedupe(scored, enrichment.DefaultDuplicateThreshold)
-	scored = enrichment.Rerank(req.Query, scored)
+	scored, _ = rerank.Dedupe(scored, rerank.DefaultDuplicateThreshold)
+	scored = rerank.Rerank(req.Query, scored)
 	docs := make([]messages.Document, len(scored))
 	for i, s := range scored {
 		docs[i] = messages.Document{
@@ -244,7 +246,7 @@ func benchmarkInProcess(b *testing.B) {
 type kafkaPipeline struct {
 	cfg       pipeline.Config
 	telemetry *tracing.Providers
-	client    *pipeline.Client
+	client    *producer.Client
 	queries   []string
 }
 

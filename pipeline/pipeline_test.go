@@ -15,14 +15,13 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 )
 
 const resultTimeout = 20 * time.Second
 
 // sendAndWait starts one call per query and waits for every outcome.
-func sendAndWait(t *testing.T, c *pipeline.Client, queries []string) []producer.Outcome {
+func sendAndWait(t *testing.T, c *producer.Client, queries []string) []producer.Outcome {
 	t.Helper()
 	calls := make([]*producer.Call, len(queries))
 	for i, q := range queries {

@@ -29,7 +29,7 @@ type load struct {
 	wg       sync.WaitGroup
 }
 
-func startLoad(t *testing.T, c *pipeline.Client, n int, timeout time.Duration) *load {
+func startLoad(t *testing.T, c *producer.Client, n int, timeout time.Duration) *load {
 	t.Helper()
 	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
@@ -51,7 +51,7 @@ func startLoad(t *testing.T, c *pipeline.Client, n int, timeout time.Duration) *
 // startPacedLoad publishes n requests at rate per second in the
 // background, so that the load lasts while workers join and leave, and
 // waits for their outcomes as startLoad does; check waits for both.
-func startPacedLoad(t *testing.T, c *pipeline.Client, n, rate int, timeout time.Duration) *load {
+func startPacedLoad(t *testing.T, c *producer.Client, n, rate int, timeout time.Duration) *load {
 	t.Helper()
 	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}

@@ -35,19 +35,46 @@ const (
 var ErrTimeout = errors.New("timed out waiting for the result")
 
 // Client publishes requests, each under its own root span, and waits for
-// their outcomes.
+// their outcomes. It owns its Publisher and Collector: Close stops both.
 type Client struct {
+	// Collector delivers the outcomes that calls wait for; nil when the
+	// Client was made without one (calls cannot wait then).
+	Collector *Collector
+
 	pub    *Publisher
-	col    *Collector
 	tracer trace.Tracer
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// NewClient returns a Client. col may be nil when outcomes are not awaited.
-func NewClient(pub *Publisher, col *Collector, tp trace.TracerProvider) *Client {
+// NewClient returns a Client publishing through pub. col may be nil when
+// outcomes are not awaited; otherwise the Client runs it (Collector.Run)
+// until Close, with ctx's values but not its cancellation.
+func NewClient(ctx context.Context, pub *Publisher, col *Collector, tp trace.TracerProvider) *Client {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return &Client{pub: pub, col: col, tracer: tp.Tracer(ScopeName)}
+	c := &Client{Collector: col, pub: pub, tracer: tp.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
+	if col == nil {
+		close(c.done)
+		return c
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	go func() {
+		defer close(c.done)
+		_ = col.Run(runCtx)
+	}()
+	return c
+}
+
+// Close flushes the requests not yet acknowledged, closes the Publisher and
+// stops the Collector.
+func (c *Client) Close(ctx context.Context) error {
+	err := c.pub.Close(ctx)
+	c.cancel()
+	<-c.done
+	return err
 }
 
 // Call is a request in flight.
@@ -88,10 +115,10 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if wait && c.col == nil {
+	if wait && c.Collector == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}
-	call := &Call{Request: req, acked: make(chan error, 1), col: c.col, start: time.Now()}
+	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, start: time.Now()}
 	reqAttrs := append([]attribute.KeyValue{attrs.Request(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
@@ -107,7 +134,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		call.TraceID = sc.TraceID().String()
 	}
 	if wait {
-		call.outcome = c.col.Expect(req.RequestID)
+		call.outcome = c.Collector.Expect(req.RequestID)
 	}
 	err := c.pub.Publish(ctx, req, func(r Receipt, err error) {
 		call.receipt = r
@@ -116,7 +143,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if err != nil {
 		call.finish(err, "failed")
 		if wait {
-			c.col.Forget(req.RequestID)
+			c.Collector.Forget(req.RequestID)
 		}
 		return nil, err
 	}

@@ -25,9 +25,9 @@ type Publisher struct {
 	topic  string
 }
 
-// NewPublisher returns a Publisher producing to topic through client. Install
-// a kafkatrace.Tracer on the client (kgo.WithHooks) to get send spans and
-// trace headers.
+// NewPublisher returns a Publisher producing to topic through client, which
+// it then owns (see Close). Install a kafkatrace.Tracer on the client
+// (kgo.WithHooks) to get send spans and trace headers.
 func NewPublisher(client *kgo.Client, topic string) *Publisher {
 	return &Publisher{client: client, topic: topic}
 }
@@ -52,6 +52,14 @@ func (p *Publisher) Publish(ctx context.Context, req messages.Request, done func
 		done(rcpt, err)
 	})
 	return nil
+}
+
+// Close flushes the requests not yet acknowledged and closes the Kafka
+// client: the Publisher owns the client it was made with.
+func (p *Publisher) Close(ctx context.Context) error {
+	err := p.client.Flush(ctx)
+	p.client.Close()
+	return err
 }
 
 // PublishSync publishes req and waits for the acknowledgement.

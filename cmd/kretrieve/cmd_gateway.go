@@ -9,9 +9,9 @@ import (
 	"net"
 	"time"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/producer"
 )
 
 // gatewayConfig configures the gateway command.
@@ -41,17 +41,17 @@ type gatewayFlags struct {
 
 func (g *gatewayFlags) declare(s *settings) {
 	s.str(&g.httpListen, "http-listen", "127.0.0.1:8080", "HTTP address of the gateway")
-	s.integer(&g.maxBodyBytes, "max-body-bytes", producer.DefaultMaxBodyBytes, "largest accepted HTTP request body")
+	s.integer(&g.maxBodyBytes, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted HTTP request body")
 	s.boolean(&g.trustBoundary, "trust-boundary", true, "treat HTTP callers as outside: a new trace per request, linked to (not continuing) an incoming traceparent, whose sampled flag and baggage are not trusted (--trust-boundary=false to continue callers' traces)")
 	s.str(&g.tlsCertFile, "http-tls-cert-file", "", "PEM certificate: serve HTTPS only (with --http-tls-key-file)")
 	s.str(&g.tlsKeyFile, "http-tls-key-file", "", "PEM private key of --http-tls-cert-file")
 	s.str(&g.tlsClientCA, "http-tls-client-ca-file", "", "PEM CAs: require HTTP client certificates they sign (mutual TLS)")
-	s.integer(&g.maxInFlight, "max-in-flight", producer.DefaultMaxInFlight, "API requests handled at once; more are answered 503 with Retry-After: 1 at once. Bodies in memory stay under this × --max-body-bytes; lower sheds load sooner and bounds memory tighter, higher lets more requests wait for the pipeline (each up to --timeout)")
-	s.duration(&g.readHeaderTimeout, "http-read-header-timeout", producer.DefaultReadHeaderTimeout, "time to receive a request's headers; a stalled client holds a connection this long (lower frees slots sooner, too low cuts off slow links)")
-	s.duration(&g.readTimeout, "http-read-timeout", producer.DefaultReadTimeout, "time to receive a whole request with its body (408 after); a body trickled byte by byte holds a connection this long (lower frees it sooner, too low refuses large bodies on slow links)")
-	s.duration(&g.idleTimeout, "http-idle-timeout", producer.DefaultIdleTimeout, "how long an idle keep-alive connection stays open (lower frees connection slots sooner, higher saves clients new TCP and TLS handshakes)")
-	s.integer(&g.maxHeaderBytes, "http-max-header-bytes", producer.DefaultMaxHeaderBytes, "largest request header block (431 beyond); bounds memory per connection, must fit traceparent, baggage and credentials")
-	s.integer(&g.maxConnections, "max-connections", producer.DefaultMaxConnections, "HTTP connections open at once; more wait in the kernel accept queue until one closes (bounds memory and file descriptors; too low lets idle or stalled clients delay others)")
+	s.integer(&g.maxInFlight, "max-in-flight", gateway.DefaultMaxInFlight, "API requests handled at once; more are answered 503 with Retry-After: 1 at once. Bodies in memory stay under this × --max-body-bytes; lower sheds load sooner and bounds memory tighter, higher lets more requests wait for the pipeline (each up to --timeout)")
+	s.duration(&g.readHeaderTimeout, "http-read-header-timeout", gateway.DefaultReadHeaderTimeout, "time to receive a request's headers; a stalled client holds a connection this long (lower frees slots sooner, too low cuts off slow links)")
+	s.duration(&g.readTimeout, "http-read-timeout", gateway.DefaultReadTimeout, "time to receive a whole request with its body (408 after); a body trickled byte by byte holds a connection this long (lower frees it sooner, too low refuses large bodies on slow links)")
+	s.duration(&g.idleTimeout, "http-idle-timeout", gateway.DefaultIdleTimeout, "how long an idle keep-alive connection stays open (lower frees connection slots sooner, higher saves clients new TCP and TLS handshakes)")
+	s.integer(&g.maxHeaderBytes, "http-max-header-bytes", gateway.DefaultMaxHeaderBytes, "largest request header block (431 beyond); bounds memory per connection, must fit traceparent, baggage and credentials")
+	s.integer(&g.maxConnections, "max-connections", gateway.DefaultMaxConnections, "HTTP connections open at once; more wait in the kernel accept queue until one closes (bounds memory and file descriptors; too low lets idle or stalled clients delay others)")
 }
 
 func (g gatewayFlags) validate() error {
@@ -77,8 +77,8 @@ func (g gatewayFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-func (g gatewayFlags) config() producer.GatewayConfig {
-	return producer.GatewayConfig{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary,
+func (g gatewayFlags) config() gateway.Config {
+	return gateway.Config{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary,
 		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA,
 		MaxInFlight: g.maxInFlight, ReadHeaderTimeout: g.readHeaderTimeout, ReadTimeout: g.readTimeout,
 		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections}
@@ -90,7 +90,7 @@ func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer)
 	c.commonConfig.declare(s, "gateway", kafkaclient.DefaultBrokers)
 	c.gatewayFlags.declare(s)
 	c.declareTrustedBaggage(s)
-	s.duration(&c.timeout, "timeout", producer.DefaultGatewayTimeout, "how long POST /v1/search waits for the result")
+	s.duration(&c.timeout, "timeout", gateway.DefaultTimeout, "how long POST /v1/search waits for the result")
 	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
 		return c, err
@@ -119,7 +119,7 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 // serveGateway serves the gateway on flags.httpListen, with its limits on
-// requests in flight, connections and slow clients (producer.Gateway.Serve),
+// requests in flight, connections and slow clients (gateway.Gateway.Serve),
 // until ctx is done, then drains in-flight HTTP requests.
 func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, logger *slog.Logger) error {
 	gc := flags.config()

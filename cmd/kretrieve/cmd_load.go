@@ -169,7 +169,7 @@ type loadTarget interface {
 
 // kafkaTarget publishes requests and collects their results through Kafka.
 type kafkaTarget struct {
-	client  *pipeline.Client
+	client  *producer.Client
 	timeout time.Duration
 }
 

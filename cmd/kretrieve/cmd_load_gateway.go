@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/attrs"
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -91,7 +92,7 @@ func (g *gatewayTarget) post(ctx context.Context, query string, start time.Time)
 	}
 	defer resp.Body.Close()
 	res.status = resp.StatusCode
-	var answer producer.SearchResponse // also the ids of 504 and 502 answers
+	var answer gateway.SearchResponse // also the ids of 504 and 502 answers
 	derr := json.NewDecoder(resp.Body).Decode(&answer)
 	_, _ = io.Copy(io.Discard, resp.Body) // reuse the connection
 	res.latency = time.Since(start)

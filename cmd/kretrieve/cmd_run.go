@@ -120,7 +120,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 
 // send publishes cfg.requests requests, at most cfg.inFlight awaiting their
 // result at once, and counts their outcomes.
-func send(ctx context.Context, client *pipeline.Client, cfg runConfig) runsummary.Requests {
+func send(ctx context.Context, client *producer.Client, cfg runConfig) runsummary.Requests {
 	queries := strings.Split(strings.TrimSpace(demoQueries), "\n")
 	var (
 		mu     sync.Mutex

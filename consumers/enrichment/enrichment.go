@@ -17,6 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/rerank"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -49,7 +50,7 @@ type Config struct {
 	// SnippetRunes is the snippet length. Default: DefaultSnippetRunes.
 	SnippetRunes int
 	// DuplicateThreshold is the body similarity that makes a near-duplicate.
-	// Default: DefaultDuplicateThreshold.
+	// Default: rerank.DefaultDuplicateThreshold.
 	DuplicateThreshold float64
 	// TracerProvider creates the step spans. Default: the global provider.
 	TracerProvider trace.TracerProvider
@@ -64,7 +65,7 @@ func Handler(store Store, cfg Config) consumers.Handler {
 		cfg.SnippetRunes = DefaultSnippetRunes
 	}
 	if cfg.DuplicateThreshold == 0 {
-		cfg.DuplicateThreshold = DefaultDuplicateThreshold
+		cfg.DuplicateThreshold = rerank.DefaultDuplicateThreshold
 	}
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
@@ -109,20 +110,20 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 		span.End()
 		return nil, fmt.Errorf("load documents: %w", err)
 	}
-	scored := make([]Scored, 0, len(ids))
+	scored := make([]rerank.Scored, 0, len(ids))
 	for _, cand := range c.Candidates {
 		h, ok := loaded[cand.DocID]
 		if !ok {
 			// Gone from the index since retrieval: left out of the result.
 			continue
 		}
-		scored = append(scored, Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
+		scored = append(scored, rerank.Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
 	}
 	span.SetAttributes(LoadedAttr.Int(len(scored)), MissingAttr.Int(len(ids)-len(scored)))
 	span.End()
 
 	_, span = tracer.Start(ctx, "dedupe")
-	scored, dropped := Dedupe(scored, cfg.DuplicateThreshold)
+	scored, dropped := rerank.Dedupe(scored, cfg.DuplicateThreshold)
 	span.SetAttributes(DuplicatesAttr.Int(dropped), DocumentsAttr.Int(len(scored)))
 	span.End()
 
@@ -131,7 +132,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 	for i, s := range scored {
 		before[i] = s.Doc.ID
 	}
-	scored = Rerank(c.Query, scored)
+	scored = rerank.Rerank(c.Query, scored)
 	moved := 0
 	for i, s := range scored {
 		if before[i] != s.Doc.ID {

@@ -1,4 +1,4 @@
-package enrichment
+package rerank
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"github.com/kretrieve/kretrieve/search"
 )
 
-// Scored is a candidate document during enrichment.
+// Scored is a candidate document being re-ranked.
 type Scored struct {
 	Doc     search.Document
 	Snippet string

@@ -1,4 +1,4 @@
-package producer
+package gateway
 
 import (
 	"context"
@@ -23,18 +23,19 @@ import (
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/producer"
 )
 
 // Gateway defaults.
 const (
-	DefaultGatewayTimeout = 10 * time.Second
-	DefaultMaxBodyBytes   = 64 << 10
+	DefaultTimeout      = 10 * time.Second
+	DefaultMaxBodyBytes = 64 << 10
 )
 
-// GatewayConfig configures the HTTP gateway.
-type GatewayConfig struct {
+// Config configures the HTTP gateway.
+type Config struct {
 	// Timeout bounds how long POST /v1/search waits for a result.
-	// Default: DefaultGatewayTimeout.
+	// Default: DefaultTimeout.
 	Timeout time.Duration
 	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -92,7 +93,7 @@ type GatewayConfig struct {
 }
 
 // Validate reports configuration errors.
-func (c GatewayConfig) Validate() error {
+func (c Config) Validate() error {
 	if c.Timeout < 0 || c.MaxBodyBytes < 0 || c.MaxInFlight < 0 || c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 ||
 		c.IdleTimeout < 0 || c.MaxHeaderBytes < 0 || c.MaxConnections < 0 {
 		return errors.New("gateway: timeouts and limits must not be negative")
@@ -104,7 +105,7 @@ func (c GatewayConfig) Validate() error {
 // ServerTLSConfig returns the TLS configuration to serve the gateway with
 // (http.Server.TLSConfig, then ServeTLS with empty file names), or nil
 // when TLSCertFile is unset: plain HTTP. The certificate is read once, here.
-func (c GatewayConfig) ServerTLSConfig() (*tls.Config, error) {
+func (c Config) ServerTLSConfig() (*tls.Config, error) {
 	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
 		if c.TLSClientCAFile != "" {
 			return nil, errors.New("gateway: a TLS client CA file needs a TLS certificate and key")
@@ -136,22 +137,22 @@ func (c GatewayConfig) ServerTLSConfig() (*tls.Config, error) {
 // Gateway serves the HTTP API: POST /v1/search (publish and wait),
 // POST /v1/requests (publish only), GET /healthz and GET /readyz.
 type Gateway struct {
-	cfg    GatewayConfig
-	client *Client
+	cfg    Config
+	client *producer.Client
 	ready  func(context.Context) error
 	mux    *http.ServeMux
 	admit  *admission
 }
 
-// NewGateway returns the gateway over client, whose Collector must be set
-// for /v1/search. ready reports whether Kafka is reachable and the topics
-// exist; /readyz answers 503 with its error.
-func NewGateway(client *Client, ready func(context.Context) error, cfg GatewayConfig) (*Gateway, error) {
+// New returns the gateway configured by cfg, publishing through client,
+// whose Collector must be set for /v1/search. ready reports whether Kafka
+// is reachable and the topics exist; /readyz answers 503 with its error.
+func New(cfg Config, client *producer.Client, ready func(context.Context) error) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultGatewayTimeout
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -286,7 +287,7 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := call.Wait(r.Context(), g.cfg.Timeout)
 	switch {
-	case errors.Is(err, ErrTimeout):
+	case errors.Is(err, producer.ErrTimeout):
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:

@@ -1,4 +1,4 @@
-package producer_test
+package gateway_test
 
 import (
 	"bufio"
@@ -16,16 +16,16 @@ import (
 
 	"go.opentelemetry.io/otel/metric/noop"
 
-	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/gateway"
 )
 
 // serveLimited serves a gateway without a Kafka client (health, readiness
 // and request decoding only) with Gateway.Serve, the server of the gateway
 // and run --serve commands, on 127.0.0.1. It returns the address.
-func serveLimited(t *testing.T, cfg producer.GatewayConfig) string {
+func serveLimited(t *testing.T, cfg gateway.Config) string {
 	t.Helper()
 	cfg.MeterProvider = noop.NewMeterProvider()
-	g, err := producer.NewGateway(nil, func(context.Context) error { return nil }, cfg)
+	g, err := gateway.New(cfg, nil, func(context.Context) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func closedWithin(t *testing.T, c net.Conn, limit time.Duration) (time.Duration,
 
 func TestGatewayCutsOffATrickledBody(t *testing.T) {
 	const readTimeout = 500 * time.Millisecond
-	addr := serveLimited(t, producer.GatewayConfig{ReadTimeout: readTimeout})
+	addr := serveLimited(t, gateway.Config{ReadTimeout: readTimeout})
 	c := dial(t, addr)
 	start := time.Now()
 	fmt.Fprintf(c, "POST /v1/search HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
@@ -104,7 +104,7 @@ func TestGatewayCutsOffATrickledBody(t *testing.T) {
 
 func TestGatewayClosesIdleConnections(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	addr := serveLimited(t, producer.GatewayConfig{IdleTimeout: idle})
+	addr := serveLimited(t, gateway.Config{IdleTimeout: idle})
 	c := dial(t, addr)
 	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -156,7 +156,7 @@ func TestGatewayServesNormalRequestsDuringASlowloris(t *testing.T) {
 		stalled       = 200
 		headerTimeout = 500 * time.Millisecond
 	)
-	addr := serveLimited(t, producer.GatewayConfig{ReadHeaderTimeout: headerTimeout, MaxConnections: stalled + 10})
+	addr := serveLimited(t, gateway.Config{ReadHeaderTimeout: headerTimeout, MaxConnections: stalled + 10})
 	conns := stall(t, addr, stalled)
 	start := time.Now()
 	if took := healthz(t, addr); took > time.Second {
@@ -178,7 +178,7 @@ func TestGatewayConnectionsBeyondTheLimitWait(t *testing.T) {
 		stalled       = 60
 		headerTimeout = 300 * time.Millisecond
 	)
-	addr := serveLimited(t, producer.GatewayConfig{ReadHeaderTimeout: headerTimeout, MaxConnections: limit})
+	addr := serveLimited(t, gateway.Config{ReadHeaderTimeout: headerTimeout, MaxConnections: limit})
 	stall(t, addr, stalled)
 	// The stalled connections hold every slot; the next ones wait in the
 	// accept queue behind them, and each round of limit connections is
@@ -196,7 +196,7 @@ func TestGatewayConnectionsBeyondTheLimitWait(t *testing.T) {
 // it, which net/http cuts off with its own 431 without reading them all.
 func TestGatewayRefusesHeadersBeyondMaxHeaderBytes(t *testing.T) {
 	const limit = 4 << 10
-	addr := serveLimited(t, producer.GatewayConfig{MaxHeaderBytes: limit})
+	addr := serveLimited(t, gateway.Config{MaxHeaderBytes: limit})
 
 	c := dial(t, addr)
 	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", limit))
@@ -206,7 +206,7 @@ func TestGatewayRefusesHeadersBeyondMaxHeaderBytes(t *testing.T) {
 		t.Fatalf("answer to %d bytes of headers %q: want 431 in JSON", limit, status)
 	}
 	var e struct {
-		Error producer.APIError `json:"error"`
+		Error gateway.APIError `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code != "headers_too_large" {
 		t.Errorf("body %q (%v): want the JSON error headers_too_large", body, err)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package producer
+package gateway
 
 // raceSlowdown stretches latency bounds under the race detector, which
 // makes this code several times slower.

@@ -1,4 +1,4 @@
-package producer
+package gateway
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/kretrieve/kretrieve/producer"
 )
 
 // RefusedMetric counts the API requests the gateway refused because
@@ -31,7 +33,9 @@ type admission struct {
 }
 
 func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
-	refused, err := mp.Meter(ScopeName).Int64Counter(RefusedMetric,
+	// The meter keeps the scope it had when the gateway lived in producer,
+	// so the metric's identity is unchanged.
+	refused, err := mp.Meter(producer.ScopeName).Int64Counter(RefusedMetric,
 		metric.WithUnit("{request}"),
 		metric.WithDescription("API requests answered 503 because the gateway had its maximum of requests in flight."))
 	if err != nil {

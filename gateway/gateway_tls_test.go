@@ -1,4 +1,4 @@
-package producer_test
+package gateway_test
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/tlstest"
-	"github.com/kretrieve/kretrieve/producer"
 )
 
 // serveTLS serves a gateway (health and readiness only: no Kafka client)
 // with cfg's TLS settings on 127.0.0.1 and returns its https base URL.
-func serveTLS(t *testing.T, cfg producer.GatewayConfig) string {
+func serveTLS(t *testing.T, cfg gateway.Config) string {
 	t.Helper()
-	g, err := producer.NewGateway(nil, func(context.Context) error { return nil }, cfg)
+	g, err := gateway.New(cfg, nil, func(context.Context) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func httpsClient(tc *tls.Config) *http.Client {
 func TestGatewayServesTLS(t *testing.T) {
 	ca := tlstest.NewCA(t, "gateway-test")
 	srv := ca.Server("gateway")
-	url := serveTLS(t, producer.GatewayConfig{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile})
+	url := serveTLS(t, gateway.Config{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile})
 
 	resp, err := httpsClient(&tls.Config{RootCAs: ca.Pool}).Get(url + "/readyz")
 	if err != nil {
@@ -77,7 +77,7 @@ func TestGatewayServesTLS(t *testing.T) {
 func TestGatewayServesMutualTLS(t *testing.T) {
 	ca := tlstest.NewCA(t, "gateway-test")
 	srv := ca.Server("gateway")
-	url := serveTLS(t, producer.GatewayConfig{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile, TLSClientCAFile: ca.CertFile})
+	url := serveTLS(t, gateway.Config{TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile, TLSClientCAFile: ca.CertFile})
 
 	client := ca.Client("load-balancer")
 	resp, err := httpsClient(&tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{client.Cert}}).Get(url + "/healthz")
@@ -99,7 +99,7 @@ func TestGatewayServesMutualTLS(t *testing.T) {
 func TestGatewayTLSConfigErrors(t *testing.T) {
 	ca := tlstest.NewCA(t, "gateway-test")
 	srv := ca.Server("gateway")
-	for name, cfg := range map[string]producer.GatewayConfig{
+	for name, cfg := range map[string]gateway.Config{
 		"cert without key":      {TLSCertFile: srv.CertFile},
 		"client CA without TLS": {TLSClientCAFile: ca.CertFile},
 		"missing file":          {TLSCertFile: srv.CertFile, TLSKeyFile: srv.KeyFile + ".nope"},
@@ -109,7 +109,7 @@ func TestGatewayTLSConfigErrors(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if tc, err := (producer.GatewayConfig{}).ServerTLSConfig(); tc != nil || err != nil {
+	if tc, err := (gateway.Config{}).ServerTLSConfig(); tc != nil || err != nil {
 		t.Fatalf("no TLS: %v %v", tc, err)
 	}
 }

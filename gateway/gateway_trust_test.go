@@ -1,4 +1,4 @@
-package producer_test
+package gateway_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/producer"
@@ -33,7 +34,7 @@ type trustGateway struct {
 	read  func() *kgo.Record
 }
 
-func newTrustGateway(t *testing.T, sampler sdktrace.Sampler, cfg producer.GatewayConfig) *trustGateway {
+func newTrustGateway(t *testing.T, sampler sdktrace.Sampler, cfg gateway.Config) *trustGateway {
 	t.Helper()
 	const topic = "requests"
 	addr := kafkatest.NewBroker(t, 1).Addr()
@@ -55,7 +56,7 @@ func newTrustGateway(t *testing.T, sampler sdktrace.Sampler, cfg producer.Gatewa
 	t.Cleanup(cons.Close)
 
 	cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator = tp, noop.NewMeterProvider(), prop
-	g, err := producer.NewGateway(producer.NewClient(producer.NewPublisher(pub, topic), nil, tp), func(context.Context) error { return nil }, cfg)
+	g, err := gateway.New(cfg, producer.NewClient(t.Context(), producer.NewPublisher(pub, topic), nil, tp), func(context.Context) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func callerHeaders(flags string) http.Header {
 func TestGatewayTrustBoundary(t *testing.T) {
 	never := sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0))
 	t.Run("off: the caller's trace and baggage continue", func(t *testing.T) {
-		g := newTrustGateway(t, never, producer.GatewayConfig{})
+		g := newTrustGateway(t, never, gateway.Config{})
 		r := g.publish(t, callerHeaders("01"))
 		if tp := header(r, "traceparent"); !strings.HasPrefix(tp, "00-"+callerTraceID+"-") || !strings.HasSuffix(tp, "-01") {
 			t.Fatalf("traceparent %q, want the caller's sampled trace", tp)
@@ -121,7 +122,7 @@ func TestGatewayTrustBoundary(t *testing.T) {
 		}
 	})
 	t.Run("on: sampled=01 from the caller is not obeyed, baggage dropped but trusted keys", func(t *testing.T) {
-		g := newTrustGateway(t, never, producer.GatewayConfig{TrustBoundary: true, TrustedBaggage: []string{"tenant"}})
+		g := newTrustGateway(t, never, gateway.Config{TrustBoundary: true, TrustedBaggage: []string{"tenant"}})
 		r := g.publish(t, callerHeaders("01"))
 		tp := header(r, "traceparent")
 		if strings.Contains(tp, callerTraceID) || !strings.HasSuffix(tp, "-00") || len(tp) != 55 {
@@ -138,7 +139,7 @@ func TestGatewayTrustBoundary(t *testing.T) {
 		}
 	})
 	t.Run("on: the server span is a root linked to the caller", func(t *testing.T) {
-		g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), producer.GatewayConfig{TrustBoundary: true})
+		g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), gateway.Config{TrustBoundary: true})
 		r := g.publish(t, callerHeaders("00"))
 		if got := header(r, "baggage"); got != "" {
 			t.Fatalf("baggage %q crossed the boundary", got)
@@ -166,7 +167,7 @@ func TestGatewayTrustBoundary(t *testing.T) {
 // also where MaxHeaderBytes lets headers far larger than they allow in
 // (by default a 100 KB baggage header is refused with 431 before that).
 func TestGatewayLimitsTraceContext(t *testing.T) {
-	g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), producer.GatewayConfig{MaxHeaderBytes: 1 << 20})
+	g := newTrustGateway(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), gateway.Config{MaxHeaderBytes: 1 << 20})
 	var members []string
 	for i := range 40 {
 		members = append(members, "k"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))+"=v")

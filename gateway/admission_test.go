@@ -1,4 +1,4 @@
-package producer
+package gateway
 
 import (
 	"bytes"
@@ -328,8 +328,8 @@ func TestGatewayRefusalStartsNoSpan(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
 	reader := sdkmetric.NewManualReader()
-	g, err := NewGateway(nil, func(context.Context) error { return nil }, GatewayConfig{MaxInFlight: 1,
-		TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	g, err := New(Config{MaxInFlight: 1,
+		TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}, nil, func(context.Context) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,12 @@
+// Package gateway is kretrieve's HTTP API in front of the pipeline:
+// POST /v1/search publishes a request and waits for its outcome,
+// POST /v1/requests publishes only, GET /healthz and GET /readyz report
+// health and readiness.
+//
+// New builds a Gateway from its Config and a producer.Client that does the
+// publishing and waiting. The gateway adds only what HTTP needs: the
+// server span and trace-context handling at the edge (optionally a trust
+// boundary), admission control of the requests in flight, request decoding
+// with its limits, and Serve with the server's timeouts, TLS and connection
+// limit.
+package gateway
