@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -70,12 +71,13 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p) || errors.Is(err, messages.ErrInvalid)
 }
 
-// errorKind returns "permanent" or "transient" for dead-letter headers.
+// errorKind returns deadletters.ErrorTypePermanent or
+// deadletters.ErrorTypeTransient, for dead-letter headers.
 func errorKind(err error) string {
 	if IsPermanent(err) {
-		return "permanent"
+		return deadletters.ErrorTypePermanent
 	}
-	return "transient"
+	return deadletters.ErrorTypeTransient
 }
 
 // Recover turns a panicking handler into a permanent error, so a poison record

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -715,8 +716,9 @@ func (w *Worker) processRecord(ctx context.Context, p *partition, highWatermark 
 			attrs = append(attrs, "stack", string(pe.stack))
 		}
 		w.logger.WarnContext(pctx, "dead-lettering record", attrs...)
-		dl := deadLetter(rec, err, msg.Attempt, w.cfg.Group, w.cfg.MaxDeadLetterBytes)
-		fallback := minimalDeadLetter(rec, err, msg.Attempt, w.cfg.Group)
+		failure := deadletters.Failure{Reason: err.Error(), ErrorType: errType, Attempts: msg.Attempt, ConsumerGroup: w.cfg.Group}
+		dl := deadletters.Build(rec, failure, w.cfg.MaxDeadLetterBytes)
+		fallback := deadletters.BuildMinimal(rec, failure)
 		// The dead letter's send span is a child of this process span and
 		// links the producer's span of the record that failed.
 		dl.Context = pctx

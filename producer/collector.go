@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -201,7 +202,7 @@ func (c *Collector) process(ctx context.Context, highWatermark int64, rec *kgo.R
 
 func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
 	if strings.HasSuffix(rec.Topic, messages.DLQSuffix) {
-		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(messages.HeaderDLQReason)
+		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(deadletters.HeaderReason)
 		return Outcome{RequestID: string(rec.Key), Failed: true, Reason: reason, Topic: rec.Topic}, nil
 	}
 	res, err := messages.DecodeResult(rec.Value)

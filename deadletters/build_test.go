@@ -1,15 +1,12 @@
-package consumers
+package deadletters
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/kretrieve/kretrieve/messages"
 )
 
 func header(r *kgo.Record, key string) (string, bool) {
@@ -46,18 +43,18 @@ func TestDeadLetterTruncation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.rec.Topic, tt.rec.Timestamp = "retrieval.requests", time.Now()
-			dl := deadLetter(tt.rec, Permanent(errors.New("record key and value: over the limit")), 1, "retrieval", maxBytes)
+			dl := Build(tt.rec, Failure{Reason: "record key and value: over the limit", ErrorType: ErrorTypePermanent, Attempts: 1, ConsumerGroup: "retrieval"}, maxBytes)
 			size := recordOverhead + len(dl.Key) + len(dl.Value) + headersSize(dl.Headers)
 			if size > maxBytes {
 				t.Errorf("dead letter of about %d bytes, over %d", size, maxBytes)
 			}
-			for _, k := range []string{messages.HeaderDLQReason, messages.HeaderDLQErrorType, messages.HeaderDLQOriginalTopic,
-				messages.HeaderDLQOriginalOffset, messages.HeaderDLQAttempts, messages.HeaderDLQConsumerGroup} {
+			for _, k := range []string{HeaderReason, HeaderErrorType, HeaderOriginalTopic,
+				HeaderOriginalOffset, HeaderAttempts, HeaderConsumerGroup} {
 				if _, ok := header(dl, k); !ok {
 					t.Errorf("header %s missing", k)
 				}
 			}
-			got, truncated := header(dl, messages.HeaderDLQTruncated)
+			got, truncated := header(dl, HeaderTruncated)
 			if tt.truncated == "" {
 				if truncated || !bytes.Equal(dl.Value, tt.rec.Value) || !bytes.Equal(dl.Key, tt.rec.Key) {
 					t.Fatalf("a small record's dead letter was cut: %q", got)
@@ -65,7 +62,7 @@ func TestDeadLetterTruncation(t *testing.T) {
 				return
 			}
 			if !truncated || !strings.HasPrefix(got, tt.truncated) {
-				t.Fatalf("%s = %q (present %v), want prefix %q", messages.HeaderDLQTruncated, got, truncated, tt.truncated)
+				t.Fatalf("%s = %q (present %v), want prefix %q", HeaderTruncated, got, truncated, tt.truncated)
 			}
 			// What is kept is a prefix: whole headers in order, the start of the value.
 			if !bytes.HasPrefix(tt.rec.Value, dl.Value) || len(dl.Value) == 0 {
@@ -84,15 +81,56 @@ func TestDeadLetterTruncation(t *testing.T) {
 
 	t.Run("minimal", func(t *testing.T) {
 		rec := &kgo.Record{Topic: "retrieval.requests", Key: []byte("req-3"), Value: bytes.Repeat([]byte{'v'}, 500_000), Headers: hdrs(5, 100)}
-		dl := minimalDeadLetter(rec, Permanent(errors.New("bad")), 2, "retrieval")
+		dl := BuildMinimal(rec, Failure{Reason: "bad", ErrorType: ErrorTypePermanent, Attempts: 2, ConsumerGroup: "retrieval"})
 		if len(dl.Value) != 0 || string(dl.Key) != "req-3" || dl.Topic != "retrieval.requests.dlq" {
 			t.Fatalf("minimal dead letter: key %q, %d value bytes", dl.Key, len(dl.Value))
 		}
-		if got, _ := header(dl, messages.HeaderDLQTruncated); got != "key=5/5 headers=0/5 value=0/500000" {
-			t.Errorf("%s = %q", messages.HeaderDLQTruncated, got)
+		if got, _ := header(dl, HeaderTruncated); got != "key=5/5 headers=0/5 value=0/500000" {
+			t.Errorf("%s = %q", HeaderTruncated, got)
 		}
-		if got, _ := header(dl, messages.HeaderDLQReason); got != "bad" {
+		if got, _ := header(dl, HeaderReason); got != "bad" {
 			t.Errorf("reason %q", got)
 		}
 	})
+}
+
+func TestDeadLetter(t *testing.T) {
+	ts := time.Date(2026, 11, 22, 8, 0, 0, 123, time.UTC)
+	in := &kgo.Record{
+		Topic: "retrieval.requests", Partition: 4, Offset: 99, Timestamp: ts,
+		Key: []byte("k"), Value: []byte("v"),
+		Headers: []kgo.RecordHeader{
+			{Key: "traceparent", Value: []byte("00-aa-bb-01")},
+			{Key: HeaderReason, Value: []byte("from an earlier trip")},
+		},
+	}
+	out := Build(in, Failure{Reason: strings.Repeat("x", 5000), ErrorType: ErrorTypePermanent, Attempts: 2, ConsumerGroup: "retrieval"}, 1_000_000)
+	if out.Topic != "retrieval.requests.dlq" || string(out.Key) != "k" || string(out.Value) != "v" {
+		t.Fatalf("record %+v", out)
+	}
+	got := map[string][]string{}
+	for _, h := range out.Headers {
+		got[h.Key] = append(got[h.Key], string(h.Value))
+	}
+	want := map[string]string{
+		"traceparent":           "00-aa-bb-01",
+		HeaderErrorType:         "permanent",
+		HeaderOriginalTopic:     "retrieval.requests",
+		HeaderOriginalPartition: "4",
+		HeaderOriginalOffset:    "99",
+		HeaderOriginalTimestamp: "2026-11-22T08:00:00.000000123Z",
+		HeaderAttempts:          "2",
+		HeaderConsumerGroup:     "retrieval",
+	}
+	for k, v := range want {
+		if len(got[k]) != 1 || got[k][0] != v {
+			t.Errorf("header %s = %q, want [%q]", k, got[k], v)
+		}
+	}
+	if r := got[HeaderReason]; len(r) != 1 || len(r[0]) > maxReasonBytes || r[0] == "from an earlier trip" {
+		t.Errorf("reason headers %q: want one fresh, capped reason", r)
+	}
+	if len(in.Headers) != 2 {
+		t.Error("the input record's headers were modified")
+	}
 }

@@ -1,4 +1,4 @@
-package consumers
+package deadletters
 
 import (
 	"strconv"
@@ -10,6 +10,20 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 )
 
+// Failure is what a dead letter records about why its record failed.
+type Failure struct {
+	// Reason is the error text (HeaderReason). Build keeps its first KiB.
+	// It must not quote the record's content.
+	Reason string
+	// ErrorType is ErrorTypePermanent or ErrorTypeTransient (HeaderErrorType).
+	ErrorType string
+	// Attempts is how many times the record was tried (HeaderAttempts).
+	Attempts int
+	// ConsumerGroup is the group that gave up (HeaderConsumerGroup); ""
+	// leaves the header out.
+	ConsumerGroup string
+}
+
 // maxReasonBytes caps the reason header so a huge error cannot bloat the record.
 const maxReasonBytes = 1024
 
@@ -19,55 +33,57 @@ const maxReasonBytes = 1024
 const (
 	recordOverhead = 100
 	headerOverhead = 10
-	// truncatedHeaderBytes is room for the HeaderDLQTruncated header.
+	// truncatedHeaderBytes is room for the HeaderTruncated header.
 	truncatedHeaderBytes = 96
 	// minimalKeyBytes is the longest key a minimal dead letter keeps.
 	minimalKeyBytes = 256
 )
 
-// deadLetter builds the dead-letter record for rec: the original key, value
-// and headers (trace context included) plus headers saying why, where from
-// and after how many attempts. Dead-letter headers from an earlier trip
-// through a dead-letter topic are replaced, not repeated.
+// Build returns the dead-letter record of rec, which failed as f says: a
+// record for messages.DLQTopic(rec.Topic) with the original key, value
+// and headers (trace context included) plus the kretrieve.dlq.* headers
+// saying why, where from and after how many attempts. Dead-letter headers
+// from an earlier trip through a dead-letter topic are replaced, not
+// repeated. rec is not modified.
 //
 // A dead letter that would exceed maxBytes (0: no limit) keeps what fits and
-// says so in a HeaderDLQTruncated header: the dead-letter headers always,
+// says so in a HeaderTruncated header: the dead-letter headers always,
 // then the key (when it takes at most a quarter of the room left), the
 // original headers in order (whole, while they take at most half of it) and
 // a prefix of the value in the rest.
-func deadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int) *kgo.Record {
-	return buildDeadLetter(rec, err, attempts, group, maxBytes, false)
+func Build(rec *kgo.Record, f Failure, maxBytes int) *kgo.Record {
+	return build(rec, f, maxBytes, false)
 }
 
-// minimalDeadLetter is the dead letter of rec for a topic that refused the
-// one from deadLetter as too large: the dead-letter headers, the key when it
-// is short, and a HeaderDLQTruncated header; no value, no original headers.
-func minimalDeadLetter(rec *kgo.Record, err error, attempts int, group string) *kgo.Record {
-	return buildDeadLetter(rec, err, attempts, group, 0, true)
+// BuildMinimal returns the dead letter of rec for a topic that refused the
+// one from Build as too large: the dead-letter headers, the key when it
+// is short, and a HeaderTruncated header; no value, no original headers.
+func BuildMinimal(rec *kgo.Record, f Failure) *kgo.Record {
+	return build(rec, f, 0, true)
 }
 
-func buildDeadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int, minimal bool) *kgo.Record {
-	reason := err.Error()
+func build(rec *kgo.Record, f Failure, maxBytes int, minimal bool) *kgo.Record {
+	reason := f.Reason
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "")
 	}
 	orig := make([]kgo.RecordHeader, 0, len(rec.Headers))
 	for _, h := range rec.Headers {
-		if !strings.HasPrefix(h.Key, "kretrieve.dlq.") {
+		if !strings.HasPrefix(h.Key, HeaderPrefix) {
 			orig = append(orig, h)
 		}
 	}
 	dlq := make([]kgo.RecordHeader, 0, 9)
 	add := func(k, v string) { dlq = append(dlq, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	add(messages.HeaderDLQReason, reason)
-	add(messages.HeaderDLQErrorType, errorKind(err))
-	add(messages.HeaderDLQOriginalTopic, rec.Topic)
-	add(messages.HeaderDLQOriginalPartition, strconv.Itoa(int(rec.Partition)))
-	add(messages.HeaderDLQOriginalOffset, strconv.FormatInt(rec.Offset, 10))
-	add(messages.HeaderDLQOriginalTimestamp, rec.Timestamp.UTC().Format(time.RFC3339Nano))
-	add(messages.HeaderDLQAttempts, strconv.Itoa(attempts))
-	if group != "" {
-		add(messages.HeaderDLQConsumerGroup, group)
+	add(HeaderReason, reason)
+	add(HeaderErrorType, f.ErrorType)
+	add(HeaderOriginalTopic, rec.Topic)
+	add(HeaderOriginalPartition, strconv.Itoa(int(rec.Partition)))
+	add(HeaderOriginalOffset, strconv.FormatInt(rec.Offset, 10))
+	add(HeaderOriginalTimestamp, rec.Timestamp.UTC().Format(time.RFC3339Nano))
+	add(HeaderAttempts, strconv.Itoa(f.Attempts))
+	if f.ConsumerGroup != "" {
+		add(HeaderConsumerGroup, f.ConsumerGroup)
 	}
 
 	key, value, kept := rec.Key, rec.Value, orig
@@ -99,7 +115,7 @@ func buildDeadLetter(rec *kgo.Record, err error, attempts int, group string, max
 	}
 	headers := append(kept[:len(kept):len(kept)], dlq...)
 	if len(key) != len(rec.Key) || len(value) != len(rec.Value) || len(kept) != len(orig) {
-		headers = append(headers, kgo.RecordHeader{Key: messages.HeaderDLQTruncated, Value: []byte(
+		headers = append(headers, kgo.RecordHeader{Key: HeaderTruncated, Value: []byte(
 			"key=" + strconv.Itoa(len(key)) + "/" + strconv.Itoa(len(rec.Key)) +
 				" headers=" + strconv.Itoa(len(kept)) + "/" + strconv.Itoa(len(orig)) +
 				" value=" + strconv.Itoa(len(value)) + "/" + strconv.Itoa(len(rec.Value)))})
@@ -113,5 +129,9 @@ func buildDeadLetter(rec *kgo.Record, err error, attempts int, group string, max
 }
 
 func headersSize(hs []kgo.RecordHeader) int {
-	return headerBytes(hs) + headerOverhead*len(hs)
+	n := headerOverhead * len(hs)
+	for _, h := range hs {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
 }
