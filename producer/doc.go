@@ -2,8 +2,9 @@
 //
 // Publisher encodes and produces requests (the send spans come from the
 // kafkatrace hooks installed on the client). Collector consumes the results
-// topic and the dead-letter topics with the same wait and process spans as
-// the workers, and hands each request's outcome to whoever waits for it,
+// topic and the dead-letter topics inside the consumer runtime's
+// consumers.Trace middleware, so with the same wait and process spans as the
+// workers, and hands each request's outcome to whoever waits for it,
 // dropping duplicates. Client ties both together under one root span per
 // request.
 //
