@@ -1,4 +1,4 @@
-package consumers
+package consumers_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
@@ -65,17 +66,17 @@ func TestTraceAndDeadLetter(t *testing.T) {
 
 	var handlerSpan trace.SpanContext
 	var got struct {
-		msg           *Message
+		msg           *consumers.Message
 		err           error
 		dl, fallback  *kgo.Record
 		publishCalled int
 	}
-	publish := func(ctx context.Context, msg *Message, err error, dl, fallback *kgo.Record) {
+	publish := func(ctx context.Context, msg *consumers.Message, err error, dl, fallback *kgo.Record) {
 		got.msg, got.err, got.dl, got.fallback = msg, err, dl, fallback
 		got.publishCalled++
 	}
-	failure := Permanent(errors.New("decode request: unexpected end of JSON input"))
-	h := Chain(func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
+	failure := consumers.Permanent(errors.New("decode request: unexpected end of JSON input"))
+	h := consumers.Chain(func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
 		handlerSpan = trace.SpanContextFromContext(ctx)
 		if !msg.Remote.Equal(producerSpan) {
 			t.Errorf("handler: msg.Remote = %v, want the producer's span %v", msg.Remote, producerSpan)
@@ -84,10 +85,10 @@ func TestTraceAndDeadLetter(t *testing.T) {
 			t.Errorf("handler: queue wait %v, want ≥ 1s", msg.QueueWait.Wait)
 		}
 		return nil, failure
-	}, Trace(tr, nil), DeadLetter(publish, "retrieval", 0, nil))
+	}, consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
 
 	in := failingRecord()
-	msg := &Message{Record: in, HighWatermark: 120, Attempt: 1}
+	msg := &consumers.Message{Record: in, HighWatermark: 120, Attempt: 1}
 	outs, err := h(runCtx, msg)
 	if !errors.Is(err, failure) || outs != nil {
 		t.Fatalf("chain returned %v, %v; want no outputs and the handler's error", outs, err)
@@ -120,10 +121,10 @@ func TestTraceAndDeadLetter(t *testing.T) {
 		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
 		t.Errorf("dead letter parsed as %+v", l)
 	}
-	if v, ok := headerValue(dl, "app"); !ok || v != "kept" {
+	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
 		t.Errorf("original header app = %q (present %v)", v, ok)
 	}
-	if v, ok := headerValue(got.fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || got.fallback.Topic != dl.Topic {
+	if v, ok := dlHeader(got.fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || got.fallback.Topic != dl.Topic {
 		t.Errorf("fallback: topic %q, %s = %q", got.fallback.Topic, deadletters.HeaderTruncated, v)
 	}
 
@@ -149,17 +150,17 @@ func TestTraceAndDeadLetter(t *testing.T) {
 func TestDeadLetterFilter(t *testing.T) {
 	tr, spans := newRecordingTracer(t)
 	published := 0
-	publish := func(context.Context, *Message, error, *kgo.Record, *kgo.Record) { published++ }
+	publish := func(context.Context, *consumers.Message, error, *kgo.Record, *kgo.Record) { published++ }
 	notNow := errors.New("search: index closed")
-	h := Chain(func(context.Context, *Message) ([]*kgo.Record, error) { return nil, notNow },
-		Trace(tr, func(msg *Message, _ error) string {
+	h := consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return nil, notNow },
+		consumers.Trace(tr, func(msg *consumers.Message, _ error) string {
 			if msg.DeadLettered {
 				return "dead-lettered"
 			}
 			return "kept"
 		}),
-		DeadLetter(publish, "retrieval", 0, func(_ context.Context, err error) bool { return !errors.Is(err, notNow) }))
-	msg := &Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1}
+		consumers.DeadLetter(publish, "retrieval", 0, func(_ context.Context, err error) bool { return !errors.Is(err, notNow) }))
+	msg := &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1}
 	if _, err := h(context.Background(), msg); err != notNow {
 		t.Fatalf("err %v, want the handler's", err)
 	}
@@ -172,9 +173,9 @@ func TestDeadLetterFilter(t *testing.T) {
 
 	// Without an error the outputs pass through untouched.
 	out := &kgo.Record{Topic: "candidates"}
-	h = Chain(func(context.Context, *Message) ([]*kgo.Record, error) { return []*kgo.Record{out}, nil },
-		Trace(tr, nil), DeadLetter(publish, "retrieval", 0, nil))
-	outs, err := h(context.Background(), &Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1})
+	h = consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return []*kgo.Record{out}, nil },
+		consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
+	outs, err := h(context.Background(), &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1})
 	if err != nil || len(outs) != 1 || outs[0] != out || published != 0 {
 		t.Fatalf("outs %v err %v published %d", outs, err, published)
 	}
@@ -186,13 +187,4 @@ func attrMap(kvs []attribute.KeyValue) map[string]any {
 		m[string(kv.Key)] = kv.Value.AsInterface()
 	}
 	return m
-}
-
-func headerValue(r *kgo.Record, key string) (string, bool) {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value), true
-		}
-	}
-	return "", false
 }
