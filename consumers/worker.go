@@ -153,8 +153,7 @@ func WithMiddleware(mws ...Middleware) Option {
 type Worker struct {
 	cfg        Config
 	client     *kgo.Client
-	tracer     *kafkatrace.Tracer
-	handler    Handler
+	handler    Handler // the handler inside Trace and the other middleware
 	logger     *slog.Logger
 	middleware []Middleware
 
@@ -190,7 +189,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		return nil, errors.New("worker: tracer and handler are required")
 	}
 	w := &Worker{
-		cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default(),
+		cfg: cfg.withDefaults(), logger: slog.Default(),
 		parts: make(map[partKey]*partition), rewinds: make(map[partKey]int64),
 		commitSoon: make(chan struct{}, 1), uncommitted: make(map[string]map[int32]kgo.EpochOffset),
 	}
