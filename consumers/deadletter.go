@@ -1,117 +1,53 @@
 package consumers
 
 import (
-	"strconv"
-	"strings"
-	"time"
+	"context"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
-// maxReasonBytes caps the reason header so a huge error cannot bloat the record.
-const maxReasonBytes = 1024
+// DeadLetterPublisher sends dl, the dead letter of msg, which failed with
+// err; fallback is the same dead letter without the original value and
+// headers, to send instead when the broker refuses dl as too large.
+type DeadLetterPublisher func(ctx context.Context, msg *Message, err error, dl, fallback *kgo.Record)
 
-// Size estimates of a dead letter, on the safe side: a record batch of one
-// record adds 61 bytes of batch header and up to about 30 of record
-// framing; each header adds two length varints.
-const (
-	recordOverhead = 100
-	headerOverhead = 10
-	// truncatedHeaderBytes is room for the HeaderDLQTruncated header.
-	truncatedHeaderBytes = 96
-	// minimalKeyBytes is the longest key a minimal dead letter keeps.
-	minimalKeyBytes = 256
-)
-
-// deadLetter builds the dead-letter record for rec: the original key, value
-// and headers (trace context included) plus headers saying why, where from
-// and after how many attempts. Dead-letter headers from an earlier trip
-// through a dead-letter topic are replaced, not repeated.
+// DeadLetter returns middleware that sends a record the next handler failed
+// on to its dead-letter topic, when filter(ctx, err) says so (a nil filter:
+// on every error). The dead letter is deadletters.Build's, cut to maxBytes
+// (0: no limit), with the error's text, "permanent" or "transient" as
+// IsPermanent says, msg.Attempt and group; the fallback is
+// deadletters.BuildMinimal's. Both records carry ctx's values (so their send
+// spans are children of the process span), a link to msg.Remote (the
+// producer's span of the record that failed) and not ctx's cancellation:
+// they outlive a shutdown. publish sends them.
 //
-// A dead letter that would exceed maxBytes (0: no limit) keeps what fits and
-// says so in a HeaderDLQTruncated header: the dead-letter headers always,
-// then the key (when it takes at most a quarter of the room left), the
-// original headers in order (whole, while they take at most half of it) and
-// a prefix of the value in the rest.
-func deadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int) *kgo.Record {
-	return buildDeadLetter(rec, err, attempts, group, maxBytes, false)
-}
-
-// minimalDeadLetter is the dead letter of rec for a topic that refused the
-// one from deadLetter as too large: the dead-letter headers, the key when it
-// is short, and a HeaderDLQTruncated header; no value, no original headers.
-func minimalDeadLetter(rec *kgo.Record, err error, attempts int, group string) *kgo.Record {
-	return buildDeadLetter(rec, err, attempts, group, 0, true)
-}
-
-func buildDeadLetter(rec *kgo.Record, err error, attempts int, group string, maxBytes int, minimal bool) *kgo.Record {
-	reason := err.Error()
-	if len(reason) > maxReasonBytes {
-		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "")
-	}
-	orig := make([]kgo.RecordHeader, 0, len(rec.Headers))
-	for _, h := range rec.Headers {
-		if !strings.HasPrefix(h.Key, "kretrieve.dlq.") {
-			orig = append(orig, h)
-		}
-	}
-	dlq := make([]kgo.RecordHeader, 0, 9)
-	add := func(k, v string) { dlq = append(dlq, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	add(messages.HeaderDLQReason, reason)
-	add(messages.HeaderDLQErrorType, errorKind(err))
-	add(messages.HeaderDLQOriginalTopic, rec.Topic)
-	add(messages.HeaderDLQOriginalPartition, strconv.Itoa(int(rec.Partition)))
-	add(messages.HeaderDLQOriginalOffset, strconv.FormatInt(rec.Offset, 10))
-	add(messages.HeaderDLQOriginalTimestamp, rec.Timestamp.UTC().Format(time.RFC3339Nano))
-	add(messages.HeaderDLQAttempts, strconv.Itoa(attempts))
-	if group != "" {
-		add(messages.HeaderDLQConsumerGroup, group)
-	}
-
-	key, value, kept := rec.Key, rec.Value, orig
-	full := recordOverhead + len(key) + len(value) + headersSize(orig) + headersSize(dlq)
-	switch {
-	case minimal:
-		if len(key) > minimalKeyBytes {
-			key = nil
-		}
-		value, kept = nil, nil
-	case maxBytes > 0 && full > maxBytes:
-		room := max(maxBytes-recordOverhead-headersSize(dlq)-truncatedHeaderBytes, 0)
-		if len(key) > room/4 {
-			key = nil
-		}
-		room -= len(key)
-		kept = nil
-		used := 0
-		for _, h := range orig {
-			n := len(h.Key) + len(h.Value) + headerOverhead
-			if used+n > room/2 {
-				break
+// It then sets msg.DeadLettered and returns the error with no outputs, so
+// that Trace records the failure; an error the filter refuses is returned
+// as it is, and the record is not dead-lettered.
+func DeadLetter(publish DeadLetterPublisher, group string, maxBytes int, filter func(ctx context.Context, err error) bool) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
+			outs, err := next(ctx, msg)
+			if err == nil || filter != nil && !filter(ctx, err) {
+				return outs, err
 			}
-			kept = append(kept, h)
-			used += n
+			rec := msg.Record
+			failure := deadletters.Failure{Reason: err.Error(), ErrorType: errorKind(err), Attempts: msg.Attempt, ConsumerGroup: group}
+			dl := deadletters.Build(rec, failure, maxBytes)
+			fallback := deadletters.BuildMinimal(rec, failure)
+			dl.Context = ctx
+			if msg.Remote.IsValid() {
+				dl.Context = kafkatrace.ContextWithLinks(ctx, trace.Link{SpanContext: msg.Remote})
+			}
+			dl.Context = context.WithoutCancel(dl.Context)
+			fallback.Context = dl.Context
+			publish(ctx, msg, err, dl, fallback)
+			msg.DeadLettered = true
+			return nil, err
 		}
-		room -= used
-		value = value[:min(len(value), room)]
 	}
-	headers := append(kept[:len(kept):len(kept)], dlq...)
-	if len(key) != len(rec.Key) || len(value) != len(rec.Value) || len(kept) != len(orig) {
-		headers = append(headers, kgo.RecordHeader{Key: messages.HeaderDLQTruncated, Value: []byte(
-			"key=" + strconv.Itoa(len(key)) + "/" + strconv.Itoa(len(rec.Key)) +
-				" headers=" + strconv.Itoa(len(kept)) + "/" + strconv.Itoa(len(orig)) +
-				" value=" + strconv.Itoa(len(value)) + "/" + strconv.Itoa(len(rec.Value)))})
-	}
-	return &kgo.Record{
-		Topic:   messages.DLQTopic(rec.Topic),
-		Key:     key,
-		Value:   value,
-		Headers: headers,
-	}
-}
-
-func headersSize(hs []kgo.RecordHeader) int {
-	return headerBytes(hs) + headerOverhead*len(hs)
 }

@@ -1,98 +1,190 @@
-package consumers
+package consumers_test
 
 import (
-	"bytes"
+	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
-func header(r *kgo.Record, key string) (string, bool) {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value), true
-		}
-	}
-	return "", false
+// newRecordingTracer returns a kafkatrace.Tracer whose spans rec records.
+func newRecordingTracer(t *testing.T) (*kafkatrace.Tracer, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return kafkatrace.New(kafkatrace.WithTracerProvider(tp), kafkatrace.WithPropagator(propagation.TraceContext{})), rec
 }
 
-func TestDeadLetterTruncation(t *testing.T) {
-	const maxBytes = 1_000_000
-	hdrs := func(n, size int) []kgo.RecordHeader {
-		hs := make([]kgo.RecordHeader, n)
-		for i := range hs {
-			hs[i] = kgo.RecordHeader{Key: "h" + strings.Repeat("x", i%7), Value: bytes.Repeat([]byte{'v'}, size)}
+// producerSpan is the span context in the test record's traceparent header.
+var producerSpan = trace.NewSpanContext(trace.SpanContextConfig{
+	TraceID: trace.TraceID{0xaa}, SpanID: trace.SpanID{0xbb}, TraceFlags: trace.FlagsSampled, Remote: true,
+})
+
+func failingRecord() *kgo.Record {
+	return &kgo.Record{
+		Topic: "retrieval.requests", Partition: 4, Offset: 99, Timestamp: time.Now().Add(-time.Second),
+		Key: []byte("req-1"), Value: []byte(`{"query":"x"}`),
+		Headers: []kgo.RecordHeader{
+			{Key: "traceparent", Value: []byte("00-aa000000000000000000000000000000-bb00000000000000-01")},
+			{Key: "app", Value: []byte("kept")},
+		},
+	}
+}
+
+func spanNamed(t *testing.T, rec *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range rec.Ended() {
+		if s.Name() == name {
+			return s
 		}
-		return hs
 	}
-	tests := []struct {
-		name      string
-		rec       *kgo.Record
-		truncated string // "" when the dead letter is whole
-	}{
-		{"small", &kgo.Record{Key: []byte("k"), Value: []byte("v"), Headers: hdrs(3, 10)}, ""},
-		{"value too large", &kgo.Record{Key: []byte("req-1"), Value: bytes.Repeat([]byte{'v'}, 2<<20), Headers: hdrs(3, 10)},
-			"key=5/5 headers=3/3 value="},
-		{"headers too large", &kgo.Record{Key: []byte("req-2"), Value: []byte(`{"query":"x"}`), Headers: hdrs(2000, 1024)},
-			"key=5/5 headers="},
-		{"key too large", &kgo.Record{Key: bytes.Repeat([]byte{'k'}, 600_000), Value: bytes.Repeat([]byte{'v'}, 600_000)},
-			"key=0/600000 headers=0/0 value="},
+	t.Fatalf("no span %q", name)
+	return nil
+}
+
+// A handler chain of Trace and DeadLetter: the handler runs in the process
+// span, a child of the record's producer span; the failed record's dead
+// letter carries the original and the kretrieve.dlq.* headers, and its send
+// span is a child of the process span linked to the producer's span.
+func TestTraceAndDeadLetter(t *testing.T) {
+	tr, spans := newRecordingTracer(t)
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	var handlerSpan trace.SpanContext
+	var got struct {
+		msg           *consumers.Message
+		err           error
+		dl, fallback  *kgo.Record
+		publishCalled int
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.rec.Topic, tt.rec.Timestamp = "retrieval.requests", time.Now()
-			dl := deadLetter(tt.rec, Permanent(errors.New("record key and value: over the limit")), 1, "retrieval", maxBytes)
-			size := recordOverhead + len(dl.Key) + len(dl.Value) + headersSize(dl.Headers)
-			if size > maxBytes {
-				t.Errorf("dead letter of about %d bytes, over %d", size, maxBytes)
-			}
-			for _, k := range []string{messages.HeaderDLQReason, messages.HeaderDLQErrorType, messages.HeaderDLQOriginalTopic,
-				messages.HeaderDLQOriginalOffset, messages.HeaderDLQAttempts, messages.HeaderDLQConsumerGroup} {
-				if _, ok := header(dl, k); !ok {
-					t.Errorf("header %s missing", k)
-				}
-			}
-			got, truncated := header(dl, messages.HeaderDLQTruncated)
-			if tt.truncated == "" {
-				if truncated || !bytes.Equal(dl.Value, tt.rec.Value) || !bytes.Equal(dl.Key, tt.rec.Key) {
-					t.Fatalf("a small record's dead letter was cut: %q", got)
-				}
-				return
-			}
-			if !truncated || !strings.HasPrefix(got, tt.truncated) {
-				t.Fatalf("%s = %q (present %v), want prefix %q", messages.HeaderDLQTruncated, got, truncated, tt.truncated)
-			}
-			// What is kept is a prefix: whole headers in order, the start of the value.
-			if !bytes.HasPrefix(tt.rec.Value, dl.Value) || len(dl.Value) == 0 {
-				t.Errorf("value: %d bytes kept of %d, not a non-empty prefix", len(dl.Value), len(tt.rec.Value))
-			}
-			for i, h := range dl.Headers {
-				if strings.HasPrefix(h.Key, "kretrieve.dlq.") {
-					break
-				}
-				if h.Key != tt.rec.Headers[i].Key || !bytes.Equal(h.Value, tt.rec.Headers[i].Value) {
-					t.Fatalf("header %d is not the original's", i)
-				}
-			}
-		})
+	publish := func(ctx context.Context, msg *consumers.Message, err error, dl, fallback *kgo.Record) {
+		got.msg, got.err, got.dl, got.fallback = msg, err, dl, fallback
+		got.publishCalled++
+	}
+	failure := consumers.Permanent(errors.New("decode request: unexpected end of JSON input"))
+	h := consumers.Chain(func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		handlerSpan = trace.SpanContextFromContext(ctx)
+		if !msg.Remote.Equal(producerSpan) {
+			t.Errorf("handler: msg.Remote = %v, want the producer's span %v", msg.Remote, producerSpan)
+		}
+		if msg.QueueWait.Wait < time.Second {
+			t.Errorf("handler: queue wait %v, want ≥ 1s", msg.QueueWait.Wait)
+		}
+		return nil, failure
+	}, consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
+
+	in := failingRecord()
+	msg := &consumers.Message{Record: in, HighWatermark: 120, Attempt: 1}
+	outs, err := h(runCtx, msg)
+	if !errors.Is(err, failure) || outs != nil {
+		t.Fatalf("chain returned %v, %v; want no outputs and the handler's error", outs, err)
+	}
+	if !msg.DeadLettered || got.publishCalled != 1 || got.msg != msg || !errors.Is(got.err, failure) {
+		t.Fatalf("dead-lettered %v, publish called %d times with %v", msg.DeadLettered, got.publishCalled, got.err)
 	}
 
-	t.Run("minimal", func(t *testing.T) {
-		rec := &kgo.Record{Topic: "retrieval.requests", Key: []byte("req-3"), Value: bytes.Repeat([]byte{'v'}, 500_000), Headers: hdrs(5, 100)}
-		dl := minimalDeadLetter(rec, Permanent(errors.New("bad")), 2, "retrieval")
-		if len(dl.Value) != 0 || string(dl.Key) != "req-3" || dl.Topic != "retrieval.requests.dlq" {
-			t.Fatalf("minimal dead letter: key %q, %d value bytes", dl.Key, len(dl.Value))
-		}
-		if got, _ := header(dl, messages.HeaderDLQTruncated); got != "key=5/5 headers=0/5 value=0/500000" {
-			t.Errorf("%s = %q", messages.HeaderDLQTruncated, got)
-		}
-		if got, _ := header(dl, messages.HeaderDLQReason); got != "bad" {
-			t.Errorf("reason %q", got)
-		}
-	})
+	// The process span: a child of the producer's span, failed permanently.
+	process := spanNamed(t, spans, "process retrieval.requests")
+	if process.Parent().SpanID() != producerSpan.SpanID() || process.SpanContext().TraceID() != producerSpan.TraceID() {
+		t.Errorf("process span's parent %v, want the producer's span %v", process.Parent(), producerSpan)
+	}
+	if handlerSpan.SpanID() != process.SpanContext().SpanID() {
+		t.Errorf("the handler ran under span %v, not the process span %v", handlerSpan.SpanID(), process.SpanContext().SpanID())
+	}
+	if process.Status().Code != codes.Error || attrMap(process.Attributes())["error.type"] != deadletters.ErrorTypePermanent {
+		t.Errorf("process span status %v, attributes %v", process.Status(), process.Attributes())
+	}
+	spanNamed(t, spans, "wait retrieval.requests")
+
+	// The dead letter: the original record plus what went wrong, where.
+	dl := got.dl
+	if dl.Topic != "retrieval.requests.dlq" || string(dl.Key) != "req-1" || string(dl.Value) != `{"query":"x"}` {
+		t.Fatalf("dead letter topic %q key %q value %q", dl.Topic, dl.Key, dl.Value)
+	}
+	l := deadletters.FromRecord(dl)
+	if l.Reason != failure.Error() || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != "retrieval.requests" ||
+		l.OriginalPartition != 4 || l.OriginalOffset != 99 || l.Attempts != 1 || l.ConsumerGroup != "retrieval" ||
+		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
+		t.Errorf("dead letter parsed as %+v", l)
+	}
+	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
+		t.Errorf("original header app = %q (present %v)", v, ok)
+	}
+	if v, ok := dlHeader(got.fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || got.fallback.Topic != dl.Topic {
+		t.Errorf("fallback: topic %q, %s = %q", got.fallback.Topic, deadletters.HeaderTruncated, v)
+	}
+
+	// The dead letter's context outlives the run: its send span is a child
+	// of the process span, linked to the producer's span.
+	stop()
+	if dl.Context.Err() != nil || got.fallback.Context != dl.Context {
+		t.Fatal("the dead letter's context is cancelled with the run, or the fallback's differs")
+	}
+	tr.OnProduceRecordBuffered(dl)
+	tr.OnProduceRecordUnbuffered(dl, nil)
+	send := spanNamed(t, spans, "send retrieval.requests.dlq")
+	if send.Parent().SpanID() != process.SpanContext().SpanID() {
+		t.Errorf("send span's parent %v, want the process span %v", send.Parent().SpanID(), process.SpanContext().SpanID())
+	}
+	if links := send.Links(); len(links) != 1 || !links[0].SpanContext.Equal(producerSpan) {
+		t.Errorf("send span links %v, want one to the producer's span", links)
+	}
+}
+
+// DeadLetter's filter decides: an error it refuses is returned as it is,
+// nothing is published and Trace records the error type it is given.
+func TestDeadLetterFilter(t *testing.T) {
+	tr, spans := newRecordingTracer(t)
+	published := 0
+	publish := func(context.Context, *consumers.Message, error, *kgo.Record, *kgo.Record) { published++ }
+	notNow := errors.New("search: index closed")
+	h := consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return nil, notNow },
+		consumers.Trace(tr, func(msg *consumers.Message, _ error) string {
+			if msg.DeadLettered {
+				return "dead-lettered"
+			}
+			return "kept"
+		}),
+		consumers.DeadLetter(publish, "retrieval", 0, func(_ context.Context, err error) bool { return !errors.Is(err, notNow) }))
+	msg := &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1}
+	if _, err := h(context.Background(), msg); err != notNow {
+		t.Fatalf("err %v, want the handler's", err)
+	}
+	if published != 0 || msg.DeadLettered {
+		t.Fatalf("published %d, dead-lettered %v: the filter refused it", published, msg.DeadLettered)
+	}
+	if got := attrMap(spanNamed(t, spans, "process retrieval.requests").Attributes())["error.type"]; got != "kept" {
+		t.Errorf("error.type %v, want the one errorType gave", got)
+	}
+
+	// Without an error the outputs pass through untouched.
+	out := &kgo.Record{Topic: "candidates"}
+	h = consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return []*kgo.Record{out}, nil },
+		consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
+	outs, err := h(context.Background(), &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1})
+	if err != nil || len(outs) != 1 || outs[0] != out || published != 0 {
+		t.Fatalf("outs %v err %v published %d", outs, err, published)
+	}
+}
+
+func attrMap(kvs []attribute.KeyValue) map[string]any {
+	m := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	return m
 }

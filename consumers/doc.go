@@ -1,8 +1,10 @@
 // Package consumers is kretrieve's consumer-group runtime: it polls records,
-// starts their wait and process spans, runs a Handler wrapped in middleware
-// (recover, retry), publishes the handler's output records, dead-letters
-// records that cannot be processed, and commits input offsets only after the
-// outputs are acknowledged (at-least-once).
+// runs a Handler wrapped in middleware, publishes the handler's output
+// records, and commits input offsets only after the outputs are
+// acknowledged (at-least-once). Each cross-cutting concern is a Middleware
+// of its own file: Trace (the wait and process spans), DeadLetter (records
+// that cannot be processed go to their dead-letter topic, built by package
+// deadletters), Recover, Limit and Retry.
 //
 // Each assigned partition has a goroutine and a bounded queue fed by the
 // poll loop: records of a partition are processed in order, partitions in

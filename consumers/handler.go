@@ -12,18 +12,34 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
 
-// Message is one consumed record being processed.
+// Message is one consumed record being processed. It carries what the
+// middleware learns about the record to the middleware inside it and to
+// the handler, so the record's headers are read once.
 type Message struct {
 	// Record is the consumed record. Handlers must not modify it.
 	Record *kgo.Record
-	// QueueWait is how long the record sat in Kafka before processing started.
+	// HighWatermark is the partition's high watermark from the fetch that
+	// returned Record (-1 when unknown).
+	HighWatermark int64
+	// QueueWait is how long the record sat in Kafka before processing
+	// started. Trace sets it.
 	QueueWait kafkatrace.QueueWait
+	// Remote is the trace context found in the record's headers: the
+	// producer's span, which the process span is a child of (or linked to,
+	// at a trust boundary) and the record's dead letter links to. Trace
+	// sets it; it is invalid when the record carries none.
+	Remote trace.SpanContext
 	// Attempt counts handler attempts, starting at 1.
 	Attempt int
+	// DeadLettered says that DeadLetter sent the record's dead letter.
+	DeadLettered bool
+
+	pd *pending // the Worker's accounting of the record's outputs
 }
 
 // Handler processes one message and returns the records to publish as its
@@ -70,12 +86,13 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p) || errors.Is(err, messages.ErrInvalid)
 }
 
-// errorKind returns "permanent" or "transient" for dead-letter headers.
+// errorKind returns deadletters.ErrorTypePermanent or
+// deadletters.ErrorTypeTransient, for dead-letter headers.
 func errorKind(err error) string {
 	if IsPermanent(err) {
-		return "permanent"
+		return deadletters.ErrorTypePermanent
 	}
-	return "transient"
+	return deadletters.ErrorTypeTransient
 }
 
 // Recover turns a panicking handler into a permanent error, so a poison record

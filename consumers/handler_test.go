@@ -125,47 +125,6 @@ func TestRetry(t *testing.T) {
 	})
 }
 
-func TestDeadLetter(t *testing.T) {
-	ts := time.Date(2026, 11, 22, 8, 0, 0, 123, time.UTC)
-	in := &kgo.Record{
-		Topic: "retrieval.requests", Partition: 4, Offset: 99, Timestamp: ts,
-		Key: []byte("k"), Value: []byte("v"),
-		Headers: []kgo.RecordHeader{
-			{Key: "traceparent", Value: []byte("00-aa-bb-01")},
-			{Key: messages.HeaderDLQReason, Value: []byte("from an earlier trip")},
-		},
-	}
-	out := deadLetter(in, Permanent(errors.New(strings.Repeat("x", 5000))), 2, "retrieval", DefaultMaxDeadLetterBytes)
-	if out.Topic != "retrieval.requests.dlq" || string(out.Key) != "k" || string(out.Value) != "v" {
-		t.Fatalf("record %+v", out)
-	}
-	got := map[string][]string{}
-	for _, h := range out.Headers {
-		got[h.Key] = append(got[h.Key], string(h.Value))
-	}
-	want := map[string]string{
-		"traceparent":                       "00-aa-bb-01",
-		messages.HeaderDLQErrorType:         "permanent",
-		messages.HeaderDLQOriginalTopic:     "retrieval.requests",
-		messages.HeaderDLQOriginalPartition: "4",
-		messages.HeaderDLQOriginalOffset:    "99",
-		messages.HeaderDLQOriginalTimestamp: "2026-11-22T08:00:00.000000123Z",
-		messages.HeaderDLQAttempts:          "2",
-		messages.HeaderDLQConsumerGroup:     "retrieval",
-	}
-	for k, v := range want {
-		if len(got[k]) != 1 || got[k][0] != v {
-			t.Errorf("header %s = %q, want [%q]", k, got[k], v)
-		}
-	}
-	if r := got[messages.HeaderDLQReason]; len(r) != 1 || len(r[0]) > maxReasonBytes || r[0] == "from an earlier trip" {
-		t.Errorf("reason headers %q: want one fresh, capped reason", r)
-	}
-	if len(in.Headers) != 2 {
-		t.Error("the input record's headers were modified")
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	if err := (Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "group") || !strings.Contains(err.Error(), "topic") {
 		t.Fatalf("err %v", err)

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
@@ -144,7 +143,8 @@ func (f optionFunc) apply(w *Worker) { f(w) }
 // WithLogger sets the logger. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(w *Worker) { w.logger = l }) }
 
-// WithMiddleware adds middleware inside the default Recover, Limit and Retry. Default: none.
+// WithMiddleware adds middleware inside the default Trace, DeadLetter,
+// Recover, Limit and Retry. Default: none.
 func WithMiddleware(mws ...Middleware) Option {
 	return optionFunc(func(w *Worker) { w.middleware = append(w.middleware, mws...) })
 }
@@ -153,8 +153,7 @@ func WithMiddleware(mws ...Middleware) Option {
 type Worker struct {
 	cfg        Config
 	client     *kgo.Client
-	tracer     *kafkatrace.Tracer
-	handler    Handler
+	handler    Handler // the handler inside Trace and the other middleware
 	logger     *slog.Logger
 	middleware []Middleware
 
@@ -190,7 +189,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		return nil, errors.New("worker: tracer and handler are required")
 	}
 	w := &Worker{
-		cfg: cfg.withDefaults(), tracer: tracer, logger: slog.Default(),
+		cfg: cfg.withDefaults(), logger: slog.Default(),
 		parts: make(map[partKey]*partition), rewinds: make(map[partKey]int64),
 		commitSoon: make(chan struct{}, 1), uncommitted: make(map[string]map[int32]kgo.EpochOffset),
 	}
@@ -199,7 +198,12 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		o.apply(w)
 	}
 	limits := Limits{MaxRecordBytes: w.cfg.MaxRecordBytes, MaxHeaders: w.cfg.MaxHeaders, MaxHeaderBytes: w.cfg.MaxHeaderBytes}
-	w.handler = Chain(handler, append([]Middleware{Recover(), Limit(limits), Retry(w.cfg.Attempts, w.cfg.RetryBackoff, 2*time.Second)}, w.middleware...)...)
+	w.handler = Chain(handler, append([]Middleware{
+		Trace(tracer, w.errorType),
+		w.publishOutputs,
+		DeadLetter(w.publishDeadLetter, w.cfg.Group, w.cfg.MaxDeadLetterBytes, shouldDeadLetter),
+		Recover(), Limit(limits), Retry(w.cfg.Attempts, w.cfg.RetryBackoff, 2*time.Second),
+	}, w.middleware...)...)
 	w.logger = w.logger.With("group", cfg.Group, "topic", cfg.Topic)
 
 	all := append([]kgo.Opt{}, clientOpts...)
@@ -482,6 +486,7 @@ type queued struct {
 
 // pending is a processed record whose outputs are not all acknowledged.
 type pending struct {
+	p      *partition
 	offset int64
 	epoch  int32
 	left   int // outputs not yet acknowledged, plus one while processing
@@ -646,7 +651,7 @@ func (p *partition) rewound() {
 
 // begin tracks rec as in progress.
 func (p *partition) begin(rec *kgo.Record) *pending {
-	pd := &pending{offset: rec.Offset, epoch: rec.LeaderEpoch, left: 1}
+	pd := &pending{p: p, offset: rec.Offset, epoch: rec.LeaderEpoch, left: 1}
 	p.outputs.Add(1)
 	p.mu.Lock()
 	p.inflight = append(p.inflight, pd)
@@ -693,64 +698,80 @@ func (p *partition) ack(pd *pending, failed bool) {
 	}
 }
 
-// processRecord runs the handler on rec inside its process span and produces
-// its outputs (or its dead letter).
+// processRecord runs the handler chain on rec: Trace, the publishing of
+// the outputs, DeadLetter, Recover, Limit, Retry and the handler. A record
+// that failed without being dead-lettered (the worker is shutting down) is
+// left uncommitted, for redelivery.
 func (w *Worker) processRecord(ctx context.Context, p *partition, highWatermark int64, rec *kgo.Record) {
 	pd := p.begin(rec)
-	pctx, span, qw := w.tracer.StartProcess(ctx, rec, highWatermark)
-	msg := &Message{Record: rec, QueueWait: qw, Attempt: 1}
-	outs, err := w.handler(pctx, msg)
-	errType := ""
-	if err != nil {
-		if ctx.Err() != nil {
-			// Shutting down: leave the record uncommitted for redelivery
-			// rather than dead-lettering work that was merely interrupted.
-			w.tracer.EndProcess(pctx, rec, qw.End, span, err, "shutdown")
-			p.ack(pd, true)
-			return
-		}
-		errType = errorKind(err)
-		attrs := []any{"partition", rec.Partition, "offset", rec.Offset, "error_type", errType, "attempts", msg.Attempt, "err", err}
-		if pe := (*panicError)(nil); errors.As(err, &pe) {
-			attrs = append(attrs, "stack", string(pe.stack))
-		}
-		w.logger.WarnContext(pctx, "dead-lettering record", attrs...)
-		dl := deadLetter(rec, err, msg.Attempt, w.cfg.Group, w.cfg.MaxDeadLetterBytes)
-		fallback := minimalDeadLetter(rec, err, msg.Attempt, w.cfg.Group)
-		// The dead letter's send span is a child of this process span and
-		// links the producer's span of the record that failed.
-		dl.Context = pctx
-		if sc := trace.SpanContextFromContext(w.tracer.Extract(ctx, rec)); sc.IsValid() {
-			dl.Context = kafkatrace.ContextWithLinks(pctx, trace.Link{SpanContext: sc})
-		}
-		// The outputs outlive a shutdown signal: they must still be
-		// acknowledged before the input offset can be committed, so
-		// neither the produce call nor the records (whose Context franz-go
-		// watches while they are buffered) are cancelled with ctx. The
-		// contexts keep their values: the span and the pathway.
-		dl.Context = context.WithoutCancel(dl.Context)
-		fallback.Context = dl.Context
-		w.produce(context.WithoutCancel(pctx), rec, dl, fallback, p, pd)
-		w.dead.Add(1)
-		outs = nil
+	msg := &Message{Record: rec, HighWatermark: highWatermark, Attempt: 1, pd: pd}
+	if _, err := w.handler(ctx, msg); err != nil && !msg.DeadLettered {
+		p.ack(pd, true)
+		return
 	}
-	for _, out := range outs {
-		if out.Context == nil {
-			out.Context = pctx
-		}
-		out.Context = context.WithoutCancel(out.Context)
-		w.produce(context.WithoutCancel(pctx), rec, out, nil, p, pd)
-	}
-	w.tracer.EndProcess(pctx, rec, qw.End, span, err, errType)
 	w.processed.Add(1)
 	p.ack(pd, false)
+}
+
+// shouldDeadLetter is the Worker's DeadLetter filter: shutting down, it
+// leaves the record uncommitted for redelivery rather than dead-lettering
+// work that was merely interrupted.
+func shouldDeadLetter(ctx context.Context, _ error) bool { return ctx.Err() == nil }
+
+// errorType is the error.type of a failed record's process span: "shutdown"
+// when it was not dead-lettered, else "permanent" or "transient".
+func (w *Worker) errorType(msg *Message, err error) string {
+	if !msg.DeadLettered {
+		return "shutdown"
+	}
+	return errorKind(err)
+}
+
+// publishOutputs is the Worker's middleware right inside Trace: it produces
+// the handler's outputs as children of the process span (unless they carry
+// a context of their own) and returns none.
+func (w *Worker) publishOutputs(next Handler) Handler {
+	return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
+		outs, err := next(ctx, msg)
+		if err != nil {
+			return nil, err
+		}
+		for _, out := range outs {
+			if out.Context == nil {
+				out.Context = ctx
+			}
+			// The outputs outlive a shutdown signal: they must still be
+			// acknowledged before the input offset can be committed, so
+			// neither the produce call nor the records (whose Context
+			// franz-go watches while they are buffered) are cancelled with
+			// ctx. The contexts keep their values: the span and the pathway.
+			out.Context = context.WithoutCancel(out.Context)
+			w.produce(context.WithoutCancel(ctx), msg.Record, out, nil, msg.pd)
+		}
+		return nil, nil
+	}
+}
+
+// publishDeadLetter is the Worker's DeadLetterPublisher: it logs the
+// failure and produces the dead letter, or its fallback when the broker
+// refuses it as too large.
+func (w *Worker) publishDeadLetter(ctx context.Context, msg *Message, err error, dl, fallback *kgo.Record) {
+	rec := msg.Record
+	attrs := []any{"partition", rec.Partition, "offset", rec.Offset, "error_type", errorKind(err), "attempts", msg.Attempt, "err", err}
+	if pe := (*panicError)(nil); errors.As(err, &pe) {
+		attrs = append(attrs, "stack", string(pe.stack))
+	}
+	w.logger.WarnContext(ctx, "dead-lettering record", attrs...)
+	w.produce(context.WithoutCancel(ctx), rec, dl, fallback, msg.pd)
+	w.dead.Add(1)
 }
 
 // produce produces out, an output of in. If the broker (or the client's
 // batch limit) refuses out as too large and fallback is not nil, fallback
 // is produced instead. An output that is not acknowledged fails in, so it
 // is not committed and is fetched again: nothing is dropped silently.
-func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, p *partition, pd *pending) {
+func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, pd *pending) {
+	p := pd.p
 	p.add(pd)
 	w.client.Produce(ctx, out, func(r *kgo.Record, perr error) {
 		if perr == nil {
@@ -763,7 +784,7 @@ func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, p *
 			// Producing inside a promise may block on a full buffer, which
 			// only this promise goroutine drains: produce from another one.
 			go func() {
-				w.produce(ctx, in, fallback, nil, p, pd)
+				w.produce(ctx, in, fallback, nil, pd)
 				p.ack(pd, false)
 			}()
 			return

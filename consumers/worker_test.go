@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -202,22 +203,22 @@ func TestHostileRecordsAreDeadLettered(t *testing.T) {
 	for _, h := range hostile {
 		key := string(h.rec.Key)
 		dl := letters[key]
-		if got := hdr(dl, messages.HeaderDLQReason); got != h.reason {
+		if got := hdr(dl, deadletters.HeaderReason); got != h.reason {
 			t.Errorf("%s: reason %q, want %q", key, got, h.reason)
 		}
-		if got := hdr(dl, messages.HeaderDLQErrorType); got != messages.ErrorTypePermanent {
+		if got := hdr(dl, deadletters.HeaderErrorType); got != deadletters.ErrorTypePermanent {
 			t.Errorf("%s: error type %q", key, got)
 		}
 		if key == "oversized" {
-			if got := hdr(dl, messages.HeaderDLQTruncated); !strings.HasPrefix(got, "key=9/9 headers=1/1 value=") || !strings.HasSuffix(got, "/"+strconv.Itoa(len(huge))) {
-				t.Errorf("oversized: %s = %q", messages.HeaderDLQTruncated, got)
+			if got := hdr(dl, deadletters.HeaderTruncated); !strings.HasPrefix(got, "key=9/9 headers=1/1 value=") || !strings.HasSuffix(got, "/"+strconv.Itoa(len(huge))) {
+				t.Errorf("oversized: %s = %q", deadletters.HeaderTruncated, got)
 			}
 			if len(dl.Value) < 900_000 || !bytes.HasPrefix(h.rec.Value, dl.Value) {
 				t.Errorf("oversized: dead letter keeps %d bytes, not a prefix of the value of at least 900,000", len(dl.Value))
 			}
 			continue
 		}
-		if _, cut := dlHeader(dl, messages.HeaderDLQTruncated); cut || !bytes.Equal(dl.Value, h.rec.Value) {
+		if _, cut := dlHeader(dl, deadletters.HeaderTruncated); cut || !bytes.Equal(dl.Value, h.rec.Value) {
 			t.Errorf("%s: dead letter value %q, want the original %q whole", key, dl.Value, h.rec.Value)
 		}
 		for _, oh := range h.rec.Headers {
@@ -253,10 +254,10 @@ func TestDeadLetterRefusedAsTooLargeIsSentMinimal(t *testing.T) {
 	)
 	e.read("tight.in.out", 1)
 	dl := e.read("tight.in.dlq", 1)["undecodable"]
-	if got := hdr(dl, messages.HeaderDLQTruncated); got != "key=11/11 headers=0/3 value=0/204800" {
-		t.Errorf("%s = %q", messages.HeaderDLQTruncated, got)
+	if got := hdr(dl, deadletters.HeaderTruncated); got != "key=11/11 headers=0/3 value=0/204800" {
+		t.Errorf("%s = %q", deadletters.HeaderTruncated, got)
 	}
-	if got := hdr(dl, messages.HeaderDLQReason); !strings.HasPrefix(got, "decode request: ") {
+	if got := hdr(dl, deadletters.HeaderReason); !strings.HasPrefix(got, "decode request: ") {
 		t.Errorf("reason %q", got)
 	}
 	e.waitCommitted(2)

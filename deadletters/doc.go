@@ -1,10 +1,13 @@
 // Package deadletters reads and replays kretrieve's dead-letter topics
 // (<topic>.dlq, see messages.DLQTopic).
 //
-// A dead letter is the original record (key, value, headers) plus the
-// kretrieve.dlq.* headers written by the consumers' runtime: why it failed,
-// where it came from and after how many attempts. [FromRecord] parses one
-// into a [Letter], tolerating missing or garbled headers.
+// The package owns the dead-letter record. A dead letter is the original
+// record (key, value, headers) plus the kretrieve.dlq.* headers (named by
+// the Header constants): why it failed, where it came from and after how
+// many attempts. [Build] makes one, as the consumers' runtime does for a
+// record it gives up on, cut to a size limit when the original is too
+// large; [FromRecord] parses one into a [Letter], tolerating missing or
+// garbled headers.
 //
 // [List] reads dead-letter topics from their start to their end as of the
 // call, without a consumer group, and returns the letters in (topic,

@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
@@ -163,7 +164,7 @@ type letter struct {
 }
 
 // record builds the record the consumers' dead-letter writer produces for a
-// failed record (consumers/deadletter.go): the original key, value and
+// failed record (Build): the original key, value and
 // headers, then the kretrieve.dlq.* headers.
 func (l letter) record(dlqTopic string) *kgo.Record {
 	hs := append([]kgo.RecordHeader{}, l.extra...)
@@ -171,14 +172,14 @@ func (l letter) record(dlqTopic string) *kgo.Record {
 		hs = append(hs, kgo.RecordHeader{Key: "traceparent", Value: []byte(l.traceparent)})
 	}
 	add := func(k, v string) { hs = append(hs, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	add(messages.HeaderDLQReason, l.reason)
-	add(messages.HeaderDLQErrorType, l.errorType)
-	add(messages.HeaderDLQOriginalTopic, l.origTopic)
-	add(messages.HeaderDLQOriginalPartition, strconv.Itoa(int(l.origPart)))
-	add(messages.HeaderDLQOriginalOffset, strconv.FormatInt(l.origOffset, 10))
-	add(messages.HeaderDLQOriginalTimestamp, origTime.UTC().Format(time.RFC3339Nano))
-	add(messages.HeaderDLQAttempts, strconv.Itoa(l.attempts))
-	add(messages.HeaderDLQConsumerGroup, "retrieval")
+	add(deadletters.HeaderReason, l.reason)
+	add(deadletters.HeaderErrorType, l.errorType)
+	add(deadletters.HeaderOriginalTopic, l.origTopic)
+	add(deadletters.HeaderOriginalPartition, strconv.Itoa(int(l.origPart)))
+	add(deadletters.HeaderOriginalOffset, strconv.FormatInt(l.origOffset, 10))
+	add(deadletters.HeaderOriginalTimestamp, origTime.UTC().Format(time.RFC3339Nano))
+	add(deadletters.HeaderAttempts, strconv.Itoa(l.attempts))
+	add(deadletters.HeaderConsumerGroup, "retrieval")
 	return &kgo.Record{
 		Topic:     dlqTopic,
 		Partition: l.partition,

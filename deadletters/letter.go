@@ -16,10 +16,6 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 )
 
-// dlqHeaderPrefix starts the name of every header the dead-letter writer adds
-// (messages.HeaderDLQReason and its siblings).
-const dlqHeaderPrefix = "kretrieve.dlq."
-
 // Letter is a record read from a dead-letter topic.
 type Letter struct {
 	// Topic, Partition, Offset and Timestamp locate the dead letter itself.
@@ -35,9 +31,9 @@ type Letter struct {
 	Value   []byte
 	Headers []kgo.RecordHeader
 
-	// Reason is the error text (messages.HeaderDLQReason).
+	// Reason is the error text (HeaderReason).
 	Reason string
-	// ErrorType is messages.ErrorTypePermanent or messages.ErrorTypeTransient
+	// ErrorType is ErrorTypePermanent or ErrorTypeTransient
 	// (or whatever the header says).
 	ErrorType string
 	// OriginalTopic, OriginalPartition, OriginalOffset and OriginalTimestamp
@@ -78,22 +74,22 @@ func FromRecord(r *kgo.Record) Letter {
 		Key:           r.Key,
 		Value:         r.Value,
 		Headers:       r.Headers,
-		Reason:        h.Get(messages.HeaderDLQReason),
-		ErrorType:     h.Get(messages.HeaderDLQErrorType),
-		OriginalTopic: h.Get(messages.HeaderDLQOriginalTopic),
-		ConsumerGroup: h.Get(messages.HeaderDLQConsumerGroup),
-		Truncated:     h.Get(messages.HeaderDLQTruncated),
+		Reason:        h.Get(HeaderReason),
+		ErrorType:     h.Get(HeaderErrorType),
+		OriginalTopic: h.Get(HeaderOriginalTopic),
+		ConsumerGroup: h.Get(HeaderConsumerGroup),
+		Truncated:     h.Get(HeaderTruncated),
 	}
-	if n, err := strconv.ParseInt(h.Get(messages.HeaderDLQOriginalPartition), 10, 32); err == nil && n >= 0 {
+	if n, err := strconv.ParseInt(h.Get(HeaderOriginalPartition), 10, 32); err == nil && n >= 0 {
 		l.OriginalPartition = int32(n)
 	}
-	if n, err := strconv.ParseInt(h.Get(messages.HeaderDLQOriginalOffset), 10, 64); err == nil && n >= 0 {
+	if n, err := strconv.ParseInt(h.Get(HeaderOriginalOffset), 10, 64); err == nil && n >= 0 {
 		l.OriginalOffset = n
 	}
-	if n, err := strconv.Atoi(h.Get(messages.HeaderDLQAttempts)); err == nil && n >= 0 {
+	if n, err := strconv.Atoi(h.Get(HeaderAttempts)); err == nil && n >= 0 {
 		l.Attempts = n
 	}
-	if ts, err := time.Parse(time.RFC3339Nano, h.Get(messages.HeaderDLQOriginalTimestamp)); err == nil {
+	if ts, err := time.Parse(time.RFC3339Nano, h.Get(HeaderOriginalTimestamp)); err == nil {
 		l.OriginalTimestamp = ts.UTC()
 	}
 	// The dead letter's headers came from an outside producer: the same
@@ -147,7 +143,7 @@ func checkTopic(topic string) error {
 func replayHeaders(hs []kgo.RecordHeader) []kgo.RecordHeader {
 	out := make([]kgo.RecordHeader, 0, len(hs))
 	for _, h := range hs {
-		if strings.HasPrefix(h.Key, dlqHeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
+		if strings.HasPrefix(h.Key, HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
 			continue
 		}
 		out = append(out, h)

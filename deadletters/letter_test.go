@@ -19,7 +19,7 @@ const (
 
 func TestFromRecordParsesDeadLetterHeaders(t *testing.T) {
 	rec := letter{
-		partition: 2, key: "req-1", reason: "invalid request: query: required", errorType: messages.ErrorTypePermanent,
+		partition: 2, key: "req-1", reason: "invalid request: query: required", errorType: deadletters.ErrorTypePermanent,
 		origTopic: requests, origPart: 4, origOffset: 1234, attempts: 3, traceparent: traceparent(traceA, spanA),
 		extra: []kgo.RecordHeader{{Key: "content-type", Value: []byte("application/json")}},
 	}.record(requestsDLQ)
@@ -62,25 +62,25 @@ func TestFromRecordToleratesGarbage(t *testing.T) {
 			func(l deadletters.Letter) bool {
 				return l.Offset == 3 && l.Reason == "" && l.Attempts == 0 && l.OriginalTimestamp.IsZero() && l.TraceID == ""
 			}, "location only"},
-		{"nil header values", &kgo.Record{Headers: []kgo.RecordHeader{{Key: messages.HeaderDLQAttempts}, {Key: "traceparent"}}},
+		{"nil header values", &kgo.Record{Headers: []kgo.RecordHeader{{Key: deadletters.HeaderAttempts}, {Key: "traceparent"}}},
 			func(l deadletters.Letter) bool { return l.Attempts == 0 && l.TraceID == "" }, "zero"},
-		{"non-numeric", &kgo.Record{Headers: h(messages.HeaderDLQOriginalPartition, "two", messages.HeaderDLQOriginalOffset, "0x10", messages.HeaderDLQAttempts, "many")},
+		{"non-numeric", &kgo.Record{Headers: h(deadletters.HeaderOriginalPartition, "two", deadletters.HeaderOriginalOffset, "0x10", deadletters.HeaderAttempts, "many")},
 			func(l deadletters.Letter) bool {
 				return l.OriginalPartition == 0 && l.OriginalOffset == 0 && l.Attempts == 0
 			}, "zero"},
-		{"negative", &kgo.Record{Headers: h(messages.HeaderDLQOriginalPartition, "-1", messages.HeaderDLQOriginalOffset, "-5", messages.HeaderDLQAttempts, "-2")},
+		{"negative", &kgo.Record{Headers: h(deadletters.HeaderOriginalPartition, "-1", deadletters.HeaderOriginalOffset, "-5", deadletters.HeaderAttempts, "-2")},
 			func(l deadletters.Letter) bool {
 				return l.OriginalPartition == 0 && l.OriginalOffset == 0 && l.Attempts == 0
 			}, "zero"},
-		{"overflow", &kgo.Record{Headers: h(messages.HeaderDLQOriginalPartition, "2147483648", messages.HeaderDLQOriginalOffset, "99999999999999999999", messages.HeaderDLQAttempts, "99999999999999999999")},
+		{"overflow", &kgo.Record{Headers: h(deadletters.HeaderOriginalPartition, "2147483648", deadletters.HeaderOriginalOffset, "99999999999999999999", deadletters.HeaderAttempts, "99999999999999999999")},
 			func(l deadletters.Letter) bool {
 				return l.OriginalPartition == 0 && l.OriginalOffset == 0 && l.Attempts == 0
 			}, "zero"},
-		{"spaces", &kgo.Record{Headers: h(messages.HeaderDLQOriginalPartition, " 3", messages.HeaderDLQAttempts, "3 ")},
+		{"spaces", &kgo.Record{Headers: h(deadletters.HeaderOriginalPartition, " 3", deadletters.HeaderAttempts, "3 ")},
 			func(l deadletters.Letter) bool { return l.OriginalPartition == 0 && l.Attempts == 0 }, "zero"},
-		{"bad timestamps", &kgo.Record{Headers: h(messages.HeaderDLQOriginalTimestamp, "yesterday")},
+		{"bad timestamps", &kgo.Record{Headers: h(deadletters.HeaderOriginalTimestamp, "yesterday")},
 			func(l deadletters.Letter) bool { return l.OriginalTimestamp.IsZero() }, "zero"},
-		{"offset timestamp", &kgo.Record{Headers: h(messages.HeaderDLQOriginalTimestamp, "2026-03-01T13:30:45+01:00")},
+		{"offset timestamp", &kgo.Record{Headers: h(deadletters.HeaderOriginalTimestamp, "2026-03-01T13:30:45+01:00")},
 			func(l deadletters.Letter) bool {
 				return l.OriginalTimestamp.Equal(time.Date(2026, 3, 1, 12, 30, 45, 0, time.UTC))
 			}, "parsed, in UTC"},
@@ -88,9 +88,9 @@ func TestFromRecordToleratesGarbage(t *testing.T) {
 			func(l deadletters.Letter) bool { return l.TraceID == "" }, "no trace id"},
 		{"uppercase traceparent", &kgo.Record{Headers: h("traceparent", strings.ToUpper(traceparent(traceA, spanA)))},
 			func(l deadletters.Letter) bool { return l.TraceID == "" }, "no trace id"},
-		{"invalid UTF-8", &kgo.Record{Headers: h(messages.HeaderDLQReason, "bad \xff\xfe", messages.HeaderDLQOriginalTopic, "\xff")},
+		{"invalid UTF-8", &kgo.Record{Headers: h(deadletters.HeaderReason, "bad \xff\xfe", deadletters.HeaderOriginalTopic, "\xff")},
 			func(l deadletters.Letter) bool { return l.Reason == "bad \xff\xfe" && l.OriginalTopic == "\xff" }, "kept as is"},
-		{"duplicates: last wins", &kgo.Record{Headers: h(messages.HeaderDLQAttempts, "1", messages.HeaderDLQAttempts, "4", "traceparent", "junk", "traceparent", traceparent(traceA, spanA))},
+		{"duplicates: last wins", &kgo.Record{Headers: h(deadletters.HeaderAttempts, "1", deadletters.HeaderAttempts, "4", "traceparent", "junk", "traceparent", traceparent(traceA, spanA))},
 			func(l deadletters.Letter) bool { return l.Attempts == 4 && l.TraceID == traceA }, "last"},
 	}
 	for _, tt := range tests {
@@ -136,10 +136,10 @@ func FuzzFromRecord(f *testing.F) {
 	f.Add("-1", "x", "yesterday", "99999999999999999999", "ff-"+traceA+"-"+spanA+"-01")
 	f.Fuzz(func(t *testing.T, partition, offset, ts, attempts, tp string) {
 		rec := &kgo.Record{Headers: []kgo.RecordHeader{
-			{Key: messages.HeaderDLQOriginalPartition, Value: []byte(partition)},
-			{Key: messages.HeaderDLQOriginalOffset, Value: []byte(offset)},
-			{Key: messages.HeaderDLQOriginalTimestamp, Value: []byte(ts)},
-			{Key: messages.HeaderDLQAttempts, Value: []byte(attempts)},
+			{Key: deadletters.HeaderOriginalPartition, Value: []byte(partition)},
+			{Key: deadletters.HeaderOriginalOffset, Value: []byte(offset)},
+			{Key: deadletters.HeaderOriginalTimestamp, Value: []byte(ts)},
+			{Key: deadletters.HeaderAttempts, Value: []byte(attempts)},
 			{Key: "traceparent", Value: []byte(tp)},
 		}}
 		l := deadletters.FromRecord(rec)

@@ -17,20 +17,20 @@ import (
 func writeListFixture(e *env) {
 	e.t.Helper()
 	e.produce(
-		letter{partition: 1, key: "r1", reason: "invalid request: top_k: must be between 1 and 100", errorType: messages.ErrorTypePermanent,
+		letter{partition: 1, key: "r1", reason: "invalid request: top_k: must be between 1 and 100", errorType: deadletters.ErrorTypePermanent,
 			origTopic: requests, origPart: 1, origOffset: 10, attempts: 1, traceparent: traceparent(traceA, spanA)}.record(requestsDLQ),
-		letter{partition: 1, key: "r2", reason: "search: index closed", errorType: messages.ErrorTypeTransient,
+		letter{partition: 1, key: "r2", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient,
 			origTopic: requests, origPart: 1, origOffset: 11, attempts: 3}.record(requestsDLQ),
-		letter{partition: 0, key: "r3", reason: "decode request: unexpected end of JSON input", errorType: messages.ErrorTypePermanent,
+		letter{partition: 0, key: "r3", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent,
 			origTopic: requests, origPart: 0, origOffset: 5, attempts: 1}.record(requestsDLQ),
 		&kgo.Record{Topic: requestsDLQ, Partition: 0, Key: []byte{0xff, 0x00}, Value: []byte("not json"), Headers: []kgo.RecordHeader{
-			{Key: messages.HeaderDLQOriginalPartition, Value: []byte("zero")},
-			{Key: messages.HeaderDLQOriginalOffset, Value: []byte("-")},
-			{Key: messages.HeaderDLQOriginalTimestamp, Value: []byte("yesterday")},
-			{Key: messages.HeaderDLQAttempts, Value: []byte("∞")},
+			{Key: deadletters.HeaderOriginalPartition, Value: []byte("zero")},
+			{Key: deadletters.HeaderOriginalOffset, Value: []byte("-")},
+			{Key: deadletters.HeaderOriginalTimestamp, Value: []byte("yesterday")},
+			{Key: deadletters.HeaderAttempts, Value: []byte("∞")},
 			{Key: "traceparent", Value: []byte("garbage")},
 		}},
-		letter{partition: 0, key: "c1", reason: "load documents: store unavailable", errorType: messages.ErrorTypeTransient,
+		letter{partition: 0, key: "c1", reason: "load documents: store unavailable", errorType: deadletters.ErrorTypeTransient,
 			origTopic: candidates, origPart: 2, origOffset: 99, attempts: 3}.record(candidatesDLQ),
 	)
 }

@@ -53,7 +53,7 @@ type ReplayConfig struct {
 	// (case-sensitive). Default: any reason.
 	Reason string
 	// ErrorType, when set, replays only letters with exactly this error
-	// type (messages.ErrorTypePermanent or messages.ErrorTypeTransient).
+	// type (ErrorTypePermanent or ErrorTypeTransient).
 	// Default: any.
 	ErrorType string
 	// DryRun reports what would be replayed, starting from the group's

@@ -16,7 +16,6 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
-	"github.com/kretrieve/kretrieve/messages"
 )
 
 func (e *env) replay(cfg deadletters.ReplayConfig, extraOpts ...kgo.Opt) (deadletters.ReplayResult, error) {
@@ -69,14 +68,14 @@ func (e *env) spansNamed(name string) []sdktrace.ReadOnlySpan {
 func TestReplayRepublishesInANewTrace(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "r1", reason: "search: index closed", errorType: messages.ErrorTypeTransient,
+		letter{key: "r1", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient,
 			origTopic: requests, origOffset: 41, attempts: 3, traceparent: traceparent(traceA, spanA),
 			extra: []kgo.RecordHeader{
 				{Key: "content-type", Value: []byte("application/json")},
 				{Key: "tracestate", Value: []byte("vendor=stale")},
 				{Key: "baggage", Value: []byte("tenant=acme")},
 			}}.record(requestsDLQ),
-		letter{key: "r2", reason: "decode request: unexpected end of JSON input", errorType: messages.ErrorTypePermanent,
+		letter{key: "r2", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent,
 			origTopic: requests, origOffset: 42, attempts: 1}.record(requestsDLQ),
 	)
 
@@ -176,7 +175,7 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 	if res := e.mustReplay(deadletters.ReplayConfig{}); res.Replayed != 0 || len(res.Letters) != 0 {
 		t.Fatalf("second replay %+v", res)
 	}
-	e.produce(letter{key: "r3", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ))
+	e.produce(letter{key: "r3", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ))
 	if res := e.mustReplay(deadletters.ReplayConfig{}); res.Replayed != 1 || replayedKeys(res) != "r3" {
 		t.Fatalf("third replay %+v", res)
 	}
@@ -188,14 +187,14 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "a", reason: "decode request: unexpected end of JSON input", errorType: messages.ErrorTypePermanent, origTopic: requests}.record(requestsDLQ),
-		letter{key: "b", reason: "search: index closed", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
-		letter{key: "c", reason: "load documents: timeout", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "a", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent, origTopic: requests}.record(requestsDLQ),
+		letter{key: "b", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "c", reason: "load documents: timeout", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
 
 	t.Run("dry run publishes and commits nothing", func(t *testing.T) {
 		e := e.with(t)
-		res := e.mustReplay(deadletters.ReplayConfig{ErrorType: messages.ErrorTypeTransient, DryRun: true})
+		res := e.mustReplay(deadletters.ReplayConfig{ErrorType: deadletters.ErrorTypeTransient, DryRun: true})
 		if res.Replayed != 2 || res.Skipped != 1 || replayedKeys(res) != "b,c" {
 			t.Fatalf("dry run %+v", res)
 		}
@@ -229,14 +228,14 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 
 	t.Run("error type with a limit", func(t *testing.T) {
 		e := e.with(t)
-		res := e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: messages.ErrorTypeTransient, Limit: 1})
+		res := e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient, Limit: 1})
 		if res.Replayed != 1 || res.Skipped != 1 || replayedKeys(res) != "b" {
 			t.Fatalf("limit 1 %+v", res)
 		}
 		if c := e.committed("g2", requestsDLQ); c[0] != 2 {
 			t.Fatalf("committed %v, want 2: c not reached yet", c)
 		}
-		res = e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: messages.ErrorTypeTransient})
+		res = e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient})
 		if res.Replayed != 1 || res.Skipped != 0 || replayedKeys(res) != "c" {
 			t.Fatalf("g2 rest %+v", res)
 		}
@@ -251,12 +250,12 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 // publish is not committed, so the next replay starts with it.
 func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 	e := newEnv(t, 1)
-	big := letter{key: "big", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ)
+	big := letter{key: "big", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ)
 	big.Value = []byte(strings.Repeat("v", 4096))
 	e.produce(
-		letter{key: "a", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "a", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 		big,
-		letter{key: "c", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "c", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
 	// A producer that refuses records over 2 KiB fails "big" at once.
 	res, err := e.replay(deadletters.ReplayConfig{}, kgo.MaxBufferedBytes(2048))
@@ -294,8 +293,8 @@ func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "loop", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: candidatesDLQ}.record(requestsDLQ),
-		letter{key: "ok", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "loop", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: candidatesDLQ}.record(requestsDLQ),
+		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
 	res, err := e.replay(deadletters.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "dead-letter topic") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
@@ -314,11 +313,11 @@ func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 
 func TestReplayRefusesTruncatedLetters(t *testing.T) {
 	e := newEnv(t, 1)
-	truncated := letter{key: "big", reason: "record value: too large", errorType: messages.ErrorTypePermanent, origTopic: requests,
-		extra: []kgo.RecordHeader{{Key: messages.HeaderDLQTruncated, Value: []byte("key=3/3 headers=1/1 value=4096/2097152")}}}
+	truncated := letter{key: "big", reason: "record value: too large", errorType: deadletters.ErrorTypePermanent, origTopic: requests,
+		extra: []kgo.RecordHeader{{Key: deadletters.HeaderTruncated, Value: []byte("key=3/3 headers=1/1 value=4096/2097152")}}}
 	e.produce(
 		truncated.record(requestsDLQ),
-		letter{key: "ok", reason: "x", errorType: messages.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
 	res, err := e.replay(deadletters.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "truncated dead letter") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
@@ -399,7 +398,7 @@ func TestReplayLettersOfTheWorker(t *testing.T) {
 	}
 	stopWorker() // or it would dead-letter the replayed record again
 	l := letters[0]
-	if l.Reason != "invalid request: query: required" || l.ErrorType != messages.ErrorTypePermanent || l.OriginalTopic != requests ||
+	if l.Reason != "invalid request: query: required" || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != requests ||
 		l.OriginalPartition != sent.Partition || l.OriginalOffset != sent.Offset || !l.OriginalTimestamp.Equal(sent.Timestamp) ||
 		l.Attempts != 1 || l.ConsumerGroup != "retrieval" || l.TraceID != requestTrace || string(l.Key) != "req-7" {
 		t.Fatalf("letter %+v, sent %s/%d@%d at %v in trace %s", l, sent.Topic, sent.Partition, sent.Offset, sent.Timestamp, requestTrace)

@@ -14,10 +14,12 @@ import (
 // startAtBoundary starts r's spans at a trust boundary (WithTrustBoundary):
 // the record's context is only linked, its sampled flag plays no part (the
 // parent-based fast path is not taken) and only its trusted baggage
-// reaches the handler.
-func (t *Tracer) startAtBoundary(ctx context.Context, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
+// reaches the handler. It also returns the record's span context.
+func (t *Tracer) startAtBoundary(ctx context.Context, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait, trace.SpanContext) {
 	in := t.Extract(context.Background(), r)
-	return t.startProcess(t.trustedBaggage(ctx, in), trace.SpanContextFromContext(in), r, highWatermark, p, qw, now)
+	remote := trace.SpanContextFromContext(in)
+	pctx, span, qw := t.startProcess(t.trustedBaggage(ctx, in), remote, r, highWatermark, p, qw, now)
+	return pctx, span, qw, remote
 }
 
 // trustedBaggage returns ctx carrying the members of in's baggage whose

@@ -35,6 +35,15 @@ import (
 // context, and the returned context carries only the trusted members of
 // the record's baggage; the wait span is the process span's child.
 func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark int64) (context.Context, trace.Span, QueueWait) {
+	pctx, span, qw, _ := t.StartProcessRemote(ctx, r, highWatermark)
+	return pctx, span, qw
+}
+
+// StartProcessRemote is StartProcess that also returns the span context
+// found in r's headers (invalid when there is none or it does not parse),
+// the one the process span is a child of or linked to: a caller that links
+// to it too, as a dead letter does, need not extract it again.
+func (t *Tracer) StartProcessRemote(ctx context.Context, r *kgo.Record, highWatermark int64) (context.Context, trace.Span, QueueWait, trace.SpanContext) {
 	now := clockNow()
 	qw := ComputeQueueWait(r, now)
 	p := t.partition(r.Topic, r.Partition)
@@ -43,8 +52,9 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 	}
 
 	if t.boundary {
-		pctx, span, qw := t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
-		return t.started(pctx, span, r, p, qw, now)
+		pctx, span, qw, remote := t.startAtBoundary(ctx, r, highWatermark, p, qw, now)
+		pctx, span, qw = t.started(pctx, span, r, p, qw, now)
+		return pctx, span, qw, remote
 	}
 	if remote, ok := t.unsampled(r); ok && spanKey != nil {
 		// The common case at low sampling rates, without allocation:
@@ -57,15 +67,17 @@ func (t *Tracer) StartProcess(ctx context.Context, r *kgo.Record, highWatermark 
 			p.process.queueWait.record(qw.Wait, remote)
 		}
 		rc := newRecordContext(&p.records, ctx, remote, pc)
-		return rc, rc.span(), qw
+		return rc, rc.span(), qw, remote
 	}
 	parent := t.Extract(ctx, r)
 	remote := trace.SpanContextFromContext(parent)
 	if t.parentBased && remote.IsValid() && !remote.IsSampled() {
-		return t.started(parent, trace.SpanFromContext(parent), r, p, qw, now)
+		pctx, span, qw := t.started(parent, trace.SpanFromContext(parent), r, p, qw, now)
+		return pctx, span, qw, remote
 	}
 	pctx, span, qw := t.startProcess(parent, remote, r, highWatermark, p, qw, now)
-	return t.started(pctx, span, r, p, qw, now)
+	pctx, span, qw = t.started(pctx, span, r, p, qw, now)
+	return pctx, span, qw, remote
 }
 
 // unsampled returns the remote span context of r when the fast path of

@@ -18,8 +18,8 @@
 // Decode and validation failures are permanent: retrying the record cannot
 // help. They are reported as [*DecodeError] or [*ValidationError], both
 // matched by errors.Is(err, [ErrInvalid]), so that a consumer can send the
-// record to its dead-letter topic ([DLQTopic]) with the headers named by the
-// HeaderDLQ constants and a machine-friendly [Reason]. Error texts name
+// record to its dead-letter topic ([DLQTopic]), with the headers that package
+// deadletters names and builds, and a machine-friendly [Reason]. Error texts name
 // fields, byte offsets and rules, never the content of the record (which is
 // user data): they are recorded on spans, in logs and in dead-letter
 // headers. Invalid UTF-8 anywhere in a record value is rejected, matched by

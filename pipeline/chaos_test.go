@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
@@ -116,8 +117,8 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 		if r == nil {
 			t.Fatalf("poison record %s not dead-lettered (%d of %d found)", id, len(seen), len(poison))
 		}
-		if hdrValue(r, messages.HeaderDLQErrorType) != "permanent" || !strings.Contains(hdrValue(r, messages.HeaderDLQReason), "query") ||
-			hdrValue(r, messages.HeaderDLQConsumerGroup) != "retrieval" || hdrValue(r, messages.HeaderDLQOriginalOffset) == "" {
+		if hdrValue(r, deadletters.HeaderErrorType) != "permanent" || !strings.Contains(hdrValue(r, deadletters.HeaderReason), "query") ||
+			hdrValue(r, deadletters.HeaderConsumerGroup) != "retrieval" || hdrValue(r, deadletters.HeaderOriginalOffset) == "" {
 			t.Fatalf("dead letter %s headers %v", id, r.Headers)
 		}
 	}

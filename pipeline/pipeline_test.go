@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
@@ -372,24 +373,24 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 			hdr[hd.Key] = string(hd.Value)
 		}
 		for k, want := range map[string]string{
-			messages.HeaderDLQErrorType:         "permanent",
-			messages.HeaderDLQOriginalTopic:     "retrieval.requests",
-			messages.HeaderDLQOriginalPartition: "0",
-			messages.HeaderDLQAttempts:          "1",
-			messages.HeaderDLQConsumerGroup:     "retrieval",
+			deadletters.HeaderErrorType:         "permanent",
+			deadletters.HeaderOriginalTopic:     "retrieval.requests",
+			deadletters.HeaderOriginalPartition: "0",
+			deadletters.HeaderAttempts:          "1",
+			deadletters.HeaderConsumerGroup:     "retrieval",
 		} {
 			if hdr[k] != want {
 				t.Errorf("%s: header %s = %q, want %q", id, k, hdr[k], want)
 			}
 		}
-		for _, k := range []string{messages.HeaderDLQReason, messages.HeaderDLQOriginalOffset, messages.HeaderDLQOriginalTimestamp, "traceparent"} {
+		for _, k := range []string{deadletters.HeaderReason, deadletters.HeaderOriginalOffset, deadletters.HeaderOriginalTimestamp, "traceparent"} {
 			if hdr[k] == "" {
 				t.Errorf("%s: header %s missing", id, k)
 			}
 		}
 	}
-	if !strings.Contains(hdrValue(got["bad-topk"], messages.HeaderDLQReason), "top_k") {
-		t.Errorf("bad-topk reason %q does not name the field", hdrValue(got["bad-topk"], messages.HeaderDLQReason))
+	if !strings.Contains(hdrValue(got["bad-topk"], deadletters.HeaderReason), "top_k") {
+		t.Errorf("bad-topk reason %q does not name the field", hdrValue(got["bad-topk"], deadletters.HeaderReason))
 	}
 
 	// A dead letter's send span is a child of the failed process span and

@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -41,9 +44,9 @@ const dedupWindow = 10 * time.Minute
 // outcome to the channel returned by Expect. Later outcomes for the same
 // request (redeliveries under at-least-once) are counted as duplicates.
 type Collector struct {
-	client *kgo.Client
-	tracer *kafkatrace.Tracer
-	logger *slog.Logger
+	client  *kgo.Client
+	process consumers.Handler // handle inside consumers.Trace
+	logger  *slog.Logger
 
 	mu        sync.Mutex
 	waiting   map[string]chan Outcome
@@ -91,14 +94,15 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 	if err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
-	return &Collector{
+	c := &Collector{
 		client:    client,
-		tracer:    tracer,
 		logger:    logger,
 		waiting:   make(map[string]chan Outcome),
 		delivered: make(map[string]time.Time),
 		abandoned: make(map[string]time.Time),
-	}, nil
+	}
+	c.process = consumers.Chain(c.handle, consumers.Trace(tracer, func(_ *consumers.Message, err error) string { return messages.Reason(err) }))
+	return c, nil
 }
 
 // Expect registers interest in requestID's outcome. Call it before publishing
@@ -177,31 +181,33 @@ func (c *Collector) Run(ctx context.Context) error {
 		})
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 			for _, rec := range p.Records {
-				c.process(ctx, p.HighWatermark, rec)
+				_, _ = c.process(ctx, &consumers.Message{Record: rec, HighWatermark: p.HighWatermark, Attempt: 1})
 			}
 		})
 	}
 }
 
-func (c *Collector) process(ctx context.Context, highWatermark int64, rec *kgo.Record) {
-	pctx, span, qw := c.tracer.StartProcess(ctx, rec, highWatermark)
+// handle decodes an outcome record and delivers it, inside its process
+// span (ctx); an undecodable record fails its span with the
+// messages.Reason of the error.
+func (c *Collector) handle(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+	rec := msg.Record
 	out, err := c.decode(rec)
 	if err != nil {
 		c.undecoded.Add(1)
-		c.logger.WarnContext(pctx, "undecodable outcome record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
-		c.tracer.EndProcess(pctx, rec, qw.End, span, err, messages.Reason(err))
-		return
+		c.logger.WarnContext(ctx, "undecodable outcome record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+		return nil, err
 	}
-	if sc := span.SpanContext(); sc.IsValid() {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		out.TraceID = sc.TraceID().String()
 	}
 	c.deliver(out)
-	c.tracer.EndProcess(pctx, rec, qw.End, span, nil, "")
+	return nil, nil
 }
 
 func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
 	if strings.HasSuffix(rec.Topic, messages.DLQSuffix) {
-		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(messages.HeaderDLQReason)
+		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(deadletters.HeaderReason)
 		return Outcome{RequestID: string(rec.Key), Failed: true, Reason: reason, Topic: rec.Topic}, nil
 	}
 	res, err := messages.DecodeResult(rec.Value)

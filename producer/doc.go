@@ -8,7 +8,8 @@
 // acknowledgement, Call.Wait for the outcome. Under it, Publisher encodes and
 // produces requests (the send spans come from the kafkatrace hooks installed
 // on its Kafka client), and Collector consumes the results topic and the
-// dead-letter topics with the same wait and process spans as the workers and
+// dead-letter topics inside the consumer runtime's consumers.Trace
+// middleware, so with the same wait and process spans as the workers, and
 // hands each request's first outcome to whoever waits for it, counting
 // duplicates. The Client owns both: Close flushes the Publisher and stops the
 // Collector.

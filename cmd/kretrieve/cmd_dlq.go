@@ -67,9 +67,9 @@ func loadDLQConfig(sub string, args []string, getenv func(string) string, out io
 		errs = append(errs, errors.New("limit: must not be negative"))
 	}
 	switch c.errorType {
-	case "", messages.ErrorTypePermanent, messages.ErrorTypeTransient:
+	case "", deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient:
 	default:
-		errs = append(errs, fmt.Errorf("error-type: %q is neither %s nor %s", c.errorType, messages.ErrorTypePermanent, messages.ErrorTypeTransient))
+		errs = append(errs, fmt.Errorf("error-type: %q is neither %s nor %s", c.errorType, deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient))
 	}
 	if sub == "replay" && strings.TrimSpace(c.replayGroup) == "" {
 		errs = append(errs, errors.New("replay-group: required"))

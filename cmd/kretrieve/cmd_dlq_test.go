@@ -124,14 +124,14 @@ func dlqFixture(t *testing.T) (func(string) string, *kgo.Client) {
 			hs = append(hs, kgo.RecordHeader{Key: "traceparent", Value: []byte(tp)})
 		}
 		for _, kv := range [][2]string{
-			{messages.HeaderDLQReason, reason},
-			{messages.HeaderDLQErrorType, errType},
-			{messages.HeaderDLQOriginalTopic, strings.TrimSuffix(topic, messages.DLQSuffix)},
-			{messages.HeaderDLQOriginalPartition, "0"},
-			{messages.HeaderDLQOriginalOffset, strconv.Itoa(origOffset)},
-			{messages.HeaderDLQOriginalTimestamp, time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)},
-			{messages.HeaderDLQAttempts, "3"},
-			{messages.HeaderDLQConsumerGroup, "retrieval"},
+			{deadletters.HeaderReason, reason},
+			{deadletters.HeaderErrorType, errType},
+			{deadletters.HeaderOriginalTopic, strings.TrimSuffix(topic, messages.DLQSuffix)},
+			{deadletters.HeaderOriginalPartition, "0"},
+			{deadletters.HeaderOriginalOffset, strconv.Itoa(origOffset)},
+			{deadletters.HeaderOriginalTimestamp, time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)},
+			{deadletters.HeaderAttempts, "3"},
+			{deadletters.HeaderConsumerGroup, "retrieval"},
 		} {
 			hs = append(hs, kgo.RecordHeader{Key: kv[0], Value: []byte(kv[1])})
 		}
