@@ -120,7 +120,7 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := checkKafka(ctx, pc); err != nil {
 		return err
 	}
-	clientOpts := kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider)
+	clientOpts := kafkaOptions(pc, pc.MeterProvider)
 	if sub == "list" {
 		letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
 		if err != nil {

@@ -71,7 +71,7 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := checkKafka(ctx, pc); err != nil {
 		return err
 	}
-	mon, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
+	mon, err := lag.NewMonitor(kafkaOptions(pc, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func publishPathways(ctx context.Context, f pathwaysFlags, pc pipeline.Config, c
 	}
 	// Windows that cannot be delivered for a while are dropped, not
 	// retried forever ahead of the next ones (which include them).
-	client, err := kgo.NewClient(append(kafkaclient.Options(pc.Kafka, comp.logger, nil),
+	client, err := kgo.NewClient(kafkaOptions(pc, nil,
 		kgo.RecordDeliveryTimeout(max(2*f.interval, 30*time.Second)))...)
 	if err != nil {
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
@@ -178,7 +178,7 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 	if err := checkKafka(ctx, pc); err != nil {
 		return err
 	}
-	opts := kafkaclient.Options(pc.Kafka, comp.logger, nil)
+	opts := kafkaOptions(pc, nil)
 	reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
 	if err != nil {
 		return err

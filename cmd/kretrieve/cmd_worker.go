@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
@@ -66,7 +65,7 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	if cfg.lagInterval > 0 {
 		// Every worker of a group exports the group's lag; the series carry
 		// the worker's resource (service.instance.id), so take their max.
-		m, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka.WithDefaults(), comp.logger, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
+		m, err := lag.NewMonitor(kafkaOptions(pc, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/kafkaacl"
@@ -138,6 +141,13 @@ func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, 
 		return nil, pipeline.Config{}, err
 	}
 	return comp, c.pipelineConfig(comp), nil
+}
+
+// kafkaOptions is the one place the commands build franz-go options for a
+// client of their own: pc's connection settings and logger, kotel client
+// metrics on mp when not nil, then extra.
+func kafkaOptions(pc pipeline.Config, mp metric.MeterProvider, extra ...kgo.Opt) []kgo.Opt {
+	return append(kafkaclient.Options(pc.Kafka, pc.Logger, mp), extra...)
 }
 
 // kafkaConfig builds the Kafka connection configuration.
