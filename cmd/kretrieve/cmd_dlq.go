@@ -15,7 +15,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
@@ -138,18 +137,10 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 			return err
 		}
 	}
-	tracer := kafkatrace.New(
-		kafkatrace.WithTracerProvider(pc.TracerProvider),
-		kafkatrace.WithMetrics(pc.Metrics),
-		kafkatrace.WithPropagator(pc.Propagator),
-		kafkatrace.WithClientID(pc.Kafka.ClientID),
-		kafkatrace.WithServerAddress(pc.Kafka.Brokers[0]),
-		// The replay's pathway checkpoints: its group reads the dead
-		// letters, and what it republishes starts a pathway of its own.
-		kafkatrace.WithConsumerGroup(cfg.replayGroup),
-		kafkatrace.WithPathways(pc.ServiceName),
-	)
-	res, err := deadletters.Replay(ctx, clientOpts, tracer, deadletters.ReplayConfig{
+	// The workers' tracer settings; the replay's pathway checkpoints: its
+	// group reads the dead letters, and what it republishes starts a
+	// pathway of its own.
+	res, err := deadletters.Replay(ctx, clientOpts, pc.Tracer(cfg.replayGroup), deadletters.ReplayConfig{
 		Topics:    cfg.deadLetterTopics(),
 		Group:     cfg.replayGroup,
 		Reason:    cfg.reason,
