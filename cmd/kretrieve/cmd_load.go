@@ -105,50 +105,48 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	recorder := cfg.spans.recorder()
-	comp, pc, err := cfg.start(ctx, "load", stderr, tracing.WithSpanProcessor(recorder))
-	if err != nil {
+	cmd := command{role: "load", telemetry: []tracing.Option{tracing.WithSpanProcessor(recorder)}}
+	if cfg.gatewayURL == "" {
+		cmd.connect = ensureTopics
+	}
+	return cmd.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) (err error) {
+		var target loadgen.Target
+		if cfg.gatewayURL != "" {
+			target = loadgen.NewGatewayTarget(loadgen.GatewayConfig{URL: cfg.gatewayURL, InFlight: cfg.inFlight, Timeout: cfg.timeout, Telemetry: comp.telemetry})
+		} else {
+			client, err := pipeline.NewClient(ctx, pc, true)
+			if err != nil {
+				return err
+			}
+			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(pc, nil)})
+			defer publishPathways(ctx, cfg.pathways, pc, comp)()
+		}
+
+		rep, err := loadgen.Run(ctx, loadgen.Config{
+			Rate: cfg.rate, InFlight: cfg.inFlight, Requests: cfg.requests, Duration: cfg.duration, Sweep: cfg.sweep,
+			Queries: strings.Split(strings.TrimSpace(demoQueries), "\n"), Progress: stderr,
+		}, target)
+		err = errors.Join(err, comp.shutdown(10*time.Second))
+		rep.DroppedSpans = comp.telemetry.Stats().Dropped
+		spans := recorder.Summary(runsummary.Requests{}, time.Duration(rep.WallSeconds*float64(time.Second)), nil, nil)
+		rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
+		if n, werr := cfg.spans.write(recorder); werr != nil {
+			err = errors.Join(err, werr)
+		} else if cfg.spans.path != "" {
+			fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, cfg.spans.path)
+		}
+		if cfg.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			err = errors.Join(err, enc.Encode(rep))
+		} else {
+			err = errors.Join(err, writeLoadReport(stdout, rep))
+		}
+		if cfg.curve != "" {
+			err = errors.Join(err, writeCurve(cfg, getenv, rep, stderr))
+		}
 		return err
-	}
-
-	var target loadgen.Target
-	if cfg.gatewayURL != "" {
-		target = loadgen.NewGatewayTarget(loadgen.GatewayConfig{URL: cfg.gatewayURL, InFlight: cfg.inFlight, Timeout: cfg.timeout, Telemetry: comp.telemetry})
-	} else {
-		if err := ensureTopics(ctx, pc); err != nil {
-			return errors.Join(err, comp.shutdown(10*time.Second))
-		}
-		client, err := pipeline.NewClient(ctx, pc, true)
-		if err != nil {
-			return errors.Join(err, comp.shutdown(10*time.Second))
-		}
-		target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(pc, nil)})
-		defer publishPathways(ctx, cfg.pathways, pc, comp)()
-	}
-
-	rep, err := loadgen.Run(ctx, loadgen.Config{
-		Rate: cfg.rate, InFlight: cfg.inFlight, Requests: cfg.requests, Duration: cfg.duration, Sweep: cfg.sweep,
-		Queries: strings.Split(strings.TrimSpace(demoQueries), "\n"), Progress: stderr,
-	}, target)
-	err = errors.Join(err, comp.shutdown(10*time.Second))
-	rep.DroppedSpans = comp.telemetry.Stats().Dropped
-	spans := recorder.Summary(runsummary.Requests{}, time.Duration(rep.WallSeconds*float64(time.Second)), nil, nil)
-	rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
-	if n, werr := cfg.spans.write(recorder); werr != nil {
-		err = errors.Join(err, werr)
-	} else if cfg.spans.path != "" {
-		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, cfg.spans.path)
-	}
-	if cfg.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = errors.Join(err, enc.Encode(rep))
-	} else {
-		err = errors.Join(err, writeLoadReport(stdout, rep))
-	}
-	if cfg.curve != "" {
-		err = errors.Join(err, writeCurve(cfg, getenv, rep, stderr))
-	}
-	return err
+	})
 }
 
 // writeLoadReport prints the report as tables: the counts, the sweep's
