@@ -21,9 +21,9 @@ import (
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
-// scopeName is the instrumentation scope of the load's root spans: still
-// the command's, whose spans they were before the engine left it, so that
-// queries on the scope keep finding them.
+// scopeName is the instrumentation scope of the load's root spans in
+// gateway mode: the command's, unchanged since the engine moved here from
+// cmd/kretrieve.
 const scopeName = "github.com/kretrieve/kretrieve/cmd/kretrieve"
 
 // GatewayConfig configures a gateway target.
