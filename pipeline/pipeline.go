@@ -137,6 +137,14 @@ func (c Config) tracer(group string, boundary bool) *kafkatrace.Tracer {
 	return kafkatrace.New(opts...)
 }
 
+// Tracer returns the kafkatrace.Tracer of a client of group ("" for none)
+// that is not one of the pipeline's own, such as a dead-letter replay:
+// the workers' settings (providers, messaging metrics, parent-based
+// sampling, baggage attributes, pathways), without a trust boundary.
+func (c Config) Tracer(group string) *kafkatrace.Tracer {
+	return c.withDefaults().tracer(group, false)
+}
+
 func (c Config) clientOpts(hooks ...kgo.Hook) []kgo.Opt {
 	return kafkaclient.Options(c.Kafka, c.Logger, c.MeterProvider, hooks...)
 }

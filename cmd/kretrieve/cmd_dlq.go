@@ -15,7 +15,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
@@ -112,53 +111,39 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, "dlq", stderr)
-	if err != nil {
-		return err
-	}
-	defer comp.flush(&err)
-	if err := checkKafka(ctx, pc); err != nil {
-		return err
-	}
-	clientOpts := kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider)
-	if sub == "list" {
-		letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
-		if err != nil {
-			return err
+	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+		clientOpts := kafkaOptions(pc, pc.MeterProvider)
+		if sub == "list" {
+			letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
+			if err != nil {
+				return err
+			}
+			if cfg.json {
+				return printLetterLines(stdout, letters)
+			}
+			return printLetterTable(stdout, letters, time.Now())
 		}
-		if cfg.json {
-			return printLetterLines(stdout, letters)
-		}
-		return printLetterTable(stdout, letters, time.Now())
-	}
 
-	if !cfg.dryRun {
-		// As every command that publishes: the pipeline topics exist.
-		if err := pipeline.EnsureTopics(ctx, pc); err != nil {
-			return err
+		if !cfg.dryRun {
+			// As every command that publishes: the pipeline topics exist.
+			if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+				return err
+			}
 		}
-	}
-	tracer := kafkatrace.New(
-		kafkatrace.WithTracerProvider(pc.TracerProvider),
-		kafkatrace.WithMetrics(pc.Metrics),
-		kafkatrace.WithPropagator(pc.Propagator),
-		kafkatrace.WithClientID(pc.Kafka.ClientID),
-		kafkatrace.WithServerAddress(pc.Kafka.Brokers[0]),
-		// The replay's pathway checkpoints: its group reads the dead
-		// letters, and what it republishes starts a pathway of its own.
-		kafkatrace.WithConsumerGroup(cfg.replayGroup),
-		kafkatrace.WithPathways(pc.ServiceName),
-	)
-	res, err := deadletters.Replay(ctx, clientOpts, tracer, deadletters.ReplayConfig{
-		Topics:    cfg.deadLetterTopics(),
-		Group:     cfg.replayGroup,
-		Reason:    cfg.reason,
-		ErrorType: cfg.errorType,
-		DryRun:    cfg.dryRun,
-		Limit:     cfg.limit,
-	}, deadletters.WithTracerProvider(pc.TracerProvider), deadletters.WithLogger(comp.logger))
-	// What was done is printed even when the replay stopped on an error.
-	return errors.Join(err, printReplay(stdout, cfg, res))
+		// The workers' tracer settings; the replay's pathway checkpoints: its
+		// group reads the dead letters, and what it republishes starts a
+		// pathway of its own.
+		res, err := deadletters.Replay(ctx, clientOpts, pc.Tracer(cfg.replayGroup), deadletters.ReplayConfig{
+			Topics:    cfg.deadLetterTopics(),
+			Group:     cfg.replayGroup,
+			Reason:    cfg.reason,
+			ErrorType: cfg.errorType,
+			DryRun:    cfg.dryRun,
+			Limit:     cfg.limit,
+		}, deadletters.WithTracerProvider(pc.TracerProvider), deadletters.WithLogger(comp.logger))
+		// What was done is printed even when the replay stopped on an error.
+		return errors.Join(err, printReplay(stdout, cfg, res))
+	})
 }
 
 // letterLine is one dead letter in `dlq list --json`. The value is not

@@ -104,18 +104,12 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, "gateway", stderr)
-	if err != nil {
-		return err
-	}
-	defer comp.flush(&err)
-	if err := ensureTopics(ctx, pc); err != nil {
-		return err
-	}
-	// Stopped after serveGateway has drained: its last window holds the
-	// last requests.
-	defer publishPathways(ctx, cfg.pathways, pc, comp)()
-	return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
+	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+		// Stopped after serveGateway has drained: its last window holds the
+		// last requests.
+		defer publishPathways(ctx, cfg.pathways, pc, comp)()
+		return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
+	})
 }
 
 // serveGateway serves the gateway on flags.httpListen, with its limits on

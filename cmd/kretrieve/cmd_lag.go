@@ -63,55 +63,49 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, "lag", stderr)
-	if err != nil {
-		return err
-	}
-	defer comp.flush(&err)
-	if err := checkKafka(ctx, pc); err != nil {
-		return err
-	}
-	mon, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka, comp.logger, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
-	if err != nil {
-		return err
-	}
-	mon.SetLogger(comp.logger)
-	var tick <-chan time.Time
-	if cfg.watch > 0 {
-		t := time.NewTicker(cfg.watch)
-		defer t.Stop()
-		tick = t.C
-	}
-	for n := 0; ; n++ {
-		lags, err := mon.Update(ctx)
-		switch {
-		case cfg.watch > 0 && ctx.Err() != nil:
-			return nil // interrupted while measuring
-		case err != nil && cfg.watch == 0:
+	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+		mon, err := lag.NewMonitor(kafkaOptions(pc, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
+		if err != nil {
 			return err
-		case err != nil:
-			comp.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
-		default:
-			if n > 0 && !cfg.json {
-				fmt.Fprintln(stdout)
-			}
-			if err := printLag(stdout, lags, cfg.json, time.Now()); err != nil {
+		}
+		mon.SetLogger(comp.logger)
+		var tick <-chan time.Time
+		if cfg.watch > 0 {
+			t := time.NewTicker(cfg.watch)
+			defer t.Stop()
+			tick = t.C
+		}
+		for n := 0; ; n++ {
+			lags, err := mon.Update(ctx)
+			switch {
+			case cfg.watch > 0 && ctx.Err() != nil:
+				return nil // interrupted while measuring
+			case err != nil && cfg.watch == 0:
 				return err
+			case err != nil:
+				comp.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
+			default:
+				if n > 0 && !cfg.json {
+					fmt.Fprintln(stdout)
+				}
+				if err := printLag(stdout, lags, cfg.json, time.Now()); err != nil {
+					return err
+				}
+				errs := lagErrors(lags)
+				if cfg.watch == 0 {
+					return errors.Join(errs...)
+				}
+				for _, err := range errs {
+					comp.logger.WarnContext(ctx, "consumer lag partly measured", "err", err)
+				}
 			}
-			errs := lagErrors(lags)
-			if cfg.watch == 0 {
-				return errors.Join(errs...)
-			}
-			for _, err := range errs {
-				comp.logger.WarnContext(ctx, "consumer lag partly measured", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick:
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick:
-		}
-	}
+	})
 }
 
 // lagErrors returns the errors of the entries, each naming its group and

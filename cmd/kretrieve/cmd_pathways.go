@@ -82,7 +82,7 @@ func publishPathways(ctx context.Context, f pathwaysFlags, pc pipeline.Config, c
 	}
 	// Windows that cannot be delivered for a while are dropped, not
 	// retried forever ahead of the next ones (which include them).
-	client, err := kgo.NewClient(append(kafkaclient.Options(pc.Kafka, comp.logger, nil),
+	client, err := kgo.NewClient(kafkaOptions(pc, nil,
 		kgo.RecordDeliveryTimeout(max(2*f.interval, 30*time.Second)))...)
 	if err != nil {
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
@@ -170,57 +170,51 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, "pathways", stderr)
-	if err != nil {
-		return err
-	}
-	defer comp.flush(&err)
-	if err := checkKafka(ctx, pc); err != nil {
-		return err
-	}
-	opts := kafkaclient.Options(pc.Kafka, comp.logger, nil)
-	reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
-	if err != nil {
-		return err
-	}
-	defer reader.Close()
-	admClient, err := kgo.NewClient(opts...)
-	if err != nil {
-		return err
-	}
-	defer admClient.Close()
-	src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topics}
-
-	every, redraw := cfg.refresh(isTerminal(stdout))
-	if every == 0 {
-		rep, err := src.collect(ctx)
-		return errors.Join(printPathways(stdout, rep, cfg.json), err)
-	}
-	screen := &redrawer{w: stdout, on: redraw}
-	defer screen.done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		rep, err := src.collect(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
+	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+		opts := kafkaOptions(pc, nil)
+		reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
 		if err != nil {
-			rep.Errors = append(rep.Errors, err.Error())
-		}
-		var b bytes.Buffer
-		if err := printPathways(&b, rep, cfg.json); err != nil {
 			return err
 		}
-		if err := screen.frame(b.Bytes(), !cfg.json); err != nil {
+		defer reader.Close()
+		admClient, err := kgo.NewClient(opts...)
+		if err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
+		defer admClient.Close()
+		src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topics}
+
+		every, redraw := cfg.refresh(isTerminal(stdout))
+		if every == 0 {
+			rep, err := src.collect(ctx)
+			return errors.Join(printPathways(stdout, rep, cfg.json), err)
 		}
-	}
+		screen := &redrawer{w: stdout, on: redraw}
+		defer screen.done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			rep, err := src.collect(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+			}
+			var b bytes.Buffer
+			if err := printPathways(&b, rep, cfg.json); err != nil {
+				return err
+			}
+			if err := screen.frame(b.Bytes(), !cfg.json); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
 }
 
 // pathwaysSource gathers what `kretrieve pathways` shows.

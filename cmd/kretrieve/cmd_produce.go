@@ -26,56 +26,50 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, "produce", stderr)
-	if err != nil {
-		return err
-	}
-	defer comp.flush(&err)
-	if err := ensureTopics(ctx, pc); err != nil {
-		return err
-	}
-	client, err := pipeline.NewClient(ctx, pc, cfg.wait)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, client.Close(context.WithoutCancel(ctx))) }()
-	if cfg.wait {
-		// Stopping publishes a last window, once every outcome has been
-		// awaited: it holds the end-to-end latency of every request.
-		defer publishPathways(ctx, cfg.pathways, pc, comp)()
-	}
+	return command{role: "produce", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) (err error) {
+		client, err := pipeline.NewClient(ctx, pc, cfg.wait)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, client.Close(context.WithoutCancel(ctx))) }()
+		if cfg.wait {
+			// Stopping publishes a last window, once every outcome has been
+			// awaited: it holds the end-to-end latency of every request.
+			defer publishPathways(ctx, cfg.pathways, pc, comp)()
+		}
 
-	calls := make([]*producer.Call, 0, len(queries))
-	var errs []error
-	for _, q := range queries {
-		call, err := client.Start(ctx, messages.Request{Query: q, TopK: cfg.topK}, cfg.wait)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("query %q: %w", truncate(q, 40), err))
-			continue
+		calls := make([]*producer.Call, 0, len(queries))
+		var errs []error
+		for _, q := range queries {
+			call, err := client.Start(ctx, messages.Request{Query: q, TopK: cfg.topK}, cfg.wait)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("query %q: %w", truncate(q, 40), err))
+				continue
+			}
+			calls = append(calls, call)
 		}
-		calls = append(calls, call)
-	}
-	p := printer{w: stdout, json: cfg.json}
-	for _, call := range calls {
-		rcpt, err := call.Acked(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !cfg.wait {
-			p.sent(call, rcpt)
-		}
-	}
-	if cfg.wait {
+		p := printer{w: stdout, json: cfg.json}
 		for _, call := range calls {
-			out, err := call.Wait(ctx, cfg.timeout)
-			p.outcome(call, out, err)
-			if err != nil || out.Failed {
-				errs = append(errs, fmt.Errorf("request %s: not completed", call.Request.RequestID))
+			rcpt, err := call.Acked(ctx)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !cfg.wait {
+				p.sent(call, rcpt)
 			}
 		}
-	}
-	return errors.Join(errs...)
+		if cfg.wait {
+			for _, call := range calls {
+				out, err := call.Wait(ctx, cfg.timeout)
+				p.outcome(call, out, err)
+				if err != nil || out.Failed {
+					errs = append(errs, fmt.Errorf("request %s: not completed", call.Request.RequestID))
+				}
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // readQueries returns the argument queries followed by the file's non-blank lines.

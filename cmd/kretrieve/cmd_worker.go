@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
@@ -33,46 +31,40 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	if err != nil {
 		return err
 	}
-	comp, pc, err := cfg.start(ctx, role, stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, comp.shutdown(cfg.shutdownTimeout)) }()
-	pc.Worker = cfg.worker
-	pc.RecordQueryText = cfg.recordQueryText
-	if err := ensureTopics(ctx, pc); err != nil {
-		return err
-	}
-	idx, err := openIndex(ctx, cfg.index, comp.logger)
-	if err != nil {
-		return err
-	}
-	defer idx.Close()
-	var w *consumers.Worker
-	switch role {
-	case "retrieval":
-		w, err = pipeline.NewRetrievalWorker(pc, idx)
-	case "enrichment":
-		w, err = pipeline.NewEnrichmentWorker(pc, idx)
-	default:
-		err = fmt.Errorf("unknown worker role %q", role)
-	}
-	if err != nil {
-		return err
-	}
-	// Stopped after the worker has drained and committed: its last window
-	// holds the last records.
-	defer publishPathways(ctx, cfg.pathways, pc, comp)()
-	if cfg.lagInterval > 0 {
-		// Every worker of a group exports the group's lag; the series carry
-		// the worker's resource (service.instance.id), so take their max.
-		m, err := lag.NewMonitor(kafkaclient.Options(pc.Kafka.WithDefaults(), comp.logger, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
+	return command{role: role, connect: ensureTopics, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+		pc.Worker = cfg.worker
+		pc.RecordQueryText = cfg.recordQueryText
+		idx, err := openIndex(ctx, cfg.index, comp.logger)
 		if err != nil {
 			return err
 		}
-		m.SetLogger(comp.logger)
-		defer m.Close()
-		go func() { _ = m.Run(ctx) }()
-	}
-	return w.Run(ctx)
+		defer idx.Close()
+		var w *consumers.Worker
+		switch role {
+		case "retrieval":
+			w, err = pipeline.NewRetrievalWorker(pc, idx)
+		case "enrichment":
+			w, err = pipeline.NewEnrichmentWorker(pc, idx)
+		default:
+			err = fmt.Errorf("unknown worker role %q", role)
+		}
+		if err != nil {
+			return err
+		}
+		// Stopped after the worker has drained and committed: its last window
+		// holds the last records.
+		defer publishPathways(ctx, cfg.pathways, pc, comp)()
+		if cfg.lagInterval > 0 {
+			// Every worker of a group exports the group's lag; the series carry
+			// the worker's resource (service.instance.id), so take their max.
+			m, err := lag.NewMonitor(kafkaOptions(pc, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
+			if err != nil {
+				return err
+			}
+			m.SetLogger(comp.logger)
+			defer m.Close()
+			go func() { _ = m.Run(ctx) }()
+		}
+		return w.Run(ctx)
+	})
 }

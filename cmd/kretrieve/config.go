@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/kafkaacl"
@@ -138,6 +141,13 @@ func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, 
 		return nil, pipeline.Config{}, err
 	}
 	return comp, c.pipelineConfig(comp), nil
+}
+
+// kafkaOptions is the one place the commands build franz-go options for a
+// client of their own: pc's connection settings and logger, kotel client
+// metrics on mp when not nil, then extra.
+func kafkaOptions(pc pipeline.Config, mp metric.MeterProvider, extra ...kgo.Opt) []kgo.Opt {
+	return append(kafkaclient.Options(pc.Kafka, pc.Logger, mp), extra...)
 }
 
 // kafkaConfig builds the Kafka connection configuration.
@@ -269,7 +279,7 @@ func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) 
 		return c, err
 	}
 	var errs []error
-	list, err := parseUsers(users.Reveal(), usersFile)
+	list, err := broker.ParseUsers(users.Reveal(), usersFile)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -304,40 +314,6 @@ func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) 
 		c.broker.Topics = kafkaacl.DefaultNames().AllTopics()
 	}
 	return c, errors.Join(append(errs, c.broker.Validate())...)
-}
-
-// parseUsers reads USER:PASSWORD entries from a comma-separated list and
-// from a file with one a line. Errors name the entry's user or line, never
-// a password.
-func parseUsers(list, file string) ([]broker.User, error) {
-	var (
-		users []broker.User
-		errs  []error
-	)
-	add := func(where, entry string) {
-		name, pass, ok := strings.Cut(entry, ":")
-		if !ok || strings.TrimSpace(name) == "" || pass == "" {
-			errs = append(errs, fmt.Errorf("%s: want USER:PASSWORD", where))
-			return
-		}
-		users = append(users, broker.User{Name: strings.TrimSpace(name), Password: kafkaclient.NewSecret(pass)})
-	}
-	for i, e := range splitList(list) {
-		add(fmt.Sprintf("sasl-users: entry %d", i+1), e)
-	}
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("sasl-users-file: %w", err)
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			line = strings.TrimSpace(line)
-			if line != "" && !strings.HasPrefix(line, "#") {
-				add(fmt.Sprintf("sasl-users-file %s: line %d", file, i+1), line)
-			}
-		}
-	}
-	return users, errors.Join(errs...)
 }
 
 // splitList splits a comma-separated list, dropping blanks.

@@ -100,6 +100,8 @@ type component struct {
 	// metrics aggregates the Kafka messaging metrics, exported with the
 	// SDK's through telemetry's reader.
 	metrics *kafkatrace.Metrics
+	// shut is set by the first shutdown.
+	shut bool
 }
 
 // startComponent builds the logger and the OpenTelemetry providers of a
@@ -128,14 +130,13 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 	return &component{logger: logger, telemetry: p, metrics: metrics}, nil
 }
 
-// flush flushes telemetry within 10 s, joining any error into *err: use it
-// as `defer comp.flush(&err)` with a named error result.
-func (c *component) flush(err *error) {
-	*err = errors.Join(*err, c.shutdown(10*time.Second))
-}
-
-// shutdown flushes telemetry on a fresh context bounded by timeout.
+// shutdown flushes telemetry on a fresh context bounded by timeout. Only
+// the first call does: later ones return nil.
 func (c *component) shutdown(timeout time.Duration) error {
+	if c.shut {
+		return nil
+	}
+	c.shut = true
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := c.telemetry.Shutdown(ctx); err != nil {

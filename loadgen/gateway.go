@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"bytes"
@@ -22,27 +22,47 @@ import (
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
-// scopeName is the instrumentation scope of the spans the binary itself starts.
+// scopeName is the instrumentation scope of the load's root spans in
+// gateway mode: the command's, unchanged since the engine moved here from
+// cmd/kretrieve.
 const scopeName = "github.com/kretrieve/kretrieve/cmd/kretrieve"
+
+// GatewayConfig configures a gateway target.
+type GatewayConfig struct {
+	// URL is the gateway's base URL, e.g. http://127.0.0.1:8080.
+	URL string
+	// InFlight is the most requests in flight at once: the idle
+	// connections kept.
+	InFlight int
+	// Timeout bounds each HTTP exchange.
+	Timeout time.Duration
+	// Telemetry traces the requests and measures the HTTP client.
+	Telemetry *tracing.Providers
+}
 
 // gatewayTarget drives the HTTP gateway: POST /v1/search per request, each
 // under a root "request" span. A gateway at its default trust boundary
 // starts its own trace linked to it; with --trust-boundary=false it
 // continues this one.
 type gatewayTarget struct {
+	base   string
 	url    string
 	client *http.Client
 	tracer trace.Tracer
 }
 
-func newGatewayTarget(base string, inFlight int, timeout time.Duration, p *tracing.Providers) *gatewayTarget {
+// NewGatewayTarget returns a target posting each request to the gateway's
+// /v1/search under a root "request" span.
+func NewGatewayTarget(c GatewayConfig) Target {
+	p := c.Telemetry
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Keep a connection per request in flight: the default of 2 idle
 	// connections per host would open and close connections under load.
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = inFlight, inFlight
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = c.InFlight, c.InFlight
 	return &gatewayTarget{
-		url: strings.TrimRight(base, "/") + "/v1/search",
-		client: &http.Client{Timeout: timeout, Transport: otelhttp.NewTransport(tr,
+		base: c.URL,
+		url:  strings.TrimRight(c.URL, "/") + "/v1/search",
+		client: &http.Client{Timeout: c.Timeout, Transport: otelhttp.NewTransport(tr,
 			otelhttp.WithTracerProvider(p.TracerProvider),
 			otelhttp.WithMeterProvider(p.MeterProvider),
 			otelhttp.WithPropagators(p.Propagator))},
@@ -50,7 +70,11 @@ func newGatewayTarget(base string, inFlight int, timeout time.Duration, p *traci
 	}
 }
 
-func (g *gatewayTarget) do(ctx context.Context, query string) loadResult {
+func (g *gatewayTarget) name() string { return "gateway " + g.base }
+
+func (g *gatewayTarget) start(context.Context) {}
+
+func (g *gatewayTarget) do(ctx context.Context, query string) result {
 	// The root span and the reported latency share one clock reading at
 	// each end, so the slowest request's trace lasts exactly its latency.
 	start := time.Now()
@@ -69,21 +93,21 @@ func (g *gatewayTarget) do(ctx context.Context, query string) loadResult {
 
 // post sends one search and reads its answer; err describes a failure.
 // Its latency runs from start until the answer has been read.
-func (g *gatewayTarget) post(ctx context.Context, query string, start time.Time) (res loadResult, requestID string, err error) {
+func (g *gatewayTarget) post(ctx context.Context, query string, start time.Time) (res result, requestID string, err error) {
 	body, err := json.Marshal(struct {
 		Query string `json:"query"`
 	}{query})
 	if err != nil {
-		return loadResult{outcome: outcomeFailed, latency: time.Since(start)}, "", err
+		return result{outcome: outcomeFailed, latency: time.Since(start)}, "", err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
-		return loadResult{outcome: outcomeFailed, latency: time.Since(start)}, "", err
+		return result{outcome: outcomeFailed, latency: time.Since(start)}, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.client.Do(req)
 	if err != nil {
-		res = loadResult{outcome: outcomeFailed, latency: time.Since(start), transport: ctx.Err() == nil}
+		res = result{outcome: outcomeFailed, latency: time.Since(start), transport: ctx.Err() == nil}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			res.outcome = outcomeTimeout
@@ -111,7 +135,7 @@ func (g *gatewayTarget) post(ctx context.Context, query string, start time.Time)
 	return res, answer.RequestID, fmt.Errorf("gateway answered %s", resp.Status)
 }
 
-func (g *gatewayTarget) finish(context.Context, *loadReport) error {
+func (g *gatewayTarget) finish(context.Context, *Report) error {
 	g.client.CloseIdleConnections()
 	return nil
 }
