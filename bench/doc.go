@@ -50,7 +50,8 @@
 // an httptest server that reads and discards each request.
 // Metrics are recorded, never collected nor exported: kotel's meter records
 // into an SDK meter provider with a manual reader, and kafkatrace aggregates
-// into one kafkatrace.Metrics per relay registered as that reader's producer
+// into one kafkatrace.Metrics per relay, registered through
+// tracing.NewMetricsProducer as that reader's producer
 // (as tracing.WithMetricProducer registers it in kretrieve).
 //
 // Each sub-benchmark run starts its own broker, topics, clients and

@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/tracing"
 	"github.com/kretrieve/kretrieve/tracing/otlpwire"
 )
 
@@ -63,7 +64,8 @@ type providers struct {
 	tp *sdktrace.TracerProvider
 	mp *sdkmetric.MeterProvider
 	// metrics aggregates kafkatrace's messaging metrics, a producer of mp's
-	// reader (as tracing.WithMetricProducer makes it).
+	// reader through tracing.NewMetricsProducer (as
+	// tracing.WithMetricProducer makes it).
 	metrics *kafkatrace.Metrics
 	counts  *spanCounts
 }
@@ -93,7 +95,7 @@ func newProviders(tb testing.TB, v relayVariant) *providers {
 			sdktrace.WithSampler(v.sampler),
 			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
 		),
-		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics)))),
+		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics))))),
 		metrics: metrics,
 		counts:  c,
 	}

@@ -10,10 +10,10 @@
 //   - "process <topic>" (CONSUMER), the handler's work, a child of the
 //     producer's context and linked to it.
 //
-// Spans go through the OpenTelemetry API only: the caller supplies the tracer
-// provider and propagator (or the globals are used). Metrics are aggregated
-// in memory by [Metrics] and handed to the SDK as a metric producer, which is
-// the one place the package touches SDK types (metricdata). It does not
+// The package uses the OpenTelemetry API only, never the SDK (a test checks
+// it with go list -deps): the caller supplies the tracer provider and
+// propagator (or the globals are used). Metrics are aggregated in memory by
+// [Metrics]; tracing.NewMetricsProducer hands them to the SDK. It does not
 // import producer/ or consumers/; both import it.
 //
 // # Cost
