@@ -1,9 +1,9 @@
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
 // against an in-process broker (kfake through internal/kafkatest). It has no
 // non-test code; it imports kafkatrace, pathway (to check the relay's
-// pathway checkpoints), tracing (for its batch defaults), tracing/otlpwire
-// and internal/kafkatest and nothing else of kretrieve, and nothing imports
-// it.
+// pathway checkpoints), tracing (for its batch defaults and metric
+// producer), internal/otlpwire and internal/kafkatest and nothing else of
+// kretrieve, and nothing imports it.
 //
 // # The relay benchmark
 //

@@ -12,9 +12,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/tracing"
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
 )
 
 // newDiscardSink starts an OTLP/HTTP endpoint that reads every request body,
@@ -80,7 +80,7 @@ func newProviders(tb testing.TB, v relayVariant) *providers {
 	var exp sdktrace.SpanExporter
 	var err error
 	if v.otlpwire {
-		exp, err = otlpwire.New(otlpwire.WithEndpointURL(sink.URL + "/v1/traces"))
+		exp, err = otlpwire.New(otlpwire.Config{EndpointURL: sink.URL + "/v1/traces", Retry: otlpwire.DefaultRetry})
 	} else {
 		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
 	}
