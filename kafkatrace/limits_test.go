@@ -11,21 +11,10 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/w3ctest"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
-const validTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-
-// members returns n tracestate members "k<i>=<value>" with values padded
-// to width characters.
-func members(n, from, width int) []string {
-	out := make([]string, n)
-	for i := range out {
-		m := fmt.Sprintf("k%d=", from+i)
-		out[i] = m + strings.Repeat("v", max(width-len(m), 1))
-	}
-	return out
-}
 func TestExtractEnforcesLimits(t *testing.T) {
 	bag := func(n int) string {
 		ms := make([]string, n)
@@ -42,7 +31,7 @@ func TestExtractEnforcesLimits(t *testing.T) {
 		wantBaggageMembers int
 	}{
 		{"within limits", "a=1,b=2", "k=v", "a=1,b=2", 1},
-		{"tracestate of 33 members cut to 32 (the library would drop it)", strings.Join(members(33, 0, 5), ","), "", strings.Join(members(32, 0, 5), ","), 0},
+		{"tracestate of 33 members cut to 32 (the library would drop it)", strings.Join(w3ctest.Members(33, 0, 5), ","), "", strings.Join(w3ctest.Members(32, 0, 5), ","), 0},
 		{"tracestate of 1 MiB dropped, traceparent kept", "big=" + strings.Repeat("x", 1<<20), "", "", 0},
 		{"baggage of 64 members kept", "", bag(64), "", 64},
 		{"baggage of 65 members: the first 64 kept", "", bag(65), "", 64},
@@ -51,7 +40,7 @@ func TestExtractEnforcesLimits(t *testing.T) {
 		{"baggage of 100 KB dropped", "", strings.Repeat("k=v,", 25_000), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hs := headersOf(validTraceparent, tc.tracestate, tc.bg)
+			hs := headersOf(w3ctest.Traceparent, tc.tracestate, tc.bg)
 			sameExtraction(t, hs) // the direct codec and the library fallback alike
 			ctx := New(WithPropagator(testPropagator())).Extract(context.Background(), &kgo.Record{Headers: hs})
 			sc := trace.SpanContextFromContext(ctx)
@@ -75,12 +64,12 @@ func TestExtractEnforcesLimits(t *testing.T) {
 }
 
 func TestExtractOversizedTraceparentIgnored(t *testing.T) {
-	r := &kgo.Record{Headers: headersOf(validTraceparent[:53]+"-"+strings.Repeat("a", tracecontext.MaxTraceparentLen), "", "")}
+	r := &kgo.Record{Headers: headersOf(w3ctest.Traceparent[:53]+"-"+strings.Repeat("a", tracecontext.MaxTraceparentLen), "", "")}
 	if sc := trace.SpanContextFromContext(libraryTracer().Extract(context.Background(), r)); sc.IsValid() {
 		t.Fatalf("extracted %v from a %d-byte traceparent", sc, len(r.Headers[0].Value))
 	}
 	// A later version within the limit is still read, by the library.
-	r = &kgo.Record{Headers: headersOf("01"+validTraceparent[2:]+"-future", "", "")}
+	r = &kgo.Record{Headers: headersOf("01"+w3ctest.Traceparent[2:]+"-future", "", "")}
 	if sc := trace.SpanContextFromContext(New(WithPropagator(testPropagator())).Extract(context.Background(), r)); !sc.IsValid() {
 		t.Fatal("version 01 traceparent not read")
 	}
@@ -125,15 +114,15 @@ func TestStartProcessUntrustedHeaders(t *testing.T) {
 		parented    bool
 		invalidAttr bool
 	}{
-		{"version ff", headersOf("ff"+validTraceparent[2:], "", ""), false, true},
+		{"version ff", headersOf("ff"+w3ctest.Traceparent[2:], "", ""), false, true},
 		{"all-zero trace id", headersOf("00-00000000000000000000000000000000-b7ad6b7169203331-01", "", ""), false, true},
 		{"all-zero span id", headersOf("00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", "", ""), false, true},
-		{"uppercase hex", headersOf(strings.ToUpper(validTraceparent), "", ""), false, true},
+		{"uppercase hex", headersOf(strings.ToUpper(w3ctest.Traceparent), "", ""), false, true},
 		{"short trace id", headersOf("00-0af7651916cd43dd8448eb211c8031-b7ad6b7169203331-01", "", ""), false, true},
 		{"long span id", headersOf("00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333100-01", "", ""), false, true},
-		{"1 MiB traceparent", headersOf(validTraceparent+strings.Repeat("-0", 1<<19), "", ""), false, true},
-		{"1 MiB tracestate", headersOf(validTraceparent, "big="+strings.Repeat("x", 1<<20), ""), true, false},
-		{"100 KB baggage", headersOf(validTraceparent, "", strings.Repeat("k=v,", 25_000)), true, false},
+		{"1 MiB traceparent", headersOf(w3ctest.Traceparent+strings.Repeat("-0", 1<<19), "", ""), false, true},
+		{"1 MiB tracestate", headersOf(w3ctest.Traceparent, "big="+strings.Repeat("x", 1<<20), ""), true, false},
+		{"100 KB baggage", headersOf(w3ctest.Traceparent, "", strings.Repeat("k=v,", 25_000)), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, rec := newTestTracer(t)
@@ -147,7 +136,7 @@ func TestStartProcessUntrustedHeaders(t *testing.T) {
 			if got := process.Parent().IsValid(); got != tc.parented {
 				t.Fatalf("parented %v, want %v", got, tc.parented)
 			}
-			if tc.parented && process.SpanContext().TraceID().String() != validTraceparent[3:35] {
+			if tc.parented && process.SpanContext().TraceID().String() != w3ctest.Traceparent[3:35] {
 				t.Fatalf("trace %v, want the record's", process.SpanContext().TraceID())
 			}
 			if _, got := attrMap(process.Attributes())[string(TraceContextInvalidAttr)]; got != tc.invalidAttr {

@@ -11,20 +11,9 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/internal/w3ctest"
 )
-
-const validTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-
-// members returns n tracestate members "k<i>=<value>" with values padded
-// to width characters.
-func members(n, from, width int) []string {
-	out := make([]string, n)
-	for i := range out {
-		m := fmt.Sprintf("k%d=", from+i)
-		out[i] = m + strings.Repeat("v", max(width-len(m), 1))
-	}
-	return out
-}
 
 func TestLimitTraceState(t *testing.T) {
 	join := func(ms ...[]string) string {
@@ -34,7 +23,7 @@ func TestLimitTraceState(t *testing.T) {
 		}
 		return strings.Join(all, ",")
 	}
-	fits := join(members(32, 0, 15)) // 32 members, 511 characters
+	fits := join(w3ctest.Members(32, 0, 15)) // 32 members, 511 characters
 	if len(fits) != 511 {
 		t.Fatalf("fixture is %d characters", len(fits))
 	}
@@ -45,13 +34,13 @@ func TestLimitTraceState(t *testing.T) {
 		{"empty", "", ""},
 		{"within limits, untouched", "a=1, b=2 ,,c=3", "a=1, b=2 ,,c=3"},
 		{"32 members in 511 characters, untouched", fits, fits},
-		{"33 members: the last one goes", join(members(33, 0, 5)), join(members(32, 0, 5))},
-		{"over 512 characters: members cut from the end", join(members(40, 0, 20)), join(members(24, 0, 20))},
-		{"members over 128 characters go first", join(members(2, 0, 10), []string{"big=" + long}, members(30, 2, 10)), join(members(32, 0, 10))},
-		{"only whole members: a cut one is dropped", join(members(5, 0, 100), members(1, 5, 100)), join(members(5, 0, 100))},
+		{"33 members: the last one goes", join(w3ctest.Members(33, 0, 5)), join(w3ctest.Members(32, 0, 5))},
+		{"over 512 characters: members cut from the end", join(w3ctest.Members(40, 0, 20)), join(w3ctest.Members(24, 0, 20))},
+		{"members over 128 characters go first", join(w3ctest.Members(2, 0, 10), []string{"big=" + long}, w3ctest.Members(30, 2, 10)), join(w3ctest.Members(32, 0, 10))},
+		{"only whole members: a cut one is dropped", join(w3ctest.Members(5, 0, 100), w3ctest.Members(1, 5, 100)), join(w3ctest.Members(5, 0, 100))},
 		{"empty members and whitespace dropped when cutting", " a=1 ,,\t,b=2," + strings.Repeat(",", 40), "a=1,b=2"},
 		{"one member of 1 MiB", "big=" + strings.Repeat("x", 1<<20), ""},
-		{"1 MiB of members: the first that fit", join(members(1<<15, 0, 32)), join(members(15, 0, 32))},
+		{"1 MiB of members: the first that fit", join(w3ctest.Members(1<<15, 0, 32)), join(w3ctest.Members(15, 0, 32))},
 		{"a valid member after a huge one is beyond the scan", "big=" + strings.Repeat("x", MaxTraceStateScan) + ",a=1", ""},
 		{"member ending exactly at the scan limit is kept", strings.Repeat(",", MaxTraceStateScan-4) + "a=1" + "," + strings.Repeat("x", 600), "a=1"},
 		{"member cut by the scan limit is dropped", strings.Repeat(",", MaxTraceStateScan-4) + "a=12" + strings.Repeat("x", 600), ""},
@@ -76,27 +65,27 @@ func TestLimitPropagatorHTTP(t *testing.T) {
 		return prop.Extract(context.Background(), propagation.HeaderCarrier(h))
 	}
 	t.Run("one of each", func(t *testing.T) {
-		ctx := extract(http.Header{"Traceparent": {validTraceparent}, "Tracestate": {"a=1"}, "Baggage": {"k=v"}})
+		ctx := extract(http.Header{"Traceparent": {w3ctest.Traceparent}, "Tracestate": {"a=1"}, "Baggage": {"k=v"}})
 		sc := trace.SpanContextFromContext(ctx)
 		if !sc.IsValid() || sc.TraceState().String() != "a=1" || baggage.FromContext(ctx).String() != "k=v" {
 			t.Fatalf("span context %v state %q baggage %q", sc, sc.TraceState(), baggage.FromContext(ctx))
 		}
 	})
 	t.Run("two traceparent fields are invalid", func(t *testing.T) {
-		ctx := extract(http.Header{"Traceparent": {validTraceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
+		ctx := extract(http.Header{"Traceparent": {w3ctest.Traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			t.Fatalf("extracted %v from two traceparent fields", sc)
 		}
 	})
 	t.Run("tracestate fields combined in order, then cut", func(t *testing.T) {
-		fields := []string{strings.Join(members(20, 0, 10), ","), strings.Join(members(20, 20, 10), ",")}
-		ctx := extract(http.Header{"Traceparent": {validTraceparent}, "Tracestate": fields})
-		if got, want := trace.SpanContextFromContext(ctx).TraceState().String(), strings.Join(members(32, 0, 10), ","); got != want {
+		fields := []string{strings.Join(w3ctest.Members(20, 0, 10), ","), strings.Join(w3ctest.Members(20, 20, 10), ",")}
+		ctx := extract(http.Header{"Traceparent": {w3ctest.Traceparent}, "Tracestate": fields})
+		if got, want := trace.SpanContextFromContext(ctx).TraceState().String(), strings.Join(w3ctest.Members(32, 0, 10), ","); got != want {
 			t.Fatalf("tracestate %q, want %q", got, want)
 		}
 	})
 	t.Run("1 MiB tracestate field", func(t *testing.T) {
-		ctx := extract(http.Header{"Traceparent": {validTraceparent}, "Tracestate": {"big=" + strings.Repeat("x", 1<<20)}})
+		ctx := extract(http.Header{"Traceparent": {w3ctest.Traceparent}, "Tracestate": {"big=" + strings.Repeat("x", 1<<20)}})
 		sc := trace.SpanContextFromContext(ctx)
 		if !sc.IsValid() || sc.TraceState().Len() != 0 {
 			t.Fatalf("span context %v state %q", sc, sc.TraceState())
@@ -110,7 +99,7 @@ func TestLimitPropagatorHTTP(t *testing.T) {
 	})
 	t.Run("baggage fields over 8192 bytes together dropped", func(t *testing.T) {
 		half := strings.Repeat("k=v,", 1100) + "k=v"
-		ctx := extract(http.Header{"Traceparent": {validTraceparent}, "Baggage": {half, half, "z=1"}})
+		ctx := extract(http.Header{"Traceparent": {w3ctest.Traceparent}, "Baggage": {half, half, "z=1"}})
 		if b := baggage.FromContext(ctx); b.Len() != 0 {
 			t.Fatalf("baggage %.80q… kept", b)
 		}
@@ -155,7 +144,7 @@ func TestLimitPropagatorHTTP(t *testing.T) {
 // characters; and cutting again changes nothing.
 func FuzzLimitTraceState(f *testing.F) {
 	for _, s := range []string{
-		"", "a=1", "a=1, b=2 ,,c=3", strings.Join(members(33, 0, 5), ","), strings.Join(members(40, 0, 20), ","),
+		"", "a=1", "a=1, b=2 ,,c=3", strings.Join(w3ctest.Members(33, 0, 5), ","), strings.Join(w3ctest.Members(40, 0, 20), ","),
 		"big=" + strings.Repeat("x", 200) + ",a=1", " a=1 ,,\t,b=2," + strings.Repeat(",", 40),
 	} {
 		f.Add(s)
