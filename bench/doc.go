@@ -1,9 +1,9 @@
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
 // against an in-process broker (kfake through internal/kafkatest). It has no
 // non-test code; it imports kafkatrace, pathway (to check the relay's
-// pathway checkpoints), tracing (for its batch defaults), tracing/otlpwire
-// and internal/kafkatest and nothing else of kretrieve, and nothing imports
-// it.
+// pathway checkpoints), tracing (for its batch defaults and metric
+// producer), internal/otlpwire and internal/kafkatest and nothing else of
+// kretrieve, and nothing imports it.
 //
 // # The relay benchmark
 //
@@ -50,7 +50,8 @@
 // an httptest server that reads and discards each request.
 // Metrics are recorded, never collected nor exported: kotel's meter records
 // into an SDK meter provider with a manual reader, and kafkatrace aggregates
-// into one kafkatrace.Metrics per relay registered as that reader's producer
+// into one kafkatrace.Metrics per relay, registered through
+// tracing.NewMetricsProducer as that reader's producer
 // (as tracing.WithMetricProducer registers it in kretrieve).
 //
 // Each sub-benchmark run starts its own broker, topics, clients and

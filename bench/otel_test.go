@@ -12,8 +12,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 	"github.com/kretrieve/kretrieve/kafkatrace"
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/tracing"
 )
 
 // newDiscardSink starts an OTLP/HTTP endpoint that reads every request body,
@@ -63,7 +64,8 @@ type providers struct {
 	tp *sdktrace.TracerProvider
 	mp *sdkmetric.MeterProvider
 	// metrics aggregates kafkatrace's messaging metrics, a producer of mp's
-	// reader (as tracing.WithMetricProducer makes it).
+	// reader through tracing.NewMetricsProducer (as
+	// tracing.WithMetricProducer makes it).
 	metrics *kafkatrace.Metrics
 	counts  *spanCounts
 }
@@ -78,7 +80,7 @@ func newProviders(tb testing.TB, v relayVariant) *providers {
 	var exp sdktrace.SpanExporter
 	var err error
 	if v.otlpwire {
-		exp, err = otlpwire.New(otlpwire.WithEndpointURL(sink.URL + "/v1/traces"))
+		exp, err = otlpwire.New(otlpwire.Config{EndpointURL: sink.URL + "/v1/traces", Retry: otlpwire.DefaultRetry})
 	} else {
 		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(sink.URL+"/v1/traces"))
 	}
@@ -93,7 +95,7 @@ func newProviders(tb testing.TB, v relayVariant) *providers {
 			sdktrace.WithSampler(v.sampler),
 			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
 		),
-		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics)))),
+		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics))))),
 		metrics: metrics,
 		counts:  c,
 	}

@@ -18,7 +18,7 @@ type relayVariant struct {
 	// are unused when sampler is nil (untraced).
 	kotel   bool
 	sampler sdktrace.Sampler
-	// otlpwire selects kretrieve's exporter (tracing/otlpwire) instead of
+	// otlpwire selects kretrieve's exporter (internal/otlpwire) instead of
 	// the SDK's otlptracehttp.
 	otlpwire bool
 	bspOpts  []sdktrace.BatchSpanProcessorOption

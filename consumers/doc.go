@@ -25,4 +25,7 @@
 //
 // The retrieval and enrichment workers live in the sub-packages retrieval and
 // enrichment. This package does not import producer/.
+//
+// It uses the OpenTelemetry API only, never the SDK (a test checks it with
+// go list -deps).
 package consumers

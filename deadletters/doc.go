@@ -20,7 +20,7 @@
 // a consumer group only after the broker acknowledged the republished record,
 // so the next Replay with the same group starts after it.
 //
-// The package uses the OpenTelemetry API only, never the SDK. It may import
-// messages, kafkatrace and kafkaclient; it does not import producer/,
-// consumers/ or pipeline/.
+// The package uses the OpenTelemetry API only, never the SDK (a test checks
+// it with go list -deps). It may import messages, kafkatrace, tracecontext
+// and kafkaclient; it does not import producer/, consumers/ or pipeline/.
 package deadletters

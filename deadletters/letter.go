@@ -14,6 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // Letter is a record read from a dead-letter topic.
@@ -94,7 +95,7 @@ func FromRecord(r *kgo.Record) Letter {
 	}
 	// The dead letter's headers came from an outside producer: the same
 	// W3C limits as every other extraction apply.
-	if sc := trace.SpanContextFromContext(kafkatrace.LimitPropagator(propagation.TraceContext{}).Extract(context.Background(), h)); sc.IsValid() {
+	if sc := trace.SpanContextFromContext(tracecontext.LimitPropagator(propagation.TraceContext{}).Extract(context.Background(), h)); sc.IsValid() {
 		l.TraceID = sc.TraceID().String()
 	}
 	return l

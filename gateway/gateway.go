@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // Gateway defaults.
@@ -199,11 +199,11 @@ func setDefault[T int | time.Duration](p *T, def T) {
 // route installs an API handler behind admission control and otelhttp,
 // whose server span is the root of the request's trace (or continues an
 // incoming traceparent). The incoming trace context is limited as on Kafka
-// records (see kafkatrace.LimitPropagator) before anything parses it.
+// records (see tracecontext.LimitPropagator) before anything parses it.
 func (g *Gateway) route(pattern string, h http.HandlerFunc) {
-	prop := kafkatrace.LimitPropagator(g.cfg.Propagator)
+	prop := tracecontext.LimitPropagator(g.cfg.Propagator)
 	if g.cfg.TrustBoundary {
-		prop = kafkatrace.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
+		prop = tracecontext.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
 	}
 	opts := []otelhttp.Option{
 		otelhttp.WithTracerProvider(g.cfg.TracerProvider),

@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // HeaderCarrier adapts a record's headers to propagation.TextMapCarrier.
@@ -66,4 +68,23 @@ func removeHeaders(hs []kgo.RecordHeader, keys ...string) []kgo.RecordHeader {
 	}
 	clear(hs[len(out):])
 	return out
+}
+
+// limitedHeaders is a record's HeaderCarrier with the W3C limits of
+// package tracecontext applied to its values: last header wins, as with
+// HeaderCarrier. It holds one pointer, so passing it as an interface does
+// not allocate.
+type limitedHeaders struct{ HeaderCarrier }
+
+func (c limitedHeaders) Get(key string) string {
+	v := c.HeaderCarrier.Get(key)
+	switch key {
+	case tracecontext.TraceparentHeader:
+		return tracecontext.LimitTraceparent(v)
+	case tracecontext.TracestateHeader:
+		return tracecontext.LimitTraceState(v)
+	case tracecontext.BaggageHeader:
+		return tracecontext.LimitBaggage(v)
+	}
+	return v
 }

@@ -10,10 +10,10 @@
 //   - "process <topic>" (CONSUMER), the handler's work, a child of the
 //     producer's context and linked to it.
 //
-// Spans go through the OpenTelemetry API only: the caller supplies the tracer
-// provider and propagator (or the globals are used). Metrics are aggregated
-// in memory by [Metrics] and handed to the SDK as a metric producer, which is
-// the one place the package touches SDK types (metricdata). It does not
+// The package uses the OpenTelemetry API only, never the SDK (a test checks
+// it with go list -deps): the caller supplies the tracer provider and
+// propagator (or the globals are used). Metrics are aggregated in memory by
+// [Metrics]; tracing.NewMetricsProducer hands them to the SDK. It does not
 // import producer/ or consumers/; both import it.
 //
 // # Cost
@@ -32,19 +32,21 @@
 // # Untrusted trace context
 //
 // Record headers are written by whoever produces, so [Tracer.Extract]
-// treats them as untrusted input, and [LimitPropagator] does the same for
-// other carriers (the gateway's HTTP requests):
+// treats them as untrusted input, with the limits of package tracecontext,
+// whose LimitPropagator does the same for other carriers (the gateway's
+// HTTP requests):
 //
 //   - a traceparent that breaks the W3C rules is ignored: spans start a new
 //     root, and the record is processed as any other;
 //   - when a key appears more than once, the last header wins (one backward
 //     scan); over HTTP, several traceparent fields are invalid and several
 //     tracestate or baggage fields are joined;
-//   - tracestate is cut to whole members within [MaxTraceStateLen]
-//     characters and [MaxTraceStateMembers] members, baggage over
-//     [MaxBaggageBytes] is dropped, before any parser sees them and reading
-//     a bounded number of bytes, so a hostile header costs little
-//     (BenchmarkExtractHostile).
+//   - tracestate is cut to whole members within
+//     [tracecontext.MaxTraceStateLen] characters and
+//     [tracecontext.MaxTraceStateMembers] members, baggage over
+//     [tracecontext.MaxBaggageBytes] is dropped, before any parser sees
+//     them and reading a bounded number of bytes, so a hostile header costs
+//     little (BenchmarkExtractHostile).
 //
 // [WithTrustBoundary] makes a Tracer's consumers a trust boundary: process
 // spans are new roots sampled by our own sampler and linked to the record's

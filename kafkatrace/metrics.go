@@ -1,7 +1,6 @@
 package kafkatrace
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -10,10 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
@@ -31,14 +27,15 @@ var (
 )
 
 // Metrics aggregates the messaging metrics of any number of Tracers in
-// memory and hands them to the OpenTelemetry SDK when a reader collects, as
-// an sdkmetric.Producer (register it with sdkmetric.WithProducer on each
-// reader). Recording a record costs a few atomic additions on counters
+// memory; [Metrics.Messaging] and [Metrics.Pathways] read them. It uses the
+// OpenTelemetry API only: tracing.NewMetricsProducer hands them to the SDK
+// when a reader collects. Recording a record costs a few atomic additions on counters
 // cached per partition: no attribute sets are resolved and nothing is
 // allocated per record, where the SDK's synchronous instruments cost about
 // half a microsecond per measurement (five per record).
 //
-// The metrics, cumulative since NewMetrics:
+// The metrics, as tracing.NewMetricsProducer exports them (cumulative
+// since NewMetrics by default):
 //
 //	messaging.client.sent.messages       counter   per topic, partition (error.type on failure)
 //	messaging.client.operation.duration  histogram send: produce until the broker's ack
@@ -60,15 +57,6 @@ type Metrics struct {
 	pathways    sync.Map // pathwaySeriesKey -> *pathwaySeries
 	nPathways   atomic.Int64
 	maxPathways int64
-
-	temporality metricdata.Temporality
-	explicit    bool // pathway latency as an explicit-bucket histogram
-
-	// prev holds, with delta temporality, each series' values at the
-	// last collection; collected guards it and the collection time.
-	collect   sync.Mutex
-	prev      map[any]any
-	collected time.Time
 }
 
 // DefaultMaxPathways is the default bound on pathway series per Metrics.
@@ -80,29 +68,6 @@ type MetricsOption interface{ applyMetrics(*Metrics) }
 type metricsOptionFunc func(*Metrics)
 
 func (f metricsOptionFunc) applyMetrics(m *Metrics) { f(m) }
-
-// WithTemporality sets the temporality of every exported metric:
-// metricdata.CumulativeTemporality (the default) or DeltaTemporality, in
-// which case each collection reports what was recorded since the previous
-// one (use a single reader). See tracing.MetricsTemporality for
-// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
-func WithTemporality(t metricdata.Temporality) MetricsOption {
-	return metricsOptionFunc(func(m *Metrics) {
-		if t == metricdata.DeltaTemporality {
-			m.temporality = t
-		}
-	})
-}
-
-// WithExplicitPathwayBuckets exports kretrieve.pathway.latency as an
-// explicit-bucket histogram (the queue-wait boundaries) instead of a base-2
-// exponential one, for backends that cannot store exponential histograms
-// (OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=
-// explicit_bucket_histogram). Each exponential bucket is counted in the
-// explicit bucket holding its middle.
-func WithExplicitPathwayBuckets() MetricsOption {
-	return metricsOptionFunc(func(m *Metrics) { m.explicit = true })
-}
 
 // WithMaxPathways bounds the pathway series: once n (pathway, parent,
 // checkpoint) combinations are held, new ones are recorded in their
@@ -118,13 +83,20 @@ func WithMaxPathways(n int) MetricsOption {
 
 // NewMetrics returns an empty Metrics whose series start now.
 func NewMetrics(opts ...MetricsOption) *Metrics {
-	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways, temporality: metricdata.CumulativeTemporality}
+	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways}
 	for _, o := range opts {
 		o.applyMetrics(m)
 	}
-	m.collected = m.start
 	return m
 }
+
+// Start returns the time NewMetrics was called: the start of every
+// cumulative series.
+func (m *Metrics) Start() time.Time { return m.start }
+
+// QueueWaitBounds returns the bucket boundaries of [QueueWaitMetric], in
+// seconds.
+func QueueWaitBounds() []float64 { return slices.Clone(queueWaitBounds) }
 
 // seriesKey identifies the series of one operation on one partition.
 type seriesKey struct {
@@ -218,177 +190,74 @@ func (h *histogram) record(d time.Duration, sc trace.SpanContext) {
 	h.count.Add(1)
 }
 
-// histState is a histogram's cumulative values at one collection.
-type histState struct {
-	counts []uint64
-	sum    int64
+// HistogramStats is the state of one explicit-bucket histogram of a
+// [Metrics], read with atomic loads: concurrent records may be
+// half-visible (a bucket counted before the total), the next read is
+// exact again.
+type HistogramStats struct {
+	// Bounds are the inclusive upper bounds of the buckets, in
+	// nanoseconds; nil for a histogram the series does not keep.
+	Bounds []int64
+	// Count is the number of measurements, read before the buckets.
+	Count uint64
+	// Counts holds one count per bucket, the last one above every bound.
+	Counts []uint64
+	// Sum, Min and Max are in nanoseconds; Min and Max are valid when
+	// Count is not zero.
+	Sum, Min, Max int64
+	// Exemplars holds the last sampled measurement of each bucket that has
+	// one.
+	Exemplars []pathway.Exemplar
 }
 
-// dataPoint returns the histogram's point, or false when it has nothing to
-// report: cumulative, or with prev (delta temporality) the difference from
-// the previous collection, whose state it updates. Concurrent records may
-// be half-visible in one collection (a bucket counted before the total);
-// the next collection is exact again.
-func (h *histogram) dataPoint(attrs attribute.Set, start, now time.Time, prev *histState) (metricdata.HistogramDataPoint[float64], bool) {
-	if h.counts == nil || h.count.Load() == 0 {
-		return metricdata.HistogramDataPoint[float64]{}, false
+// stats returns the histogram's values.
+func (h *histogram) stats() HistogramStats {
+	if h.counts == nil {
+		return HistogramStats{}
 	}
-	dp := metricdata.HistogramDataPoint[float64]{
-		Attributes:   attrs,
-		StartTime:    start,
-		Time:         now,
-		Bounds:       make([]float64, len(h.bounds)),
-		BucketCounts: make([]uint64, len(h.counts)),
-	}
-	for i, b := range h.bounds {
-		dp.Bounds[i] = seconds(b)
-	}
-	sum := h.sum.Load()
+	hs := HistogramStats{Bounds: h.bounds, Count: h.count.Load(), Counts: make([]uint64, len(h.counts))}
+	hs.Sum = h.sum.Load()
 	for i := range h.counts {
-		dp.BucketCounts[i] = h.counts[i].Load()
+		hs.Counts[i] = h.counts[i].Load()
 	}
-	if prev != nil { // delta: min and max are not known per interval
-		cur := histState{counts: slices.Clone(dp.BucketCounts), sum: sum}
-		if prev.counts != nil {
-			for i := range dp.BucketCounts {
-				dp.BucketCounts[i] -= prev.counts[i]
-			}
-			sum -= prev.sum
-		}
-		*prev = cur
-	} else {
-		dp.Min = metricdata.NewExtrema(seconds(h.min.Load()))
-		dp.Max = metricdata.NewExtrema(seconds(h.max.Load()))
-	}
-	for _, c := range dp.BucketCounts {
-		dp.Count += c
-	}
-	if dp.Count == 0 {
-		return metricdata.HistogramDataPoint[float64]{}, false
-	}
-	dp.Sum = seconds(sum)
+	hs.Min, hs.Max = h.min.Load(), h.max.Load()
 	h.exMu.Lock()
 	for _, e := range h.exemplars {
-		if e.Time != 0 && (prev == nil || e.Time >= start.UnixNano()) {
-			dp.Exemplars = append(dp.Exemplars, exemplar(e))
+		if e.Time != 0 {
+			hs.Exemplars = append(hs.Exemplars, e)
 		}
 	}
 	h.exMu.Unlock()
-	return dp, true
+	return hs
 }
 
-// exemplar converts a recorded exemplar to the SDK's form.
-func exemplar(e pathway.Exemplar) metricdata.Exemplar[float64] {
-	return metricdata.Exemplar[float64]{
-		Time:    time.Unix(0, e.Time),
-		Value:   e.Value.Seconds(),
-		TraceID: append([]byte(nil), e.TraceID[:]...),
-		SpanID:  append([]byte(nil), e.SpanID[:]...),
-	}
+// MessagingStats is the state of one messaging series: one operation on
+// one partition, by outcome.
+type MessagingStats struct {
+	// Op is OpSend or OpProcess.
+	Op string
+	// Attrs are the series' attributes (messaging.*, error.type).
+	Attrs attribute.Set
+	// Count is the number of records sent, or consumed (counted in the
+	// series without error.type when processing starts).
+	Count int64
+	// Duration is the send (produce until the broker's ack) or process
+	// duration.
+	Duration HistogramStats
+	// QueueWait is the queue wait of processed records (OpProcess only).
+	QueueWait HistogramStats
 }
 
-func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }
-
-// state returns the previous-collection state of key, creating it; nil
-// with cumulative temporality. Call with m.collect held.
-func state[T any](m *Metrics, key any) *T {
-	if m.temporality != metricdata.DeltaTemporality {
-		return nil
-	}
-	if m.prev == nil {
-		m.prev = make(map[any]any)
-	}
-	if p, ok := m.prev[key].(*T); ok {
-		return p
-	}
-	p := new(T)
-	m.prev[key] = p
-	return p
-}
-
-type queueWaitKey struct{ s *series }
-
-// Produce returns the values of every series, grouped as the kafkatrace
-// instrumentation scope: cumulative since NewMetrics, or with
-// WithTemporality(DeltaTemporality) since the previous Produce. It
-// implements sdkmetric.Producer.
-func (m *Metrics) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
-	m.collect.Lock()
-	defer m.collect.Unlock()
-	now := time.Now()
-	start := m.start
-	if m.temporality == metricdata.DeltaTemporality {
-		start = m.collected
-	}
-	m.collected = now
-	var (
-		sent, consumed   []metricdata.DataPoint[int64]
-		sendDur, procDur []metricdata.HistogramDataPoint[float64]
-		queueWait        []metricdata.HistogramDataPoint[float64]
-		counter          = func(s *series) (metricdata.DataPoint[int64], bool) {
-			v := s.count.Load()
-			if prev := state[int64](m, s); prev != nil {
-				v, *prev = v-*prev, v
-			}
-			return metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: start, Time: now, Value: v}, v > 0
-		}
-	)
+// Messaging returns the cumulative state of every messaging series, in no
+// particular order.
+func (m *Metrics) Messaging() []MessagingStats {
+	var out []MessagingStats
 	m.series.Range(func(key, value any) bool {
 		k, s := key.(seriesKey), value.(*series)
-		dur, hasDur := s.duration.dataPoint(s.attrs, start, now, state[histState](m, &s.duration))
-		switch k.op {
-		case OpSend:
-			if dp, ok := counter(s); ok {
-				sent = append(sent, dp)
-			}
-			if hasDur {
-				sendDur = append(sendDur, dur)
-			}
-		case OpProcess:
-			// Records are counted as consumed when processing starts, in
-			// the series without error.type; durations by outcome.
-			if dp, ok := counter(s); ok {
-				consumed = append(consumed, dp)
-			}
-			if hasDur {
-				procDur = append(procDur, dur)
-			}
-			if qw, ok := s.queueWait.dataPoint(s.attrs, start, now, state[histState](m, queueWaitKey{s})); ok {
-				queueWait = append(queueWait, qw)
-			}
-		}
+		out = append(out, MessagingStats{Op: k.op, Attrs: s.attrs, Count: s.count.Load(), Duration: s.duration.stats(), QueueWait: s.queueWait.stats()})
 		return true
 	})
-	var out []metricdata.Metrics
-	addSum := func(name, desc, unit string, dps []metricdata.DataPoint[int64]) {
-		if len(dps) > 0 {
-			out = append(out, metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Sum[int64]{
-				DataPoints: dps, Temporality: m.temporality, IsMonotonic: true,
-			}})
-		}
-	}
-	addHist := func(name, desc, unit string, dps []metricdata.HistogramDataPoint[float64]) {
-		if len(dps) > 0 {
-			out = append(out, metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Histogram[float64]{
-				DataPoints: dps, Temporality: m.temporality,
-			}})
-		}
-	}
-	addSum(messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Description(), messagingconv.ClientSentMessages{}.Unit(), sent)
-	addHist(messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Description(), messagingconv.ClientOperationDuration{}.Unit(), sendDur)
-	addSum(messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Description(), messagingconv.ClientConsumedMessages{}.Unit(), consumed)
-	addHist(messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Description(), messagingconv.ProcessDuration{}.Unit(), procDur)
-	addHist(QueueWaitMetric, "Time records spent in Kafka between their timestamp and the start of processing.", "s", queueWait)
-	if pw, ok := m.producePathways(start, now); ok {
-		out = append(out, pw)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return []metricdata.ScopeMetrics{{
-		Scope:   instrumentation.Scope{Name: ScopeName, SchemaURL: semconv.SchemaURL},
-		Metrics: out,
-	}}, nil
+	return out
 }
 
 // recordSent counts a produced record and the time to its acknowledgement.

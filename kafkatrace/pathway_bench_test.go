@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // hopTracer returns a worker's Tracer as kretrieve runs it at low sampling:
@@ -33,7 +34,7 @@ func unsampledConsumed() *kgo.Record {
 	return &kgo.Record{
 		Topic: "retrieval.requests", Partition: 1, Offset: 10, Key: []byte("k"), Value: make([]byte, 300), Timestamp: now,
 		Headers: []kgo.RecordHeader{
-			{Key: traceparentHeader, Value: []byte(unsampledParent)},
+			{Key: tracecontext.TraceparentHeader, Value: []byte(unsampledParent)},
 			{Key: pathway.HeaderKey, Value: ph[:]},
 		},
 	}

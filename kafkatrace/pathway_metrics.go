@@ -1,12 +1,12 @@
 package kafkatrace
 
 import (
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -94,6 +94,9 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	} else {
 		kvs = append(kvs, PathwayHashAttr.String(pathway.HashString(k.hash)), PathwayParentHashAttr.String(pathway.HashString(k.parent)))
 	}
+	// attribute.NewSet sorts its argument in place: each set gets its own
+	// copy of kvs, or the edge set's sorting would reorder the origin's.
+	kvs = slices.Clip(kvs)
 	return &pathwaySeries{
 		key:         k,
 		cp:          cp,
@@ -142,16 +145,19 @@ type PathwayStats struct {
 	Hash, Parent uint64
 	// Edge and Origin are the edge and from-origin latencies.
 	Edge, Origin pathway.Snapshot
+	// EdgeAttrs and OriginAttrs are the attributes of their
+	// PathwayLatencyMetric series.
+	EdgeAttrs, OriginAttrs attribute.Set
 }
 
 // Pathways returns the cumulative state of every pathway series, ordered
 // by edge then hash: for publishing aggregates (see package pathway) or
-// tests. Unaffected by the temporality.
+// tests.
 func (m *Metrics) Pathways() []PathwayStats {
 	var out []PathwayStats
 	m.pathways.Range(func(_, v any) bool {
 		s := v.(*pathwaySeries)
-		out = append(out, PathwayStats{Checkpoint: s.cp, Hash: s.key.hash, Parent: s.key.parent, Edge: s.edge.Snapshot(), Origin: s.origin.Snapshot()})
+		out = append(out, PathwayStats{Checkpoint: s.cp, Hash: s.key.hash, Parent: s.key.parent, Edge: s.edge.Snapshot(), Origin: s.origin.Snapshot(), EdgeAttrs: s.edgeAttrs, OriginAttrs: s.originAttrs})
 		return true
 	})
 	sort.Slice(out, func(i, j int) bool {
@@ -165,75 +171,4 @@ func (m *Metrics) Pathways() []PathwayStats {
 		return a.Parent < b.Parent
 	})
 	return out
-}
-
-// pathwayExplicitBounds are the explicit buckets of the pathway latency
-// with WithExplicitPathwayBuckets: the queue-wait ones.
-var pathwayExplicitBounds = queueWaitBounds
-
-type pathwayPrevKey struct {
-	s      *pathwaySeries
-	origin bool
-}
-
-// producePathways returns the pathway latency metric, or false when no
-// pathway was recorded (in the interval, with delta temporality).
-func (m *Metrics) producePathways(start, now time.Time) (metricdata.Metrics, bool) {
-	var (
-		expo []metricdata.ExponentialHistogramDataPoint[float64]
-		expl []metricdata.HistogramDataPoint[float64]
-	)
-	add := func(s *pathwaySeries, origin bool) {
-		h, attrs := &s.edge, s.edgeAttrs
-		if origin {
-			h, attrs = &s.origin, s.originAttrs
-		}
-		snap := h.Snapshot()
-		if prev := state[pathway.Snapshot](m, pathwayPrevKey{s, origin}); prev != nil {
-			snap, *prev = snap.Sub(*prev), snap
-		}
-		if snap.Count == 0 {
-			return
-		}
-		exemplars := make([]metricdata.Exemplar[float64], 0, len(snap.Exemplars))
-		for _, e := range snap.Exemplars {
-			exemplars = append(exemplars, exemplar(e))
-		}
-		if m.explicit {
-			dp := metricdata.HistogramDataPoint[float64]{
-				Attributes: attrs, StartTime: start, Time: now, Count: snap.Count, Sum: snap.Sum.Seconds(),
-				Bounds: pathwayExplicitBounds, BucketCounts: make([]uint64, len(pathwayExplicitBounds)+1), Exemplars: exemplars,
-			}
-			dp.BucketCounts[0] = snap.ZeroCount
-			for i, c := range snap.Buckets {
-				mid := pathway.BucketMiddle(snap.Offset + i).Seconds()
-				j := sort.SearchFloat64s(pathwayExplicitBounds, mid)
-				dp.BucketCounts[j] += c
-			}
-			expl = append(expl, dp)
-			return
-		}
-		expo = append(expo, metricdata.ExponentialHistogramDataPoint[float64]{
-			Attributes: attrs, StartTime: start, Time: now, Count: snap.Count, Sum: snap.Sum.Seconds(),
-			Scale: pathway.Scale, ZeroCount: snap.ZeroCount,
-			PositiveBucket: metricdata.ExponentialBucket{Offset: int32(snap.Offset), Counts: snap.Buckets},
-			Exemplars:      exemplars,
-		})
-	}
-	m.pathways.Range(func(_, v any) bool {
-		s := v.(*pathwaySeries)
-		add(s, false)
-		add(s, true)
-		return true
-	})
-	const desc = "Latency of every record at each pathway checkpoint: from the previous checkpoint (measure=edge) or from the pathway's origin (measure=origin)."
-	switch {
-	case len(expo) > 0:
-		return metricdata.Metrics{Name: PathwayLatencyMetric, Description: desc, Unit: "s",
-			Data: metricdata.ExponentialHistogram[float64]{DataPoints: expo, Temporality: m.temporality}}, true
-	case len(expl) > 0:
-		return metricdata.Metrics{Name: PathwayLatencyMetric, Description: desc, Unit: "s",
-			Data: metricdata.Histogram[float64]{DataPoints: expl, Temporality: m.temporality}}, true
-	}
-	return metricdata.Metrics{}, false
 }

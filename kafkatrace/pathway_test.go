@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -286,155 +285,14 @@ func TestPathwayCardinalityBounded(t *testing.T) {
 		t.Fatalf("%d samples in all, %d overflow series", total, overflow)
 	}
 	// The overflow series is marked as the SDK marks its own.
-	for _, dp := range collect(t, m)[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64]).DataPoints {
-		if _, isOverflow := dp.Attributes.Value(OverflowAttr); isOverflow {
-			if _, hasHash := dp.Attributes.Value(PathwayHashAttr); hasHash {
-				t.Error("overflow series names a hash")
-			}
-			return
-		}
-	}
-	t.Error("no series marked otel.metric.overflow")
-}
-
-// TestPathwayMetricExportedWithExemplars reads kretrieve.pathway.latency
-// and the queue-wait and process histograms through a real SDK reader.
-func TestPathwayMetricExportedWithExemplars(t *testing.T) {
-	m := NewMetrics()
-	gw, wk := pathwayTracers(t, m, sdktrace.ParentBased(sdktrace.AlwaysSample()))
-	out := &kgo.Record{Topic: "req", Value: []byte("q")}
-	produce(t, gw, out)
-	in := consumed(out)
-	ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
-	wk.EndProcess(ctx, in, qw.End, span, nil, "")
-	traceID := span.SpanContext().TraceID()
-
-	got := collect(t, m)
-	hist, ok := got[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64])
-	if !ok {
-		t.Fatalf("%s is %T", PathwayLatencyMetric, got[PathwayLatencyMetric])
-	}
-	if hist.Temporality != metricdata.CumulativeTemporality {
-		t.Error("not cumulative by default")
-	}
-	seen := map[string]bool{}
-	for _, dp := range hist.DataPoints {
-		edge, _ := dp.Attributes.Value(PathwayEdgeAttr)
-		measure, _ := dp.Attributes.Value(PathwayMeasureAttr)
-		dir, _ := dp.Attributes.Value(PathwayDirectionAttr)
-		seen[edge.AsString()+"/"+measure.AsString()+"/"+dir.AsString()] = true
-		if dp.Scale != pathway.Scale || dp.Count != 1 {
-			t.Errorf("point %v: scale %d count %d", dp.Attributes, dp.Scale, dp.Count)
-		}
-		if len(dp.Exemplars) != 1 || !bytes.Equal(dp.Exemplars[0].TraceID, traceID[:]) {
-			t.Errorf("point %v: exemplars %+v, want one of trace %s", dp.Attributes.ToSlice(), dp.Exemplars, traceID)
-		}
-	}
-	for _, want := range []string{"gw → req/edge/out", "gw → req/origin/out", "req → g/edge/in", "req → g/origin/in"} {
-		if !seen[want] {
-			t.Errorf("no series %s in %v", want, seen)
-		}
-	}
-	for _, name := range []string{QueueWaitMetric, "messaging.process.duration"} {
-		h := got[name].(metricdata.Histogram[float64])
-		var ex []metricdata.Exemplar[float64]
-		for _, dp := range h.DataPoints {
-			ex = append(ex, dp.Exemplars...)
-		}
-		if len(ex) != 1 || !bytes.Equal(ex[0].TraceID, traceID[:]) || len(ex[0].SpanID) != 8 {
-			t.Errorf("%s exemplars %+v, want one of trace %s", name, ex, traceID)
-		}
-	}
-}
-
-func TestDeltaTemporality(t *testing.T) {
-	m := NewMetrics(WithTemporality(metricdata.DeltaTemporality))
-	_, wk := pathwayTracers(t, m, sdktrace.ParentBased(sdktrace.NeverSample()))
-	process := func(n int) {
-		for range n {
-			in := consumed(&kgo.Record{Topic: "req"})
-			ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
-			wk.EndProcess(ctx, in, qw.End, span, nil, "")
-		}
-	}
-	reader := newReader(t, m)
-	process(3)
-	first := reader()
-	process(2)
-	second := reader()
-	third := reader()
-	count := func(got map[string]metricdata.Aggregation) (consumedN int64, pathwayN uint64) {
-		if s, ok := got["messaging.client.consumed.messages"].(metricdata.Sum[int64]); ok {
-			if s.Temporality != metricdata.DeltaTemporality {
-				t.Error("counter not delta")
-			}
-			for _, dp := range s.DataPoints {
-				consumedN += dp.Value
+	for _, s := range stats {
+		for _, attrs := range []attribute.Set{s.EdgeAttrs, s.OriginAttrs} {
+			_, isOverflow := attrs.Value(OverflowAttr)
+			_, hasHash := attrs.Value(PathwayHashAttr)
+			if isOverflow != (s.Hash == 0) || isOverflow == hasHash {
+				t.Errorf("series of hash %x: attributes %v", s.Hash, attrs.ToSlice())
 			}
 		}
-		if h, ok := got[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64]); ok {
-			for _, dp := range h.DataPoints {
-				if v, _ := dp.Attributes.Value(PathwayMeasureAttr); v.AsString() == MeasureEdge {
-					pathwayN += dp.Count
-				}
-			}
-		}
-		return
-	}
-	for i, c := range []struct {
-		got  map[string]metricdata.Aggregation
-		want int
-	}{{first, 3}, {second, 2}, {third, 0}} {
-		consumedN, pathwayN := count(c.got)
-		if consumedN != int64(c.want) || pathwayN != uint64(c.want) {
-			t.Errorf("collection %d: %d consumed, %d pathway samples; want %d each", i+1, consumedN, pathwayN, c.want)
-		}
-	}
-}
-
-func TestExplicitPathwayBuckets(t *testing.T) {
-	m := NewMetrics(WithExplicitPathwayBuckets())
-	_, wk := pathwayTracers(t, m, sdktrace.ParentBased(sdktrace.NeverSample()))
-	now := time.Now()
-	hdr := pathway.Context{Hash: 7, Origin: now.Add(-40 * time.Millisecond).UnixNano(), Prev: now.Add(-40 * time.Millisecond).UnixNano()}
-	in := consumed(&kgo.Record{Topic: "req", Headers: []kgo.RecordHeader{{Key: pathway.HeaderKey, Value: hdr.Append(nil)}}})
-	ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
-	wk.EndProcess(ctx, in, qw.End, span, nil, "")
-	h, ok := collect(t, m)[PathwayLatencyMetric].(metricdata.Histogram[float64])
-	if !ok || len(h.DataPoints) != 2 {
-		t.Fatalf("explicit histogram expected, got %+v", h)
-	}
-	for _, dp := range h.DataPoints {
-		// 40 ms falls in (0.025, 0.05].
-		i := 0
-		for i < len(dp.Bounds) && dp.Bounds[i] < 0.04 {
-			i++
-		}
-		if dp.BucketCounts[i] != 1 || dp.Count != 1 {
-			t.Errorf("%v: bounds %v counts %v", dp.Attributes.ToSlice(), dp.Bounds, dp.BucketCounts)
-		}
-	}
-}
-
-// newReader returns a function collecting m through one SDK reader, as
-// a periodic exporter does at every interval.
-func newReader(t *testing.T, m *Metrics) func() map[string]metricdata.Aggregation {
-	t.Helper()
-	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(m))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	return func() map[string]metricdata.Aggregation {
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]metricdata.Aggregation{}
-		for _, sm := range rm.ScopeMetrics {
-			for _, mt := range sm.Metrics {
-				out[mt.Name] = mt.Data
-			}
-		}
-		return out
 	}
 }
 
@@ -479,4 +337,13 @@ func TestRootSendSpanKeepsItsAttributes(t *testing.T) {
 			t.Errorf("root send span lacks %s: %v", k, got)
 		}
 	}
+}
+
+func TestNoMetricsWithoutOption(t *testing.T) {
+	tr := New(WithPropagator(testPropagator()))
+	r := &kgo.Record{Topic: "t"}
+	tr.OnProduceRecordBuffered(r)
+	tr.OnProduceRecordUnbuffered(r, nil) // must not panic without Metrics
+	ctx, span, qw := tr.StartProcess(context.Background(), r, -1)
+	tr.EndProcess(ctx, r, qw.End, span, nil, "")
 }

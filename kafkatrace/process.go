@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // StartProcess is called when a worker starts processing r. It records the
@@ -91,19 +92,19 @@ func (t *Tracer) unsampled(r *kgo.Record) (trace.SpanContext, bool) {
 	var tp []byte
 	for i := range r.Headers {
 		switch r.Headers[i].Key {
-		case traceparentHeader:
+		case tracecontext.TraceparentHeader:
 			if tp != nil {
 				return trace.SpanContext{}, false
 			}
 			tp = r.Headers[i].Value
-		case tracestateHeader, baggageHeader:
+		case tracecontext.TracestateHeader, tracecontext.BaggageHeader:
 			return trace.SpanContext{}, false
 		}
 	}
-	if len(tp) != traceparentLen {
+	if len(tp) != tracecontext.TraceparentLen {
 		return trace.SpanContext{}, false
 	}
-	sc, ok := parseTraceparent(unsafe.String(unsafe.SliceData(tp), len(tp)))
+	sc, ok := tracecontext.ParseTraceparent(unsafe.String(unsafe.SliceData(tp), len(tp)))
 	if !ok || sc.IsSampled() {
 		return trace.SpanContext{}, false
 	}
@@ -189,7 +190,7 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext) []attribute.KeyValue {
 	attrs = t.appendConsumedAttrs(attrs, p, r)
 	attrs = append(attrs, semconv.MessagingOperationName(OpProcess))
-	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(traceparentHeader) != "" {
+	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
 		attrs = append(attrs, TraceContextInvalidAttr.Bool(true))
 	}
 	return attrs

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 var (
@@ -125,7 +126,7 @@ type sendContext struct {
 	// traceparent, pathway and headers are the storage of the headers
 	// the hook writes: a record without headers gets headers as its
 	// header slice.
-	traceparent [traceparentLen]byte
+	traceparent [tracecontext.TraceparentLen]byte
 	pathway     [pathway.Size]byte
 	headers     [3]kgo.RecordHeader
 }
@@ -190,17 +191,17 @@ func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
 	} else {
 		if span.IsValid() {
 			if ts := span.TraceState().String(); ts != "" {
-				r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracestateHeader, Value: []byte(ts)})
+				r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracecontext.TracestateHeader, Value: []byte(ts)})
 			}
 			var tp []byte
 			if sc != nil {
 				tp = sc.traceparent[:0]
 			}
-			r.Headers = append(r.Headers, kgo.RecordHeader{Key: traceparentHeader, Value: appendTraceparent(tp, span)})
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracecontext.TraceparentHeader, Value: tracecontext.AppendTraceparent(tp, span)})
 		}
 		if t.baggage {
 			if b := baggage.FromContext(ctx); b.Len() > 0 {
-				r.Headers = append(r.Headers, kgo.RecordHeader{Key: baggageHeader, Value: []byte(b.String())})
+				r.Headers = append(r.Headers, kgo.RecordHeader{Key: tracecontext.BaggageHeader, Value: []byte(b.String())})
 			}
 		}
 	}
@@ -217,7 +218,7 @@ func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
 // span, so spans started from it become new roots.
 //
 // Headers come from outside and are limited before anything parses them
-// (see [LimitPropagator]): when a key appears more than once the last
+// (see [tracecontext.LimitPropagator]): when a key appears more than once the last
 // header wins; tracestate is cut to whole members within 512 characters and
 // 32 members; baggage over 8192 bytes is dropped; the cost is bounded
 // whatever the headers' sizes.
@@ -226,11 +227,11 @@ func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
 	if !t.w3c {
 		return t.prop.Extract(ctx, c)
 	}
-	sc, ok := parseTraceparent(c.HeaderCarrier.Get(traceparentHeader))
+	sc, ok := tracecontext.ParseTraceparent(c.HeaderCarrier.Get(tracecontext.TraceparentHeader))
 	if !ok { // absent, invalid or another version: the library decides
 		return t.prop.Extract(ctx, c)
 	}
-	if ts := limitTraceState(c.HeaderCarrier.Get(tracestateHeader)); ts != "" {
+	if ts := tracecontext.LimitTraceState(c.HeaderCarrier.Get(tracecontext.TracestateHeader)); ts != "" {
 		// As the library does: a tracestate that does not parse is
 		// dropped, the traceparent still counts.
 		if state, err := trace.ParseTraceState(ts); err == nil {
@@ -238,7 +239,7 @@ func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
 		}
 	}
 	ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-	if t.baggage && c.HeaderCarrier.Get(baggageHeader) != "" {
+	if t.baggage && c.HeaderCarrier.Get(tracecontext.BaggageHeader) != "" {
 		ctx = propagation.Baggage{}.Extract(ctx, c)
 	}
 	return ctx

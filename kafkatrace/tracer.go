@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // ScopeName is the instrumentation scope of every span and metric this package creates.
@@ -207,7 +208,7 @@ func New(opts ...Option) *Tracer {
 		pathways:    c.pathways,
 		service:     c.service,
 	}
-	t.w3c, t.baggage = w3cFields(t.propKeys)
+	t.w3c, t.baggage = tracecontext.W3CFields(t.propKeys)
 	t.ownKeys = t.propKeys
 	if t.pathways {
 		t.ownKeys = append(slices.Clone(t.propKeys), pathway.HeaderKey)

@@ -7,8 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/baggage"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // libraryTracer is a Tracer forced onto the library propagator, the
@@ -17,23 +18,6 @@ func libraryTracer() *Tracer {
 	tr := New(WithPropagator(testPropagator()))
 	tr.w3c = false
 	return tr
-}
-
-func TestW3CFieldsDetection(t *testing.T) {
-	for _, tc := range []struct {
-		p            propagation.TextMapPropagator
-		w3c, baggage bool
-	}{
-		{testPropagator(), true, true},
-		{propagation.TraceContext{}, true, false},
-		{propagation.NewCompositeTextMapPropagator(propagation.Baggage{}, propagation.TraceContext{}), true, true},
-		{propagation.Baggage{}, false, false},
-	} {
-		w3c, bg := w3cFields(tc.p.Fields())
-		if w3c != tc.w3c || bg != tc.baggage {
-			t.Errorf("w3cFields(%v) = %v, %v; want %v, %v", tc.p.Fields(), w3c, bg, tc.w3c, tc.baggage)
-		}
-	}
 }
 
 func TestInjectMatchesLibrary(t *testing.T) {
@@ -138,10 +122,10 @@ func FuzzExtract(f *testing.F) {
 		hs := headersOf(traceparent, tracestate, bg)
 		sameExtraction(t, hs)
 		ctx := New(WithPropagator(testPropagator())).Extract(context.Background(), &kgo.Record{Headers: hs})
-		if ts := trace.SpanContextFromContext(ctx).TraceState(); ts.Len() > MaxTraceStateMembers || len(ts.String()) > MaxTraceStateLen {
+		if ts := trace.SpanContextFromContext(ctx).TraceState(); ts.Len() > tracecontext.MaxTraceStateMembers || len(ts.String()) > tracecontext.MaxTraceStateLen {
 			t.Fatalf("tracestate of %d members, %d characters", ts.Len(), len(ts.String()))
 		}
-		if b := baggage.FromContext(ctx); b.Len() > MaxBaggageMembers || len(bg) > MaxBaggageBytes && b.Len() > 0 {
+		if b := baggage.FromContext(ctx); b.Len() > tracecontext.MaxBaggageMembers || len(bg) > tracecontext.MaxBaggageBytes && b.Len() > 0 {
 			t.Fatalf("baggage of %d members from %d bytes", b.Len(), len(bg))
 		}
 	})

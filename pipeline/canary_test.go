@@ -152,7 +152,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 	t.Setenv("OTEL_SERVICE_NAME", "kretrieve-canary-test")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	metrics := kafkatrace.NewMetrics()
-	p, err := tracing.Setup(t.Context(), tracing.WithLogger(logger), tracing.WithMetricProducer(metrics))
+	p, err := tracing.Setup(t.Context(), tracing.WithLogger(logger), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics)))
 	if err != nil {
 		t.Fatal(err)
 	}

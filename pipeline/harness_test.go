@@ -22,6 +22,7 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/tracing"
 )
 
 // harness is an in-process pipeline on kfake with in-memory telemetry.
@@ -45,7 +46,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	metrics := kafkatrace.NewMetrics()
-	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics))
+	reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics)))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() {
 		_ = tp.Shutdown(context.Background())

@@ -41,7 +41,7 @@ func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	metrics := kafkatrace.NewMetrics()
-	p, err := tracing.Setup(ctx, tracing.WithServiceName("kretrieve-test-"+role), tracing.WithMetricProducer(metrics))
+	p, err := tracing.Setup(ctx, tracing.WithServiceName("kretrieve-test-"+role), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -18,7 +18,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "kretrieve-otlp-test")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	metrics := kafkatrace.NewMetrics()
-	p, err := tracing.Setup(t.Context(), tracing.WithServiceName("ignored-default"), tracing.WithMetricProducer(metrics))
+	p, err := tracing.Setup(t.Context(), tracing.WithServiceName("ignored-default"), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,8 +65,8 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			metrics := kafkatrace.NewMetrics(kafkatrace.WithTemporality(prefs.Temporality))
-			p, err := tracing.Setup(t.Context(), tracing.WithServiceName("kretrieve"), tracing.WithMetricProducer(metrics))
+			metrics := kafkatrace.NewMetrics()
+			p, err := tracing.Setup(t.Context(), tracing.WithServiceName("kretrieve"), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics, tracing.WithTemporality(prefs.Temporality))))
 			if err != nil {
 				t.Fatal(err)
 			}

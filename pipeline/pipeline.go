@@ -49,7 +49,8 @@ type Config struct {
 	MeterProvider  metric.MeterProvider
 	Propagator     propagation.TextMapPropagator
 	// Metrics receives the messaging metrics of every Kafka client; register
-	// it with the meter provider's readers (sdkmetric.WithProducer, or
+	// it with the meter provider's readers through
+	// tracing.NewMetricsProducer (sdkmetric.WithProducer, or
 	// tracing.WithMetricProducer). Nil: no messaging metrics.
 	Metrics *kafkatrace.Metrics
 	// ServiceName identifies this process's pathway checkpoints (see

@@ -260,7 +260,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	metrics := kafkatrace.NewMetrics()
-	opts := []tracing.Option{tracing.WithServiceName("kretrieve-bench"), tracing.WithLogger(quiet), tracing.WithMetricProducer(metrics)}
+	opts := []tracing.Option{tracing.WithServiceName("kretrieve-bench"), tracing.WithLogger(quiet), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics))}
 	traced := v.traced()
 	if traced {
 		b.Setenv("OTEL_SDK_DISABLED", "false")
@@ -270,7 +270,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 		b.Setenv("OTEL_TRACES_SAMPLER", v.sampler)
 		b.Setenv("OTEL_TRACES_SAMPLER_ARG", v.samplerArg)
 		b.Setenv("OTEL_METRICS_EXPORTER", "none")
-		opts = append(opts, tracing.WithMetricReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(metrics))))
+		opts = append(opts, tracing.WithMetricReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics)))))
 	} else {
 		b.Setenv("OTEL_SDK_DISABLED", "true")
 	}

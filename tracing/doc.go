@@ -14,10 +14,11 @@
 //   - OTEL_BSP_*: batch span processor; OTEL_METRIC_EXPORT_INTERVAL and
 //     OTEL_METRIC_EXPORT_TIMEOUT: periodic metric reader.
 //   - OTEL_EXPORTER_OTLP_* and OTEL_EXPORTER_OTLP_{TRACES,METRICS}_*:
-//     endpoint, headers, timeout, compression, TLS.
+//     endpoint, headers, timeout, compression, TLS (for the http/protobuf
+//     trace exporter this package reads them, see below).
 //
-// Spans are exported by [otlpwire], which encodes the http/protobuf request
-// straight from the SDK's spans: otlptracehttp's conversion to protobuf
+// Spans are exported by internal/otlpwire, which encodes the http/protobuf
+// request straight from the SDK's spans: otlptracehttp's conversion to protobuf
 // structs and reflection-based marshalling cost about 18 µs of CPU per span
 // in the relay benchmark. An equivalence test checks that both send the
 // same request. With OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json,
@@ -36,10 +37,19 @@
 //   - OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variants: only
 //     http/protobuf and http/json are supported (metrics are always sent
 //     as protobuf); grpc is an error rather than a silent mismatch.
+//   - for the http/protobuf trace exporter, OTEL_EXPORTER_OTLP_* and
+//     OTEL_EXPORTER_OTLP_TRACES_* (endpoint, insecure, headers, timeout,
+//     compression, certificates), read once as otlptracehttp reads them
+//     and handed to otlpwire as a plain configuration; an invalid value is
+//     an error rather than ignored.
 //
 // Spans lost on the way to the collector are counted, see [Providers.Stats].
 //
+// Messaging metrics aggregated by kafkatrace.Metrics reach the SDK through
+// [NewMetricsProducer].
+//
 // Only tracing and the run-summary recorder may import the OTel SDK; the
-// rest of kretrieve uses the OTel API. This package must not import any
-// other kretrieve package than its own tracing/otlpwire.
+// rest of kretrieve uses the OTel API. This package imports no other
+// kretrieve package than internal/otlpwire and the API-only kafkatrace
+// and pathway (for [MetricsProducer]).
 package tracing

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // Providers holds what [Setup] installed. Its fields are OTel API types so
@@ -173,14 +174,14 @@ func newSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, er
 	if proto == "http/json" {
 		return newJSONSpanExporter(ctx, cfg)
 	}
-	opts := []otlpwire.Option{otlpwire.WithGetenv(cfg.getenv)}
-	if cfg.exporterTimeout > 0 {
-		opts = append(opts, otlpwire.WithTimeout(cfg.exporterTimeout))
+	wcfg, err := otlpEnv{getenv: cfg.getenv, readFile: os.ReadFile}.traceConfig(cfg.exporterTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 	}
 	if !cfg.exportRetry {
-		opts = append(opts, otlpwire.WithRetry(otlpwire.RetryConfig{Enabled: false}))
+		wcfg.Retry = otlpwire.RetryConfig{Enabled: false}
 	}
-	exp, err := otlpwire.New(opts...)
+	exp, err := otlpwire.New(wcfg)
 	if err != nil {
 		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 	}

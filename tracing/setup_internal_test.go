@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // http/protobuf, the default, goes through otlpwire; http/json still
@@ -42,5 +42,5 @@ func TestNewSpanExporterInvalidVariable(t *testing.T) {
 		return map[string]string{envEndpoint: "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}[k]
 	})})
 	_, err := newSpanExporter(t.Context(), cfg)
-	assert.ErrorContains(t, err, "create otlp trace exporter: otlpwire: OTEL_EXPORTER_OTLP_TIMEOUT")
+	assert.ErrorContains(t, err, "create otlp trace exporter: OTEL_EXPORTER_OTLP_TIMEOUT")
 }

@@ -116,13 +116,13 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 	// environment, as the SDK's instruments do (tracing.Setup warns about
 	// unknown values).
 	prefs, _ := tracing.ReadMetricsPreferences(os.Getenv)
-	mopts := []kafkatrace.MetricsOption{kafkatrace.WithTemporality(prefs.Temporality)}
+	popts := []tracing.ProducerOption{tracing.WithTemporality(prefs.Temporality)}
 	if prefs.ExplicitHistograms {
-		mopts = append(mopts, kafkatrace.WithExplicitPathwayBuckets())
+		popts = append(popts, tracing.WithExplicitPathwayBuckets())
 	}
-	metrics := kafkatrace.NewMetrics(mopts...)
+	metrics := kafkatrace.NewMetrics()
 	p, err := tracing.Setup(ctx, append([]tracing.Option{
-		tracing.WithServiceName(service), tracing.WithLogger(logger), tracing.WithMetricProducer(metrics),
+		tracing.WithServiceName(service), tracing.WithLogger(logger), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics, popts...)),
 	}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)

@@ -25,26 +25,11 @@
 //
 // # Transport
 //
-// Requests are POSTed with Content-Type application/x-protobuf. Like
-// otlptracehttp, [New] reads these variables (the TRACES_ variant of each
-// wins over the general one; options win over both):
-//
-//   - OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the URL, used as-is; else
-//     OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces appended; default
-//     [DefaultEndpoint]. OTEL_EXPORTER_OTLP_(TRACES_)INSECURE=true switches
-//     an endpoint variable's scheme to http, =false to https.
-//   - OTEL_EXPORTER_OTLP_(TRACES_)HEADERS: key=value pairs separated by
-//     commas, values URL-decoded.
-//   - OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT: milliseconds allowed for one
-//     export, retries included; default 10000.
-//   - OTEL_EXPORTER_OTLP_(TRACES_)COMPRESSION: gzip or none (default).
-//   - OTEL_EXPORTER_OTLP_(TRACES_)CERTIFICATE, CLIENT_CERTIFICATE and
-//     CLIENT_KEY: PEM files for https endpoints (trusted CA; client
-//     certificate and key for mutual TLS).
-//
-// Unlike otlptracehttp, which logs an invalid value and ignores it, New
-// returns an error. OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is not read: this
-// exporter only speaks http/protobuf.
+// Requests are POSTed with Content-Type application/x-protobuf to the
+// endpoint of a plain [Config] (URL, headers, compression, timeout, retry,
+// TLS). [New] reads no environment variable: package tracing reads
+// OTEL_EXPORTER_OTLP_(TRACES_)* once, as otlptracehttp would, and hands the
+// result over. This exporter only speaks http/protobuf.
 //
 // Exports failing with HTTP 429, 502, 503, 504 or a transport error are
 // retried with exponential backoff, honouring Retry-After, within the
@@ -56,6 +41,16 @@
 // cancels exports in progress where [Exporter.Shutdown] lets them finish
 // until its context ends, and it has opt-in self-observability metrics,
 // which this package lacks.
+//
+// # Why internal
+//
+// otlpwire is kretrieve's own trace exporter, a unit of its own but with no
+// API promise to anyone else: it lives under internal/ so that only
+// kretrieve (package tracing, and the benchmarks) can import it and its
+// API can change with its one caller. A nested module would need its own
+// versions and a replace directive in kretrieve's go.mod for a package
+// nobody outside asked for; a public package would freeze an API written
+// for a single caller.
 //
 // This package imports the OTel SDK and the OTLP protobuf definitions (to
 // decode responses) but no kretrieve package.

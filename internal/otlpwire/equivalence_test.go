@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // exportBoth sends spans through otlptracehttp and through otlpwire, each
@@ -42,7 +42,7 @@ func exportBoth(t *testing.T, spans []sdktrace.ReadOnlySpan) (official, ours []b
 	require.NoError(t, ref.Shutdown(ctx))
 
 	srv := newCollector(t)
-	exp, err := otlpwire.New(otlpwire.WithEndpointURL(srv.URL + "/v1/traces"))
+	exp, err := otlpwire.New(otlpwire.Config{EndpointURL: srv.URL + "/v1/traces", Retry: otlpwire.DefaultRetry})
 	require.NoError(t, err)
 	require.NoError(t, exp.ExportSpans(ctx, spans))
 	require.NoError(t, exp.Shutdown(ctx))
@@ -432,7 +432,7 @@ func TestSameBytesAsOTLPTraceHTTP(t *testing.T) {
 
 func TestEmptyBatchSendsNothing(t *testing.T) {
 	srv := newCollector(t)
-	exp, err := otlpwire.New(otlpwire.WithEndpointURL(srv.URL + "/v1/traces"))
+	exp, err := otlpwire.New(otlpwire.Config{EndpointURL: srv.URL + "/v1/traces", Retry: otlpwire.DefaultRetry})
 	require.NoError(t, err)
 	require.NoError(t, exp.ExportSpans(t.Context(), nil))
 	require.NoError(t, exp.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{nil, nil}))

@@ -49,12 +49,11 @@ type Exporter struct {
 
 var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
-// New returns an exporter configured by opts and the
-// OTEL_EXPORTER_OTLP_* variables (see the package documentation). It does
-// not connect: the first export does. An invalid variable is an error.
-func New(opts ...Option) (*Exporter, error) {
-	c := newConfig(opts)
-	s, err := c.resolve()
+// New returns an exporter configured by cfg alone: it reads no environment
+// variable. It does not connect: the first export does. An invalid
+// endpoint URL is an error.
+func New(cfg Config) (*Exporter, error) {
+	s, err := cfg.resolve()
 	if err != nil {
 		return nil, fmt.Errorf("otlpwire: %w", err)
 	}

@@ -19,15 +19,17 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // fastRetry retries quickly, so that backoff does not slow the tests.
 var fastRetry = otlpwire.RetryConfig{Enabled: true, InitialInterval: 10 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
 
-func newExporter(t *testing.T, url string, opts ...otlpwire.Option) *otlpwire.Exporter {
+// newExporter returns an exporter of cfg sending to url + "/v1/traces".
+func newExporter(t *testing.T, url string, cfg otlpwire.Config) *otlpwire.Exporter {
 	t.Helper()
-	exp, err := otlpwire.New(append([]otlpwire.Option{otlpwire.WithEndpointURL(url + "/v1/traces")}, opts...)...)
+	cfg.EndpointURL = url + "/v1/traces"
+	exp, err := otlpwire.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
 	return exp
@@ -51,7 +53,7 @@ func TestRetry(t *testing.T) {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			srv := newCollector(t)
 			srv.setRespond(failFirst(2, status, nil))
-			exp := newExporter(t, srv.URL, otlpwire.WithRetry(fastRetry))
+			exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry})
 			require.NoError(t, exp.ExportSpans(t.Context(), stubSpans()))
 			reqs := srv.Requests()
 			require.Len(t, reqs, 3)
@@ -78,7 +80,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 					w.WriteHeader(http.StatusServiceUnavailable)
 				}
 			})
-			exp := newExporter(t, srv.URL, otlpwire.WithRetry(fastRetry))
+			exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry})
 			start := time.Now()
 			require.NoError(t, exp.ExportSpans(t.Context(), stubSpans()))
 			assert.GreaterOrEqual(t, time.Since(start), tc.wantWait, "waited as asked, not the 10ms backoff")
@@ -92,7 +94,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 func TestRetryAfterBeyondTimeout(t *testing.T) {
 	srv := newCollector(t)
 	srv.setRespond(failFirst(1, http.StatusTooManyRequests, map[string]string{"Retry-After": "30"}))
-	exp := newExporter(t, srv.URL, otlpwire.WithRetry(fastRetry), otlpwire.WithTimeout(2*time.Second))
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry, Timeout: 2 * time.Second})
 	start := time.Now()
 	err := exp.ExportSpans(t.Context(), stubSpans())
 	require.Error(t, err)
@@ -106,7 +108,7 @@ func TestRetryAfterBeyondTimeout(t *testing.T) {
 func TestRetryBoundedByTimeout(t *testing.T) {
 	srv := newCollector(t)
 	srv.setRespond(failFirst(1000, http.StatusServiceUnavailable, nil))
-	exp := newExporter(t, srv.URL, otlpwire.WithRetry(fastRetry), otlpwire.WithTimeout(300*time.Millisecond))
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry, Timeout: 300 * time.Millisecond})
 	start := time.Now()
 	err := exp.ExportSpans(t.Context(), stubSpans())
 	require.Error(t, err)
@@ -122,7 +124,7 @@ func TestRetryConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 
-	exp := newExporter(t, "http://"+addr, otlpwire.WithRetry(fastRetry), otlpwire.WithTimeout(2*time.Second))
+	exp := newExporter(t, "http://"+addr, otlpwire.Config{Retry: fastRetry, Timeout: 2 * time.Second})
 	done := make(chan error, 1)
 	go func() { done <- exp.ExportSpans(context.Background(), stubSpans()) }()
 
@@ -149,7 +151,7 @@ func TestNoRetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCollector(t)
 			srv.setRespond(failFirst(1, tc.status, nil))
-			exp := newExporter(t, srv.URL, otlpwire.WithRetry(tc.retry))
+			exp := newExporter(t, srv.URL, otlpwire.Config{Retry: tc.retry})
 			err := exp.ExportSpans(t.Context(), stubSpans())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
@@ -196,7 +198,7 @@ func TestPartialSuccess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newCollector(t)
 			srv.setRespond(tc.respond)
-			exp := newExporter(t, srv.URL, otlpwire.WithRetry(fastRetry))
+			exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry})
 			err := exp.ExportSpans(t.Context(), stubSpans())
 			assert.Len(t, srv.Requests(), 1, "a partial success is not retried")
 			if tc.want == nil {
@@ -217,13 +219,13 @@ func TestUndecodableResponse(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write([]byte{0xff, 0xff})
 	})
-	exp := newExporter(t, srv.URL)
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry})
 	assert.ErrorContains(t, exp.ExportSpans(t.Context(), stubSpans()), "decode response")
 }
 
 func TestShutdown(t *testing.T) {
 	srv := newCollector(t)
-	exp := newExporter(t, srv.URL)
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry})
 	require.NoError(t, exp.ExportSpans(t.Context(), stubSpans()))
 	require.NoError(t, exp.Shutdown(t.Context()))
 	require.NoError(t, exp.Shutdown(t.Context()), "idempotent")
@@ -239,7 +241,7 @@ func TestShutdownWaitsForExport(t *testing.T) {
 		close(arrived)
 		<-release
 	})
-	exp := newExporter(t, srv.URL)
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry})
 	done := make(chan error, 1)
 	go func() { done <- exp.ExportSpans(context.Background(), stubSpans()) }()
 	<-arrived
@@ -266,7 +268,7 @@ func TestShutdownCancelsExport(t *testing.T) {
 		<-release
 	})
 	defer close(release)
-	exp := newExporter(t, srv.URL)
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry})
 	done := make(chan error, 1)
 	go func() { done <- exp.ExportSpans(context.Background(), stubSpans()) }()
 	<-arrived
@@ -282,7 +284,7 @@ func TestShutdownCancelsExport(t *testing.T) {
 // Concurrent exports each send their own batch intact.
 func TestConcurrentExports(t *testing.T) {
 	srv := newCollector(t)
-	exp := newExporter(t, srv.URL, otlpwire.WithCompression(otlpwire.GzipCompression))
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry, Compression: otlpwire.GzipCompression})
 	const workers, exports = 4, 25
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -332,7 +334,7 @@ func batchOf(w, i, n int) []sdktrace.ReadOnlySpan {
 // The exporter is a drop-in trace exporter for the SDK's batch processor.
 func TestWithBatchSpanProcessor(t *testing.T) {
 	srv := newCollector(t)
-	exp, err := otlpwire.New(otlpwire.WithEndpointURL(srv.URL + "/v1/traces"))
+	exp, err := otlpwire.New(otlpwire.Config{EndpointURL: srv.URL + "/v1/traces", Retry: otlpwire.DefaultRetry})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
 	ctx, parent := tp.Tracer("test").Start(t.Context(), "parent")
@@ -358,7 +360,7 @@ func TestEarlyResponse(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(srv.Close)
-	exp := newExporter(t, srv.URL)
+	exp := newExporter(t, srv.URL, otlpwire.Config{Retry: otlpwire.DefaultRetry})
 	big := tracetest.SpanStubs{{Name: "big", Attributes: []attribute.KeyValue{
 		attribute.String("payload", strings.Repeat("x", 8<<20)),
 	}}}.Snapshots()

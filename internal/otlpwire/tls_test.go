@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // testPKI is a CA with a server certificate for 127.0.0.1 and a client
@@ -102,57 +102,25 @@ func newMTLSCollector(t *testing.T, p testPKI) *collector {
 	return srv
 }
 
-func TestMutualTLSFromEnvironment(t *testing.T) {
-	pki := newTestPKI(t)
-	srv := newMTLSCollector(t, pki)
-
-	for _, prefix := range []string{"OTEL_EXPORTER_OTLP_", "OTEL_EXPORTER_OTLP_TRACES_"} {
-		t.Run(prefix, func(t *testing.T) {
-			exp, err := otlpwire.New(otlpwire.WithGetenv(envMap(map[string]string{
-				"OTEL_EXPORTER_OTLP_ENDPOINT":  srv.URL,
-				prefix + "CERTIFICATE":         pki.caFile,
-				prefix + "CLIENT_CERTIFICATE":  pki.clientCert,
-				prefix + "CLIENT_KEY":          pki.clientKey,
-				"OTEL_EXPORTER_OTLP_HEADERS":   "authorization=Bearer%20t0ken",
-				"OTEL_EXPORTER_OTLP_TIMEOUT":   "5000",
-				"OTEL_EXPORTER_OTLP_INSECURE":  "false",
-				"OTEL_EXPORTER_OTLP_PROTOCOL":  "http/protobuf",
-				"OTEL_EXPORTER_OTLP_UNRELATED": "x",
-			})))
-			require.NoError(t, err)
-			require.NoError(t, exp.ExportSpans(t.Context(), stubSpans()))
-			require.NoError(t, exp.Shutdown(t.Context()))
-		})
-	}
-	reqs := srv.Requests()
-	require.Len(t, reqs, 2)
-	for _, r := range reqs {
-		assert.Equal(t, "otlpwire-client", r.ClientCN)
-		assert.Equal(t, "/v1/traces", r.Path)
-		assert.Equal(t, "Bearer t0ken", r.Header.Get("Authorization"))
-	}
-}
-
 func TestTLSFailures(t *testing.T) {
 	pki := newTestPKI(t)
 	srv := newMTLSCollector(t, pki)
+	client, err := tls.LoadX509KeyPair(pki.clientCert, pki.clientKey)
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
-		env   map[string]string
+		tls   *tls.Config
 		retry otlpwire.RetryConfig
 	}{
 		// An untrusted server certificate is not retried: the export fails
 		// at once even with the default retry policy.
-		{name: "untrusted server", retry: otlpwire.DefaultRetry, env: map[string]string{
-			"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": pki.clientCert, "OTEL_EXPORTER_OTLP_CLIENT_KEY": pki.clientKey,
-		}},
+		{name: "untrusted server", retry: otlpwire.DefaultRetry, tls: &tls.Config{Certificates: []tls.Certificate{client}, MinVersion: tls.VersionTLS12}},
 		// With TLS 1.3 a refused client certificate surfaces as a broken
 		// connection, which is retried like one; retries are off here.
-		{name: "no client certificate", env: map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": pki.caFile}},
+		{name: "no client certificate", tls: &tls.Config{RootCAs: pki.pool, MinVersion: tls.VersionTLS12}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = srv.URL
-			exp, err := otlpwire.New(otlpwire.WithGetenv(envMap(tc.env)), otlpwire.WithRetry(tc.retry))
+			exp, err := otlpwire.New(otlpwire.Config{EndpointURL: srv.URL + "/v1/traces", TLS: tc.tls, Retry: tc.retry})
 			require.NoError(t, err)
 			start := time.Now()
 			require.Error(t, exp.ExportSpans(t.Context(), stubSpans()))
@@ -163,28 +131,17 @@ func TestTLSFailures(t *testing.T) {
 	assert.Empty(t, srv.Requests())
 }
 
-// A TLS configuration with an http endpoint is a mistake, as in
-// otlptracehttp.
-func TestTLSNeedsHTTPS(t *testing.T) {
-	pki := newTestPKI(t)
-	_, err := otlpwire.New(otlpwire.WithGetenv(envMap(map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT":    "http://127.0.0.1:4318",
-		"OTEL_EXPORTER_OTLP_CERTIFICATE": pki.caFile,
-	})))
-	assert.ErrorContains(t, err, "needs an https endpoint")
-	_, err = otlpwire.New(otlpwire.WithEndpointURL("http://127.0.0.1:4318"), otlpwire.WithTLSClientConfig(&tls.Config{}))
-	assert.ErrorContains(t, err, "needs an https endpoint")
-}
-
 func TestWithTLSClientConfig(t *testing.T) {
 	pki := newTestPKI(t)
 	srv := newMTLSCollector(t, pki)
 	client, err := tls.LoadX509KeyPair(pki.clientCert, pki.clientKey)
 	require.NoError(t, err)
-	exp, err := otlpwire.New(otlpwire.WithEndpointURL(srv.URL+"/v1/traces"),
-		otlpwire.WithTLSClientConfig(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}, MinVersion: tls.VersionTLS12}))
+	exp, err := otlpwire.New(otlpwire.Config{EndpointURL: srv.URL + "/v1/traces", Retry: otlpwire.DefaultRetry,
+		TLS: &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}, MinVersion: tls.VersionTLS12}})
 	require.NoError(t, err)
 	require.NoError(t, exp.ExportSpans(t.Context(), stubSpans()))
 	require.NoError(t, exp.Shutdown(t.Context()))
-	assert.Len(t, srv.Requests(), 1)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "otlpwire-client", reqs[0].ClientCN)
 }

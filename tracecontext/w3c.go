@@ -1,4 +1,4 @@
-package kafkatrace
+package tracecontext
 
 import (
 	"slices"
@@ -8,25 +8,25 @@ import (
 
 // W3C Trace Context and Baggage header names.
 const (
-	traceparentHeader = "traceparent"
-	tracestateHeader  = "tracestate"
-	baggageHeader     = "baggage"
+	TraceparentHeader = "traceparent"
+	TracestateHeader  = "tracestate"
+	BaggageHeader     = "baggage"
 )
 
-// traceparentLen is the length of a version 00 traceparent:
+// TraceparentLen is the length of a version 00 traceparent:
 // "00-" + 32 hex + "-" + 16 hex + "-" + 2 hex.
-const traceparentLen = 55
+const TraceparentLen = 55
 
-// w3cFields reports whether a propagator with these fields is the W3C one
+// W3CFields reports whether a propagator with these fields is the W3C one
 // (TraceContext, optionally with Baggage). The header names belong to the
 // W3C specifications, so whatever writes them writes their format.
-func w3cFields(fields []string) (w3c, withBaggage bool) {
+func W3CFields(fields []string) (w3c, withBaggage bool) {
 	f := slices.Clone(fields)
 	slices.Sort(f)
 	switch {
-	case slices.Equal(f, []string{baggageHeader, traceparentHeader, tracestateHeader}):
+	case slices.Equal(f, []string{BaggageHeader, TraceparentHeader, TracestateHeader}):
 		return true, true
-	case slices.Equal(f, []string{traceparentHeader, tracestateHeader}):
+	case slices.Equal(f, []string{TraceparentHeader, TracestateHeader}):
 		return true, false
 	}
 	return false, false
@@ -34,10 +34,10 @@ func w3cFields(fields []string) (w3c, withBaggage bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendTraceparent appends sc's version 00 traceparent to b, keeping only
+// AppendTraceparent appends sc's version 00 traceparent to b, keeping only
 // the flags the specification defines (sampled and random), as
 // propagation.TraceContext does.
-func appendTraceparent(b []byte, sc trace.SpanContext) []byte {
+func AppendTraceparent(b []byte, sc trace.SpanContext) []byte {
 	tid, sid := sc.TraceID(), sc.SpanID()
 	flags := byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))
 	b = append(b, '0', '0', '-')
@@ -51,13 +51,13 @@ func appendTraceparent(b []byte, sc trace.SpanContext) []byte {
 	return append(b, '-', hexDigits[flags>>4], hexDigits[flags&0xf])
 }
 
-// parseTraceparent parses a version 00 traceparent. It returns false for
+// ParseTraceparent parses a version 00 traceparent. It returns false for
 // anything else — absent, another version, any deviation from the format,
 // reserved flag bits, all-zero ids — which the caller hands to the library's
 // propagator, so this fast path never accepts what the library would not.
 // The returned span context is remote; its flags keep sampled and random.
-func parseTraceparent(h string) (trace.SpanContext, bool) {
-	if len(h) != traceparentLen || h[0] != '0' || h[1] != '0' || h[2] != '-' || h[35] != '-' || h[52] != '-' {
+func ParseTraceparent(h string) (trace.SpanContext, bool) {
+	if len(h) != TraceparentLen || h[0] != '0' || h[1] != '0' || h[2] != '-' || h[35] != '-' || h[52] != '-' {
 		return trace.SpanContext{}, false
 	}
 	var cfg trace.SpanContextConfig

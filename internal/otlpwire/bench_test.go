@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/tracing/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // messagingSpans returns n spans shaped like the relay's: send, receive
@@ -94,7 +94,7 @@ func BenchmarkEncode(b *testing.B) {
 		b.ReportMetric(float64(size)/float64(len(spans)), "bytes/span")
 	})
 	b.Run("otlpwire/export", func(b *testing.B) {
-		exp, err := otlpwire.New(otlpwire.WithEndpointURL(url))
+		exp, err := otlpwire.New(otlpwire.Config{EndpointURL: url, Retry: otlpwire.DefaultRetry})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package kafkatrace
+package tracecontext
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const (
 	MaxTraceparentLen = 512
 )
 
-// limitTraceState returns ts cut to the limits. A tracestate within them is
+// LimitTraceState returns ts cut to the limits. A tracestate within them is
 // returned as it is, at the cost of counting its commas.
 //
 // When it must be cut, only whole list-members are kept, as W3C Trace
@@ -46,7 +46,7 @@ const (
 // the cost is bounded whatever the header's size. Members are not
 // validated here: trace.ParseTraceState still rejects an invalid
 // tracestate as a whole.
-func limitTraceState(ts string) string {
+func LimitTraceState(ts string) string {
 	if len(ts) <= MaxTraceStateLen && strings.Count(ts, ",") < MaxTraceStateMembers {
 		return ts
 	}
@@ -80,20 +80,20 @@ func limitTraceState(ts string) string {
 	return string(out)
 }
 
-// limitBaggage returns b, or "" when it is over MaxBaggageBytes. The
+// LimitBaggage returns b, or "" when it is over MaxBaggageBytes. The
 // library's baggage.Parse drops such a baggage too; doing it here keeps the
 // rule independent of the library version and applies it to the
 // combination of several HTTP baggage fields.
-func limitBaggage(b string) string {
+func LimitBaggage(b string) string {
 	if len(b) > MaxBaggageBytes {
 		return ""
 	}
 	return b
 }
 
-// limitTraceparent returns tp, or "" when it is longer than any traceparent
+// LimitTraceparent returns tp, or "" when it is longer than any traceparent
 // could reasonably be.
-func limitTraceparent(tp string) string {
+func LimitTraceparent(tp string) string {
 	if len(tp) > MaxTraceparentLen {
 		return ""
 	}
@@ -101,8 +101,8 @@ func limitTraceparent(tp string) string {
 }
 
 // LimitPropagator returns p with W3C limits enforced on what it extracts,
-// for carriers from outside such as HTTP requests (Tracer.Extract enforces
-// them on records by itself). Its Extract hands p a carrier whose values
+// for carriers from outside such as HTTP requests or Kafka record headers
+// (kafkatrace's Tracer.Extract enforces them on records by itself). Its Extract hands p a carrier whose values
 // are cut before p parses them:
 //
 //   - tracestate is cut to whole members (see MaxTraceStateLen,
@@ -131,33 +131,12 @@ func (l limitPropagator) Extract(ctx context.Context, carrier propagation.TextMa
 
 // limitCarrier wraps a carrier so that its W3C values come out limited.
 func limitCarrier(c propagation.TextMapCarrier) propagation.TextMapCarrier {
-	switch c := c.(type) {
-	case HeaderCarrier:
-		return limitedHeaders{c}
-	case limitedHeaders, limitedCarrier:
-		return c
+	if lc, ok := c.(limitedCarrier); ok {
+		return lc
 	}
 	lc := limitedCarrier{TextMapCarrier: c}
 	lc.values, _ = c.(propagation.ValuesGetter)
 	return lc
-}
-
-// limitedHeaders is a record's HeaderCarrier with limited values: last
-// header wins, as with HeaderCarrier. It holds one pointer, so passing it
-// as an interface does not allocate.
-type limitedHeaders struct{ HeaderCarrier }
-
-func (c limitedHeaders) Get(key string) string {
-	v := c.HeaderCarrier.Get(key)
-	switch key {
-	case traceparentHeader:
-		return limitTraceparent(v)
-	case tracestateHeader:
-		return limitTraceState(v)
-	case baggageHeader:
-		return limitBaggage(v)
-	}
-	return v
 }
 
 // limitedCarrier limits the values of any other carrier. It deliberately
@@ -170,17 +149,17 @@ type limitedCarrier struct {
 
 func (c limitedCarrier) Get(key string) string {
 	switch key {
-	case traceparentHeader:
+	case TraceparentHeader:
 		if c.values != nil {
 			if vs := c.values.Values(key); len(vs) != 1 {
 				return "" // none, or several: invalid
 			}
 		}
-		return limitTraceparent(c.TextMapCarrier.Get(key))
-	case tracestateHeader:
-		return limitTraceState(c.combined(key, MaxTraceStateScan+1))
-	case baggageHeader:
-		return limitBaggage(c.combined(key, MaxBaggageBytes+1))
+		return LimitTraceparent(c.TextMapCarrier.Get(key))
+	case TracestateHeader:
+		return LimitTraceState(c.combined(key, MaxTraceStateScan+1))
+	case BaggageHeader:
+		return LimitBaggage(c.combined(key, MaxBaggageBytes+1))
 	}
 	return c.TextMapCarrier.Get(key)
 }
