@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Span is a finished span, backend-neutral.
@@ -78,7 +80,7 @@ func Check(spans []Span, opts Options) []Violation {
 		opType, _ := s.Attributes["messaging.operation.type"].(string)
 		opName, _ := s.Attributes["messaging.operation.name"].(string)
 		dest, _ := s.Attributes["messaging.destination.name"].(string)
-		isWait := strings.HasPrefix(s.Name, "wait ")
+		isWait := strings.HasPrefix(s.Name, telemetry.OpWait+" ")
 		if isWait {
 			// kretrieve's queue-wait span: not a messaging operation.
 			if opType != "" {
@@ -129,7 +131,7 @@ func Check(spans []Span, opts Options) []Violation {
 			if opts.RequireQueueWait && s.ParentID != "" {
 				found := false
 				for _, w := range spans {
-					if w.TraceID == s.TraceID && w.ParentID == s.ParentID && w.Name == "wait "+dest {
+					if w.TraceID == s.TraceID && w.ParentID == s.ParentID && w.Name == telemetry.WaitSpan(dest) {
 						found = true
 						if w.EndMicros < w.StartMicros {
 							add(w, "queue-wait", "negative duration")
@@ -140,7 +142,7 @@ func Check(spans []Span, opts Options) []Violation {
 					}
 				}
 				if !found {
-					add(s, "queue-wait", "no %q span beside it", "wait "+dest)
+					add(s, "queue-wait", "no %q span beside it", telemetry.WaitSpan(dest))
 				}
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 const validTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -276,8 +278,8 @@ func TestStartProcessUntrustedHeaders(t *testing.T) {
 			if tc.parented && process.SpanContext().TraceID().String() != validTraceparent[3:35] {
 				t.Fatalf("trace %v, want the record's", process.SpanContext().TraceID())
 			}
-			if _, got := attrMap(process.Attributes())[string(TraceContextInvalidAttr)]; got != tc.invalidAttr {
-				t.Fatalf("%s set: %v, want %v", TraceContextInvalidAttr, got, tc.invalidAttr)
+			if _, got := attrMap(process.Attributes())[string(telemetry.TraceContextInvalid)]; got != tc.invalidAttr {
+				t.Fatalf("%s set: %v, want %v", telemetry.TraceContextInvalid, got, tc.invalidAttr)
 			}
 			if sc := trace.SpanContextFromContext(ctx); sc.TraceState().Len() != 0 || baggage.FromContext(ctx).Len() != 0 {
 				t.Fatalf("handler context kept state %q baggage %q", sc.TraceState(), baggage.FromContext(ctx))

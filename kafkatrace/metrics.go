@@ -17,10 +17,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
-
-// QueueWaitMetric is the name of the queue-wait histogram.
-const QueueWaitMetric = "kretrieve.messaging.queue_wait.duration"
 
 // Bucket boundaries, in seconds. The messaging durations use the boundaries
 // the semantic conventions advise for them; queue wait reaches further,
@@ -49,7 +47,7 @@ var (
 // Every series carries messaging.system and messaging.operation.name; the
 // consumer group is messaging.consumer.group.name. The histograms keep
 // the last exemplar of a sampled record per bucket. With [WithPathways],
-// kretrieve.pathway.latency is recorded too (see [PathwayLatencyMetric]).
+// kretrieve.pathway.latency is recorded too (see [telemetry.MetricPathwayLatency]).
 // A Metrics is safe for concurrent use.
 type Metrics struct {
 	start  time.Time
@@ -128,7 +126,7 @@ func NewMetrics(opts ...MetricsOption) *Metrics {
 
 // seriesKey identifies the series of one operation on one partition.
 type seriesKey struct {
-	op        string // OpSend or OpProcess
+	op        string // telemetry.OpSend or telemetry.OpProcess
 	topic     string
 	partition int32 // -1 for records that failed before being assigned one
 	group     string
@@ -168,7 +166,7 @@ func newSeries(k seriesKey) *series {
 	}
 	s := &series{attrs: attribute.NewSet(kvs...)}
 	s.duration.init(durationBounds)
-	if k.op == OpProcess {
+	if k.op == telemetry.OpProcess {
 		s.queueWait.init(queueWaitBounds)
 	}
 	return s
@@ -337,14 +335,14 @@ func (m *Metrics) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 		k, s := key.(seriesKey), value.(*series)
 		dur, hasDur := s.duration.dataPoint(s.attrs, start, now, state[histState](m, &s.duration))
 		switch k.op {
-		case OpSend:
+		case telemetry.OpSend:
 			if dp, ok := counter(s); ok {
 				sent = append(sent, dp)
 			}
 			if hasDur {
 				sendDur = append(sendDur, dur)
 			}
-		case OpProcess:
+		case telemetry.OpProcess:
 			// Records are counted as consumed when processing starts, in
 			// the series without error.type; durations by outcome.
 			if dp, ok := counter(s); ok {
@@ -378,7 +376,7 @@ func (m *Metrics) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	addHist(messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Description(), messagingconv.ClientOperationDuration{}.Unit(), sendDur)
 	addSum(messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Description(), messagingconv.ClientConsumedMessages{}.Unit(), consumed)
 	addHist(messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Description(), messagingconv.ProcessDuration{}.Unit(), procDur)
-	addHist(QueueWaitMetric, "Time records spent in Kafka between their timestamp and the start of processing.", "s", queueWait)
+	addHist(telemetry.MetricQueueWait, "Time records spent in Kafka between their timestamp and the start of processing.", telemetry.MetricQueueWaitUnit, queueWait)
 	if pw, ok := m.producePathways(start, now); ok {
 		out = append(out, pw)
 	}
@@ -398,7 +396,7 @@ func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errT
 	}
 	s := t.partition(topic, partition).send
 	if errType != "" { // failed records have no partition
-		s = t.metrics.seriesFor(seriesKey{op: OpSend, topic: topic, partition: -1, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: telemetry.OpSend, topic: topic, partition: -1, errType: errType})
 	}
 	s.count.Add(1)
 	s.duration.record(d, sc)
@@ -411,7 +409,7 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 	}
 	s := t.partition(topic, partition).process
 	if errType != "" {
-		s = t.metrics.seriesFor(seriesKey{op: OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: telemetry.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
 	s.duration.record(d, sc)
 }

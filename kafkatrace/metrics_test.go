@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // collect reads m through a real SDK reader, as an exporter would.
@@ -120,7 +122,7 @@ func TestMetricsProducedThroughSDKReader(t *testing.T) {
 	if counts[""] != 3 || counts["handler_error"] != 1 {
 		t.Fatalf("process duration counts by error.type %v, want 3 ok and 1 handler_error", counts)
 	}
-	qw := got[QueueWaitMetric].(metricdata.Histogram[float64])
+	qw := got[telemetry.MetricQueueWait].(metricdata.Histogram[float64])
 	if len(qw.DataPoints) != 1 || qw.DataPoints[0].Count != 4 {
 		t.Fatalf("queue wait %+v", qw.DataPoints)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // hop is one service of a test pathway: a producer tracer and, for
@@ -286,9 +287,9 @@ func TestPathwayCardinalityBounded(t *testing.T) {
 		t.Fatalf("%d samples in all, %d overflow series", total, overflow)
 	}
 	// The overflow series is marked as the SDK marks its own.
-	for _, dp := range collect(t, m)[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64]).DataPoints {
+	for _, dp := range collect(t, m)[telemetry.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64]).DataPoints {
 		if _, isOverflow := dp.Attributes.Value(OverflowAttr); isOverflow {
-			if _, hasHash := dp.Attributes.Value(PathwayHashAttr); hasHash {
+			if _, hasHash := dp.Attributes.Value(telemetry.PathwayHash); hasHash {
 				t.Error("overflow series names a hash")
 			}
 			return
@@ -310,18 +311,18 @@ func TestPathwayMetricExportedWithExemplars(t *testing.T) {
 	traceID := span.SpanContext().TraceID()
 
 	got := collect(t, m)
-	hist, ok := got[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64])
+	hist, ok := got[telemetry.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64])
 	if !ok {
-		t.Fatalf("%s is %T", PathwayLatencyMetric, got[PathwayLatencyMetric])
+		t.Fatalf("%s is %T", telemetry.MetricPathwayLatency, got[telemetry.MetricPathwayLatency])
 	}
 	if hist.Temporality != metricdata.CumulativeTemporality {
 		t.Error("not cumulative by default")
 	}
 	seen := map[string]bool{}
 	for _, dp := range hist.DataPoints {
-		edge, _ := dp.Attributes.Value(PathwayEdgeAttr)
-		measure, _ := dp.Attributes.Value(PathwayMeasureAttr)
-		dir, _ := dp.Attributes.Value(PathwayDirectionAttr)
+		edge, _ := dp.Attributes.Value(telemetry.PathwayEdge)
+		measure, _ := dp.Attributes.Value(telemetry.PathwayMeasure)
+		dir, _ := dp.Attributes.Value(telemetry.PathwayDirection)
 		seen[edge.AsString()+"/"+measure.AsString()+"/"+dir.AsString()] = true
 		if dp.Scale != pathway.Scale || dp.Count != 1 {
 			t.Errorf("point %v: scale %d count %d", dp.Attributes, dp.Scale, dp.Count)
@@ -335,7 +336,7 @@ func TestPathwayMetricExportedWithExemplars(t *testing.T) {
 			t.Errorf("no series %s in %v", want, seen)
 		}
 	}
-	for _, name := range []string{QueueWaitMetric, "messaging.process.duration"} {
+	for _, name := range []string{telemetry.MetricQueueWait, "messaging.process.duration"} {
 		h := got[name].(metricdata.Histogram[float64])
 		var ex []metricdata.Exemplar[float64]
 		for _, dp := range h.DataPoints {
@@ -372,9 +373,9 @@ func TestDeltaTemporality(t *testing.T) {
 				consumedN += dp.Value
 			}
 		}
-		if h, ok := got[PathwayLatencyMetric].(metricdata.ExponentialHistogram[float64]); ok {
+		if h, ok := got[telemetry.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64]); ok {
 			for _, dp := range h.DataPoints {
-				if v, _ := dp.Attributes.Value(PathwayMeasureAttr); v.AsString() == MeasureEdge {
+				if v, _ := dp.Attributes.Value(telemetry.PathwayMeasure); v.AsString() == telemetry.MeasureEdge {
 					pathwayN += dp.Count
 				}
 			}
@@ -400,7 +401,7 @@ func TestExplicitPathwayBuckets(t *testing.T) {
 	in := consumed(&kgo.Record{Topic: "req", Headers: []kgo.RecordHeader{{Key: pathway.HeaderKey, Value: hdr.Append(nil)}}})
 	ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
 	wk.EndProcess(ctx, in, qw.End, span, nil, "")
-	h, ok := collect(t, m)[PathwayLatencyMetric].(metricdata.Histogram[float64])
+	h, ok := collect(t, m)[telemetry.MetricPathwayLatency].(metricdata.Histogram[float64])
 	if !ok || len(h.DataPoints) != 2 {
 		t.Fatalf("explicit histogram expected, got %+v", h)
 	}
@@ -474,7 +475,7 @@ func TestRootSendSpanKeepsItsAttributes(t *testing.T) {
 	for _, kv := range s.Attributes() {
 		got[string(kv.Key)] = true
 	}
-	for _, k := range []string{"messaging.system", "messaging.operation.type", "messaging.destination.name", "messaging.operation.name", "messaging.client.id", "messaging.message.body.size", string(KeyHashAttr), "messaging.kafka.offset"} {
+	for _, k := range []string{"messaging.system", "messaging.operation.type", "messaging.destination.name", "messaging.operation.name", "messaging.client.id", "messaging.message.body.size", string(telemetry.MessageKeyHash), "messaging.kafka.offset"} {
 		if !got[k] {
 			t.Errorf("root send span lacks %s: %v", k, got)
 		}

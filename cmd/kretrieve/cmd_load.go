@@ -142,7 +142,7 @@ func latencyOf(h *hdrhistogram.Histogram) latency {
 var stageNames = []string{"retrieval_queue", "retrieval", "enrichment_queue", "enrichment"}
 
 // Outcomes of a load request: the values of the root span's
-// producer.OutcomeAttr.
+// telemetry.RequestOutcome.
 const (
 	outcomeCompleted = "completed"
 	outcomeFailed    = "failed"
