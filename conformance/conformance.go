@@ -1,30 +1,19 @@
 // Package conformance checks spans against the OpenTelemetry messaging
 // semantic conventions (the version kretrieve follows, semconv 1.43) and
-// against kretrieve's own rules for Kafka traces. It works on a neutral span
-// model, so anyone can run it against traces of their own services fetched
-// from Jaeger (see FromJaeger) or any other backend.
+// against kretrieve's own rules for Kafka traces. It works on kretrieve's
+// backend-neutral span record, runsummary.Span, so anyone can run it against
+// traces of their own services fetched from Jaeger (see FromJaeger) or any
+// other backend.
 package conformance
 
 import (
 	"fmt"
 	"sort"
 	"strings"
-)
 
-// Span is a finished span, backend-neutral.
-type Span struct {
-	TraceID, SpanID, ParentID string
-	Name                      string
-	// Kind is "internal", "server", "client", "producer" or "consumer".
-	Kind string
-	// Attributes hold string, int64, float64 or bool values.
-	Attributes map[string]any
-	// Links are the span ids this span links to.
-	Links   []string
-	Service string
-	// StartMicros and EndMicros are Unix microseconds.
-	StartMicros, EndMicros int64
-}
+	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/telemetry"
+)
 
 // Violation is one broken rule.
 type Violation struct {
@@ -61,24 +50,24 @@ var opKinds = map[string][]string{
 // Check returns the violations in spans (one or more traces). Spans without
 // messaging.system are not messaging spans and are only used to resolve
 // parents.
-func Check(spans []Span, opts Options) []Violation {
-	byID := make(map[string]Span, len(spans))
+func Check(spans []runsummary.Span, opts Options) []Violation {
+	byID := make(map[string]runsummary.Span, len(spans))
 	for _, s := range spans {
 		byID[s.SpanID] = s
 	}
 	var out []Violation
-	add := func(s Span, rule, format string, args ...any) {
+	add := func(s runsummary.Span, rule, format string, args ...any) {
 		out = append(out, Violation{s.TraceID, s.SpanID, s.Name, rule, fmt.Sprintf(format, args...)})
 	}
 	for _, s := range spans {
-		system, ok := s.Attributes["messaging.system"].(string)
+		system, ok := str(s, "messaging.system")
 		if !ok {
 			continue
 		}
-		opType, _ := s.Attributes["messaging.operation.type"].(string)
-		opName, _ := s.Attributes["messaging.operation.name"].(string)
-		dest, _ := s.Attributes["messaging.destination.name"].(string)
-		isWait := strings.HasPrefix(s.Name, "wait ")
+		opType, _ := str(s, "messaging.operation.type")
+		opName, _ := str(s, "messaging.operation.name")
+		dest, _ := str(s, "messaging.destination.name")
+		isWait := strings.HasPrefix(s.Name, telemetry.OpWait+" ")
 		if isWait {
 			// kretrieve's queue-wait span: not a messaging operation.
 			if opType != "" {
@@ -104,14 +93,14 @@ func Check(spans []Span, opts Options) []Violation {
 			add(s, "span-name", "name %q, want %q ({operation} {destination})", s.Name, want)
 		}
 		if system == "kafka" {
-			if _, ok := s.Attributes["messaging.destination.partition.id"].(string); !ok && (opType == "process" || opType == "receive") {
+			if _, ok := str(s, "messaging.destination.partition.id"); !ok && (opType == "process" || opType == "receive") {
 				add(s, "kafka-partition", "messaging.destination.partition.id missing or not a string")
 			}
-			if _, ok := s.Attributes["messaging.kafka.offset"].(int64); !ok && (opType == "process" || opType == "receive") {
+			if v, _ := s.Attr("messaging.kafka.offset"); !isInt64(v) && (opType == "process" || opType == "receive") {
 				add(s, "kafka-offset", "messaging.kafka.offset missing or not an int")
 			}
 			if opts.ForbidRawKey {
-				if _, ok := s.Attributes["messaging.kafka.message.key"]; ok {
+				if _, ok := s.Attr("messaging.kafka.message.key"); ok {
 					add(s, "raw-key", "messaging.kafka.message.key records the raw record key")
 				}
 			}
@@ -119,28 +108,28 @@ func Check(spans []Span, opts Options) []Violation {
 		if opType == "process" {
 			// The producer's context is the parent and a link (semconv:
 			// consumer spans link the message's creation context).
-			parent, hasParent := byID[s.ParentID]
-			if s.ParentID != "" && hasParent && parent.Kind != "producer" {
+			parent, hasParent := byID[s.ParentSpanID]
+			if s.ParentSpanID != "" && hasParent && parent.Kind != "producer" {
 				add(s, "process-parent", "parent %q is %s, want the producer span", parent.Name, parent.Kind)
 			}
-			if s.ParentID != "" && !contains(s.Links, s.ParentID) {
-				add(s, "process-link", "no link to the producer context %s", s.ParentID)
+			if s.ParentSpanID != "" && !linksTo(s, s.ParentSpanID) {
+				add(s, "process-link", "no link to the producer context %s", s.ParentSpanID)
 			}
-			if opts.RequireQueueWait && s.ParentID != "" {
+			if opts.RequireQueueWait && s.ParentSpanID != "" {
 				found := false
 				for _, w := range spans {
-					if w.TraceID == s.TraceID && w.ParentID == s.ParentID && w.Name == "wait "+dest {
+					if w.TraceID == s.TraceID && w.ParentSpanID == s.ParentSpanID && w.Name == telemetry.WaitSpan(dest) {
 						found = true
-						if w.EndMicros < w.StartMicros {
+						if w.EndTimeUnixNano < w.StartTimeUnixNano {
 							add(w, "queue-wait", "negative duration")
 						}
-						if w.EndMicros > s.StartMicros {
-							add(w, "queue-wait", "ends %d µs after its process span starts", w.EndMicros-s.StartMicros)
+						if w.EndTimeUnixNano > s.StartTimeUnixNano {
+							add(w, "queue-wait", "ends %d µs after its process span starts", (w.EndTimeUnixNano-s.StartTimeUnixNano)/1000)
 						}
 					}
 				}
 				if !found {
-					add(s, "queue-wait", "no %q span beside it", "wait "+dest)
+					add(s, "queue-wait", "no %q span beside it", telemetry.WaitSpan(dest))
 				}
 			}
 		}
@@ -152,6 +141,28 @@ func Check(spans []Span, opts Options) []Violation {
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// str returns the span's attribute key if it is a string.
+func str(s runsummary.Span, key string) (string, bool) {
+	v, _ := s.Attr(key)
+	x, ok := v.(string)
+	return x, ok
+}
+
+func isInt64(v any) bool {
+	_, ok := v.(int64)
+	return ok
+}
+
+// linksTo reports whether s links to the span spanID.
+func linksTo(s runsummary.Span, spanID string) bool {
+	for _, l := range s.Links {
+		if l.SpanID == spanID {
 			return true
 		}
 	}

@@ -3,9 +3,37 @@ package conformance
 import (
 	"strings"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/runsummary"
 )
 
-func goodTrace() []Span {
+// attrs returns m as span attributes.
+func attrs(m map[string]any) []runsummary.Attribute {
+	var out []runsummary.Attribute
+	for k, v := range m {
+		out = append(out, runsummary.NewAttribute(k, v))
+	}
+	return out
+}
+
+// set sets the span's attribute key to v, replacing any value it had.
+func set(s *runsummary.Span, key string, v any) {
+	del(s, key)
+	s.Attributes = append(s.Attributes, runsummary.NewAttribute(key, v))
+}
+
+// del removes the span's attribute key.
+func del(s *runsummary.Span, key string) {
+	out := s.Attributes[:0]
+	for _, a := range s.Attributes {
+		if a.Key != key {
+			out = append(out, a)
+		}
+	}
+	s.Attributes = out
+}
+
+func goodTrace() []runsummary.Span {
 	kafka := func(op string, extra map[string]any) map[string]any {
 		m := map[string]any{
 			"messaging.system": "kafka", "messaging.operation.type": op, "messaging.operation.name": op,
@@ -16,12 +44,12 @@ func goodTrace() []Span {
 		}
 		return m
 	}
-	return []Span{
-		{TraceID: "a", SpanID: "1", Name: "POST /v1/search", Kind: "server", Attributes: map[string]any{}},
-		{TraceID: "a", SpanID: "2", ParentID: "1", Name: "send t", Kind: "producer", Attributes: kafka("send", nil), StartMicros: 10, EndMicros: 20},
-		{TraceID: "a", SpanID: "3", ParentID: "2", Name: "wait t", Kind: "internal",
-			Attributes: map[string]any{"messaging.system": "kafka", "messaging.destination.name": "t"}, StartMicros: 15, EndMicros: 30},
-		{TraceID: "a", SpanID: "4", ParentID: "2", Links: []string{"2"}, Name: "process t", Kind: "consumer", Attributes: kafka("process", nil), StartMicros: 30, EndMicros: 40},
+	return []runsummary.Span{
+		{TraceID: "a", SpanID: "1", Name: "POST /v1/search", Kind: "server"},
+		{TraceID: "a", SpanID: "2", ParentSpanID: "1", Name: "send t", Kind: "producer", Attributes: attrs(kafka("send", nil)), StartTimeUnixNano: 10_000, EndTimeUnixNano: 20_000},
+		{TraceID: "a", SpanID: "3", ParentSpanID: "2", Name: "wait t", Kind: "internal",
+			Attributes: attrs(map[string]any{"messaging.system": "kafka", "messaging.destination.name": "t"}), StartTimeUnixNano: 15_000, EndTimeUnixNano: 30_000},
+		{TraceID: "a", SpanID: "4", ParentSpanID: "2", Links: []runsummary.Link{{TraceID: "a", SpanID: "2"}}, Name: "process t", Kind: "consumer", Attributes: attrs(kafka("process", nil)), StartTimeUnixNano: 30_000, EndTimeUnixNano: 40_000},
 	}
 }
 
@@ -34,19 +62,19 @@ func TestGoodTraceConforms(t *testing.T) {
 func TestViolations(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func([]Span)
+		mutate func([]runsummary.Span)
 		rule   string
 	}{
-		{"old kotel name", func(s []Span) { s[1].Name = "t publish" }, "span-name"},
-		{"wrong kind", func(s []Span) { s[3].Kind = "internal" }, "span-kind"},
-		{"unknown operation", func(s []Span) { s[1].Attributes["messaging.operation.type"] = "publish" }, "operation-type"},
-		{"missing destination", func(s []Span) { delete(s[3].Attributes, "messaging.destination.name") }, "destination"},
-		{"offset as string", func(s []Span) { s[3].Attributes["messaging.kafka.offset"] = "4" }, "kafka-offset"},
-		{"raw key", func(s []Span) { s[1].Attributes["messaging.kafka.message.key"] = "user@example.com" }, "raw-key"},
-		{"no link", func(s []Span) { s[3].Links = nil }, "process-link"},
-		{"wait after process start", func(s []Span) { s[2].EndMicros = 35 }, "queue-wait"},
-		{"no wait span", func(s []Span) { s[2].Name = "something" }, "queue-wait"},
-		{"wait claims an operation", func(s []Span) { s[2].Attributes["messaging.operation.type"] = "receive" }, "wait-not-an-operation"},
+		{"old kotel name", func(s []runsummary.Span) { s[1].Name = "t publish" }, "span-name"},
+		{"wrong kind", func(s []runsummary.Span) { s[3].Kind = "internal" }, "span-kind"},
+		{"unknown operation", func(s []runsummary.Span) { set(&s[1], "messaging.operation.type", "publish") }, "operation-type"},
+		{"missing destination", func(s []runsummary.Span) { del(&s[3], "messaging.destination.name") }, "destination"},
+		{"offset as string", func(s []runsummary.Span) { set(&s[3], "messaging.kafka.offset", "4") }, "kafka-offset"},
+		{"raw key", func(s []runsummary.Span) { set(&s[1], "messaging.kafka.message.key", "user@example.com") }, "raw-key"},
+		{"no link", func(s []runsummary.Span) { s[3].Links = nil }, "process-link"},
+		{"wait after process start", func(s []runsummary.Span) { s[2].EndTimeUnixNano = 35_000 }, "queue-wait"},
+		{"no wait span", func(s []runsummary.Span) { s[2].Name = "something" }, "queue-wait"},
+		{"wait claims an operation", func(s []runsummary.Span) { set(&s[2], "messaging.operation.type", "receive") }, "wait-not-an-operation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,12 +112,14 @@ func TestFromJaeger(t *testing.T) {
 		}},
 	}})
 	if folded := FromJaeger([]jaegerTrace{{TraceID: "a", Spans: []jaegerSpan{{TraceID: "a", SpanID: "4",
-		References: []jaegerRef{{RefType: "FOLLOWS_FROM", TraceID: "a", SpanID: "2"}}}}}})[0]; folded.ParentID != "2" || len(folded.Links) != 1 {
+		References: []jaegerRef{{RefType: "FOLLOWS_FROM", TraceID: "a", SpanID: "2"}}}}}})[0]; folded.ParentSpanID != "2" || len(folded.Links) != 1 {
 		t.Fatalf("parent folded into a link: %+v", folded)
 	}
 	s := spans[0]
-	if s.ParentID != "2" || len(s.Links) != 1 || s.Kind != "consumer" || s.Service != "svc" || s.EndMicros != 105 ||
-		s.Attributes["messaging.kafka.offset"] != int64(7) || s.Attributes["ok"] != true {
+	offset, _ := s.Attr("messaging.kafka.offset")
+	ok, _ := s.Attr("ok")
+	if s.ParentSpanID != "2" || len(s.Links) != 1 || s.Kind != "consumer" || s.Service != "svc" || s.EndTimeUnixNano != 105_000 ||
+		offset != int64(7) || ok != true {
 		t.Fatalf("span %+v", s)
 	}
 }

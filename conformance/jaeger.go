@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 // jaegerResponse is the shape of Jaeger's HTTP query API (/api/traces...).
@@ -51,17 +53,17 @@ type jaegerProcess struct {
 // FetchJaegerTrace fetches one trace from a Jaeger query API base URL
 // (e.g. http://127.0.0.1:16686) and converts it. A trace Jaeger does not
 // know yet returns no spans and no error.
-func FetchJaegerTrace(ctx context.Context, client *http.Client, base, traceID string) ([]Span, error) {
+func FetchJaegerTrace(ctx context.Context, client *http.Client, base, traceID string) ([]runsummary.Span, error) {
 	return fetch(ctx, client, strings.TrimRight(base, "/")+"/api/traces/"+url.PathEscape(traceID))
 }
 
 // FetchJaegerTraces fetches up to limit recent traces of a service.
-func FetchJaegerTraces(ctx context.Context, client *http.Client, base, service string, limit int) ([]Span, error) {
+func FetchJaegerTraces(ctx context.Context, client *http.Client, base, service string, limit int) ([]runsummary.Span, error) {
 	q := url.Values{"service": {service}, "limit": {strconv.Itoa(limit)}}
 	return fetch(ctx, client, strings.TrimRight(base, "/")+"/api/traces?"+q.Encode())
 }
 
-func fetch(ctx context.Context, client *http.Client, u string) ([]Span, error) {
+func fetch(ctx context.Context, client *http.Client, u string) ([]runsummary.Span, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -89,31 +91,31 @@ func fetch(ctx context.Context, client *http.Client, u string) ([]Span, error) {
 // attributes. Jaeger stores a parent that is also a link as a single
 // FOLLOWS_FROM reference; without a CHILD_OF, that reference (same trace) is
 // taken as the parent too.
-func FromJaeger(traces []jaegerTrace) []Span {
-	var out []Span
+func FromJaeger(traces []jaegerTrace) []runsummary.Span {
+	var out []runsummary.Span
 	for _, t := range traces {
 		for _, js := range t.Spans {
-			s := Span{
+			s := runsummary.Span{
 				TraceID: js.TraceID, SpanID: js.SpanID, Name: js.OperationName,
-				Kind: "internal", Attributes: map[string]any{},
-				StartMicros: js.StartTime, EndMicros: js.StartTime + js.Duration,
+				Kind:              "internal",
+				StartTimeUnixNano: js.StartTime * 1000, EndTimeUnixNano: (js.StartTime + js.Duration) * 1000,
 				Service: t.Processes[js.ProcessID].ServiceName,
 			}
 			for _, r := range js.References {
 				switch {
-				case r.RefType == "CHILD_OF" && s.ParentID == "" && r.TraceID == js.TraceID:
-					s.ParentID = r.SpanID
+				case r.RefType == "CHILD_OF" && s.ParentSpanID == "" && r.TraceID == js.TraceID:
+					s.ParentSpanID = r.SpanID
 				default:
-					s.Links = append(s.Links, r.SpanID)
+					s.Links = append(s.Links, runsummary.Link{TraceID: r.TraceID, SpanID: r.SpanID})
 				}
 			}
-			if s.ParentID == "" {
+			if s.ParentSpanID == "" {
 				// Jaeger folds a parent that is also a link (semconv
 				// consumer spans) into one FOLLOWS_FROM reference: it
 				// stands for both.
 				for _, r := range js.References {
 					if r.RefType == "FOLLOWS_FROM" && r.TraceID == js.TraceID {
-						s.ParentID = r.SpanID
+						s.ParentSpanID = r.SpanID
 						break
 					}
 				}
@@ -123,7 +125,7 @@ func FromJaeger(traces []jaegerTrace) []Span {
 					s.Kind, _ = tag.Value.(string)
 					continue
 				}
-				s.Attributes[tag.Key] = tagValue(tag)
+				s.Attributes = append(s.Attributes, runsummary.NewAttribute(tag.Key, tagValue(tag)))
 			}
 			out = append(out, s)
 		}

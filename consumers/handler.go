@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Message is one consumed record being processed. It carries what the
@@ -141,10 +141,10 @@ func Retry(attempts int, backoff, maxBackoff time.Duration) Middleware {
 				if err == nil || IsPermanent(err) || msg.Attempt >= attempts || ctx.Err() != nil {
 					return outs, err
 				}
-				trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
-					attribute.Int("kretrieve.retry.attempt", msg.Attempt),
-					attribute.String("kretrieve.retry.error", err.Error()),
-					attribute.Float64("kretrieve.retry.backoff_ms", float64(wait)/float64(time.Millisecond)),
+				trace.SpanFromContext(ctx).AddEvent(telemetry.EventRetry, trace.WithAttributes(
+					telemetry.RetryAttempt.Int(msg.Attempt),
+					telemetry.RetryError.String(err.Error()),
+					telemetry.RetryBackoffMS.Float64(float64(wait)/float64(time.Millisecond)),
 				))
 				t := time.NewTimer(wait)
 				select {

@@ -19,7 +19,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
+
+// ScopeName is the instrumentation scope of the replay spans.
+const ScopeName = "github.com/kretrieve/kretrieve/deadletters"
 
 // DefaultReplayGroup is the consumer group that records replay progress.
 const DefaultReplayGroup = "kretrieve-dlq-replay"
@@ -366,18 +370,18 @@ func (rp *replayer) publish(ctx context.Context, it *item, acks *sync.WaitGroup)
 		trace.WithAttributes(
 			semconv.MessagingSystemKafka,
 			semconv.MessagingDestinationName(it.out.Target),
-			TopicAttr.String(l.Topic),
-			PartitionAttr.Int(int(l.Partition)),
-			OffsetAttr.Int64(l.Offset),
-			ReasonAttr.String(capBytes(l.Reason, maxReasonAttrBytes)),
-			ErrorTypeAttr.String(l.ErrorType),
-			AttemptsAttr.Int(l.Attempts),
+			telemetry.DLQTopic.String(l.Topic),
+			telemetry.DLQPartition.Int(int(l.Partition)),
+			telemetry.DLQOffset.Int64(l.Offset),
+			telemetry.DLQReason.String(capBytes(l.Reason, maxReasonAttrBytes)),
+			telemetry.DLQErrorType.String(l.ErrorType),
+			telemetry.DLQAttempts.Int(l.Attempts),
 		),
 	}
 	if remote := trace.SpanContextFromContext(old); remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
-	sctx, span := rp.spans.Start(parent, OpReplay+" "+l.Topic, startOpts...)
+	sctx, span := rp.spans.Start(parent, telemetry.ReplaySpan(l.Topic), startOpts...)
 	// With pathways, the replay is a checkpoint of its own: the dead
 	// letter's pathway continues through it on a pathway apart from the
 	// original one.

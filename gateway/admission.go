@@ -9,11 +9,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
-
-// RefusedMetric counts the API requests the gateway refused because
-// MaxInFlight requests were already in flight, by http.route.
-const RefusedMetric = "kretrieve.gateway.refused"
 
 // RetryAfter is the Retry-After (seconds) of a refused request.
 const RetryAfter = "1"
@@ -25,7 +22,7 @@ const RetryAfter = "1"
 // to come back in a second do better than callers that time out in line.
 // It runs outside otelhttp and before the body is read, so a refusal
 // allocates no body, starts no span (a refusal storm is not a storm of
-// server-error spans) and is counted in RefusedMetric instead.
+// server-error spans) and is counted in telemetry.MetricGatewayRefused instead.
 type admission struct {
 	max      int64
 	inFlight atomic.Int64
@@ -35,11 +32,11 @@ type admission struct {
 func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
 	// The meter keeps the scope it had when the gateway lived in producer,
 	// so the metric's identity is unchanged.
-	refused, err := mp.Meter(producer.ScopeName).Int64Counter(RefusedMetric,
-		metric.WithUnit("{request}"),
+	refused, err := mp.Meter(producer.ScopeName).Int64Counter(telemetry.MetricGatewayRefused,
+		metric.WithUnit(telemetry.MetricGatewayRefusedUnit),
 		metric.WithDescription("API requests answered 503 because the gateway had its maximum of requests in flight."))
 	if err != nil {
-		return nil, fmt.Errorf("gateway: %s: %w", RefusedMetric, err)
+		return nil, fmt.Errorf("gateway: %s: %w", telemetry.MetricGatewayRefused, err)
 	}
 	return &admission{max: int64(max), refused: refused}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/conformance"
+	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}
@@ -50,10 +51,10 @@ var queries = []string{"parse a URL query string", "compress data with gzip", "r
 	"encode json", "sort a slice", "sha256 checksum", "http server", "wait for goroutines", "context with timeout", "regular expression"}
 
 // fullTrace polls Jaeger until the trace has want spans (or the timeout).
-func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []conformance.Span {
+func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []runsummary.Span {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	var spans []conformance.Span
+	var spans []runsummary.Span
 	for {
 		var err error
 		spans, err = conformance.FetchJaegerTrace(t.Context(), httpClient, jaeger, traceID)
@@ -70,10 +71,10 @@ func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Dura
 const spansPerRequest = 14 // server + 3×(send, wait, process) + search + load/dedupe/rerank
 
 // checkTrace asserts the structure of one gateway request's trace.
-func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
+func checkTrace(t *testing.T, traceID string, spans []runsummary.Span) {
 	t.Helper()
-	byName := map[string][]conformance.Span{}
-	byID := map[string]conformance.Span{}
+	byName := map[string][]runsummary.Span{}
+	byID := map[string]runsummary.Span{}
 	services := map[string]bool{}
 	for _, s := range spans {
 		if s.TraceID != traceID {
@@ -83,7 +84,7 @@ func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
 		byID[s.SpanID] = s
 		services[s.Service] = true
 	}
-	one := func(name string) conformance.Span {
+	one := func(name string) runsummary.Span {
 		t.Helper()
 		if len(byName[name]) != 1 {
 			t.Fatalf("trace %s: %d %q spans", traceID, len(byName[name]), name)
@@ -91,7 +92,7 @@ func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
 		return byName[name][0]
 	}
 	root := one("POST /v1/search")
-	if root.ParentID != "" || root.Kind != "server" || root.Service != "kretrieve-gateway" {
+	if root.ParentSpanID != "" || root.Kind != "server" || root.Service != "kretrieve-gateway" {
 		t.Errorf("trace %s: root %+v", traceID, root)
 	}
 	parent := root
@@ -101,9 +102,9 @@ func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
 		{"retrieval.results", "", "kretrieve-gateway"},
 	} {
 		send, wait, proc := one("send "+hop.topic), one("wait "+hop.topic), one("process "+hop.topic)
-		if send.ParentID != parent.SpanID || wait.ParentID != send.SpanID || proc.ParentID != send.SpanID {
+		if send.ParentSpanID != parent.SpanID || wait.ParentSpanID != send.SpanID || proc.ParentSpanID != send.SpanID {
 			t.Errorf("trace %s, %s: parents send→%s wait→%s process→%s", traceID, hop.topic,
-				byID[send.ParentID].Name, byID[wait.ParentID].Name, byID[proc.ParentID].Name)
+				byID[send.ParentSpanID].Name, byID[wait.ParentSpanID].Name, byID[proc.ParentSpanID].Name)
 		}
 		if send.Kind != "producer" || proc.Kind != "consumer" || wait.Kind != "internal" {
 			t.Errorf("trace %s, %s: kinds %s %s %s", traceID, hop.topic, send.Kind, wait.Kind, proc.Kind)
@@ -111,11 +112,11 @@ func checkTrace(t *testing.T, traceID string, spans []conformance.Span) {
 		if proc.Service != hop.service || wait.Service != hop.service {
 			t.Errorf("trace %s, %s processed by %s", traceID, hop.topic, proc.Service)
 		}
-		if g, _ := proc.Attributes["messaging.consumer.group.name"].(string); g != hop.group {
+		if g, _ := proc.Attr("messaging.consumer.group.name"); g != hop.group {
 			t.Errorf("trace %s, %s: group %q", traceID, hop.topic, g)
 		}
-		if wait.EndMicros < wait.StartMicros || wait.EndMicros > proc.StartMicros {
-			t.Errorf("trace %s, %s: wait %d..%d, process starts %d", traceID, hop.topic, wait.StartMicros, wait.EndMicros, proc.StartMicros)
+		if wait.EndTimeUnixNano < wait.StartTimeUnixNano || wait.EndTimeUnixNano > proc.StartTimeUnixNano {
+			t.Errorf("trace %s, %s: wait %d..%d, process starts %d", traceID, hop.topic, wait.StartTimeUnixNano, wait.EndTimeUnixNano, proc.StartTimeUnixNano)
 		}
 		parent = proc
 	}
@@ -217,7 +218,7 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 	// Poll Jaeger for all traces together until every one is complete or
 	// nothing has changed for a while (the killed container's unexported
 	// spans never arrive).
-	traces := make([][]conformance.Span, len(results))
+	traces := make([][]runsummary.Span, len(results))
 	complete, stable := 0, 0
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && stable < 10; {
 		before := complete

@@ -11,41 +11,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
-// PathwayLatencyMetric is the name of the pathway latency histogram: per
-// pathway and checkpoint, the edge latency (previous checkpoint to this
-// one) and the latency from origin (first checkpoint to this one) of every
-// record, whatever the trace sampling.
-const PathwayLatencyMetric = "kretrieve.pathway.latency"
-
-// Attributes of PathwayLatencyMetric.
-const (
-	// PathwayHashAttr is the pathway hash up to and including the
-	// checkpoint, 16 hex digits.
-	PathwayHashAttr = attribute.Key("kretrieve.pathway.hash")
-	// PathwayParentHashAttr is the hash of the pathway the record arrived
-	// on, 16 zeros when it started here.
-	PathwayParentHashAttr = attribute.Key("kretrieve.pathway.parent_hash")
-	// PathwayEdgeAttr is the checkpoint as an edge of the pipeline:
-	// "retrieval.requests → retrieval", "retrieval → retrieval.candidates".
-	PathwayEdgeAttr = attribute.Key("kretrieve.pathway.edge")
-	// PathwayDirectionAttr is "in" (a consumer starts processing) or
-	// "out" (a producer hands the record over).
-	PathwayDirectionAttr = attribute.Key("kretrieve.pathway.direction")
-	// PathwayMeasureAttr is "edge" or "origin".
-	PathwayMeasureAttr = attribute.Key("kretrieve.pathway.measure")
-	// OverflowAttr marks the series that takes the measurements of pathways
-	// beyond the Metrics' bound, as the OpenTelemetry SDK's cardinality
-	// limit does.
-	OverflowAttr = attribute.Key("otel.metric.overflow")
-)
-
-// Values of PathwayMeasureAttr.
-const (
-	MeasureEdge   = "edge"
-	MeasureOrigin = "origin"
-)
+// OverflowAttr marks the series of telemetry.MetricPathwayLatency that
+// takes the measurements of pathways beyond the Metrics' bound, as the
+// OpenTelemetry SDK's cardinality limit does. The metric's other attributes
+// are telemetry's Pathway* keys.
+const OverflowAttr = attribute.Key("otel.metric.overflow")
 
 // checkpointInfo is a checkpoint of a Tracer on one topic: its identity
 // and identity hash.
@@ -83,8 +56,8 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	kvs := []attribute.KeyValue{
 		semconv.MessagingSystemKafka,
 		semconv.MessagingDestinationName(cp.Topic),
-		PathwayEdgeAttr.String(cp.Edge()),
-		PathwayDirectionAttr.String(cp.Direction.String()),
+		telemetry.PathwayEdge.String(cp.Edge()),
+		telemetry.PathwayDirection.String(cp.Direction.String()),
 	}
 	if cp.Group != "" {
 		kvs = append(kvs, semconv.MessagingConsumerGroupName(cp.Group))
@@ -92,7 +65,7 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	if k.hash == 0 {
 		kvs = append(kvs, OverflowAttr.Bool(true))
 	} else {
-		kvs = append(kvs, PathwayHashAttr.String(pathway.HashString(k.hash)), PathwayParentHashAttr.String(pathway.HashString(k.parent)))
+		kvs = append(kvs, telemetry.PathwayHash.String(pathway.HashString(k.hash)), telemetry.PathwayParentHash.String(pathway.HashString(k.parent)))
 	}
 	// attribute.NewSet sorts its argument in place: each set gets its own
 	// copy of kvs, or the edge set's sorting would reorder the origin's.
@@ -100,8 +73,8 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	return &pathwaySeries{
 		key:         k,
 		cp:          cp,
-		edgeAttrs:   attribute.NewSet(append(kvs, PathwayMeasureAttr.String(MeasureEdge))...),
-		originAttrs: attribute.NewSet(append(kvs, PathwayMeasureAttr.String(MeasureOrigin))...),
+		edgeAttrs:   attribute.NewSet(append(kvs, telemetry.PathwayMeasure.String(telemetry.MeasureEdge))...),
+		originAttrs: attribute.NewSet(append(kvs, telemetry.PathwayMeasure.String(telemetry.MeasureOrigin))...),
 	}
 }
 
@@ -146,7 +119,7 @@ type PathwayStats struct {
 	// Edge and Origin are the edge and from-origin latencies.
 	Edge, Origin pathway.Snapshot
 	// EdgeAttrs and OriginAttrs are the attributes of their
-	// PathwayLatencyMetric series.
+	// telemetry.MetricPathwayLatency series.
 	EdgeAttrs, OriginAttrs attribute.Set
 }
 

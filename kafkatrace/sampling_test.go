@@ -9,6 +9,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 const unsampledParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
@@ -54,10 +56,10 @@ func TestParentBasedSamplingSkipsUnsampledRecords(t *testing.T) {
 	for _, s := range tr.metrics.Messaging() {
 		counted[s.Op] += s.Count
 	}
-	if counted[OpProcess] == 0 {
+	if counted[telemetry.OpProcess] == 0 {
 		t.Fatal("unsampled record not counted as consumed")
 	}
-	if counted[OpSend] == 0 {
+	if counted[telemetry.OpSend] == 0 {
 		t.Fatal("unsampled record not counted as sent")
 	}
 }

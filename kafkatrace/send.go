@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -99,7 +100,7 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 // beyond the three set at start.
 func (t *Tracer) appendSendAttrs(attrs []attribute.KeyValue, r *kgo.Record) []attribute.KeyValue {
 	attrs = append(attrs, t.common...)
-	attrs = append(attrs, semconv.MessagingOperationName(OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
+	attrs = append(attrs, semconv.MessagingOperationName(telemetry.OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
 	if r.Key != nil {
 		attrs = append(attrs, keyHash(r.Key))
 	}
@@ -246,7 +247,7 @@ func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
 }
 
 func keyHash(key []byte) attribute.KeyValue {
-	return KeyHashAttr.String(strconv.FormatUint(xxhash.Sum64(key), 16))
+	return telemetry.MessageKeyHash.String(strconv.FormatUint(xxhash.Sum64(key), 16))
 }
 
 // errorType returns a low-cardinality error.type value for a produce error:

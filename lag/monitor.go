@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the gauges.
@@ -23,12 +25,6 @@ const ScopeName = "github.com/kretrieve/kretrieve/lag"
 
 // DefaultInterval is the time between two measurements of a Monitor.
 const DefaultInterval = 15 * time.Second
-
-// Names of the gauges.
-const (
-	RecordsGaugeName = "kretrieve.consumer.lag"
-	SecondsGaugeName = "kretrieve.consumer.lag.seconds"
-)
 
 // Monitor measures the lag of consumer groups periodically and exports the
 // last measurement as two observable gauges, by messaging.system,
@@ -92,14 +88,14 @@ func NewMonitor(baseOpts []kgo.Opt, mp metric.MeterProvider, interval time.Durat
 	}
 	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
-	m.records, err = meter.Int64ObservableGauge(RecordsGaugeName,
-		metric.WithUnit("{message}"),
+	m.records, err = meter.Int64ObservableGauge(telemetry.MetricLagRecords,
+		metric.WithUnit(telemetry.MetricLagRecordsUnit),
 		metric.WithDescription("Records a consumer group has yet to consume on a partition: end offset minus committed offset."))
 	if err != nil {
 		return nil, fmt.Errorf("lag gauge: %w", err)
 	}
-	m.seconds, err = meter.Float64ObservableGauge(SecondsGaugeName,
-		metric.WithUnit("s"),
+	m.seconds, err = meter.Float64ObservableGauge(telemetry.MetricLagSeconds,
+		metric.WithUnit(telemetry.MetricLagSecondsUnit),
 		metric.WithDescription("Age of the oldest record a consumer group has yet to consume on a partition."))
 	if err != nil {
 		return nil, fmt.Errorf("lag seconds gauge: %w", err)

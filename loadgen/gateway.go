@@ -16,9 +16,9 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/redact"
+	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -78,12 +78,12 @@ func (g *gatewayTarget) do(ctx context.Context, query string) result {
 	// The root span and the reported latency share one clock reading at
 	// each end, so the slowest request's trace lasts exactly its latency.
 	start := time.Now()
-	ctx, span := g.tracer.Start(ctx, producer.RootSpanName, trace.WithTimestamp(start), trace.WithAttributes(attrs.Query(query)...))
+	ctx, span := g.tracer.Start(ctx, telemetry.SpanRequest, trace.WithTimestamp(start), trace.WithAttributes(redact.Query(query)...))
 	res, requestID, err := g.post(ctx, query, start)
 	if requestID != "" {
-		span.SetAttributes(attrs.RequestID.String(requestID))
+		span.SetAttributes(telemetry.RequestID.String(requestID))
 	}
-	span.SetAttributes(producer.OutcomeAttr.String(res.outcome))
+	span.SetAttributes(telemetry.RequestOutcome.String(res.outcome))
 	if err != nil {
 		span.SetStatus(codes.Error, err.Error())
 	}

@@ -15,13 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/baggage"
 
-	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/otlptest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -294,7 +294,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 // were dead-lettered for each reason, and all of it was exported and logged.
 func (r *canaryRun) checkExercised(t *testing.T, cn canaries) {
 	t.Helper()
-	queryHash := attrs.Query("compress data with gzip " + cn.query)[1].Value.AsString()
+	queryHash := redact.Query("compress data with gzip " + cn.query)[1].Value.AsString()
 	var searched, retries, deadLetters int
 	statuses := map[string]bool{}
 	for _, s := range r.spans {

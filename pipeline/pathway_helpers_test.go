@@ -23,6 +23,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // requestCheckpoints returns the checkpoints a request passes from the
@@ -234,9 +235,9 @@ func exportedPathways(t *testing.T, points []otlptest.ExponentialHistogramPoint,
 			t.Fatalf("point unit %q, scale %d, negative buckets %v", p.Unit, p.Scale, p.Negative)
 		}
 		k := exportedKey{
-			edge: str(p, kafkatrace.PathwayEdgeAttr), direction: str(p, kafkatrace.PathwayDirectionAttr),
-			measure: str(p, kafkatrace.PathwayMeasureAttr),
-			hash:    str(p, kafkatrace.PathwayHashAttr), parent: str(p, kafkatrace.PathwayParentHashAttr),
+			edge: str(p, telemetry.PathwayEdge), direction: str(p, telemetry.PathwayDirection),
+			measure: str(p, telemetry.PathwayMeasure),
+			hash:    str(p, telemetry.PathwayHash), parent: str(p, telemetry.PathwayParentHash),
 		}
 		bySeries[k] = append(bySeries[k], p)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -104,11 +105,11 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			checkOriginsTelescope(t, series, path)
 
 			wantTemporality := map[string]string{"cumulative": "CUMULATIVE", "delta": "DELTA"}[temporality]
-			points := srv.ExponentialHistogramPoints(kafkatrace.PathwayLatencyMetric)
+			points := srv.ExponentialHistogramPoints(telemetry.MetricPathwayLatency)
 			exp := exportedPathways(t, points, wantTemporality)
 			final := path[len(path)-1]
 			finalKey := exportedKey{
-				edge: "retrieval.results → kretrieve-pathways-off", direction: "in", measure: kafkatrace.MeasureOrigin,
+				edge: "retrieval.results → kretrieve-pathways-off", direction: "in", measure: telemetry.MeasureOrigin,
 				hash: pathway.HashString(final.hash), parent: pathway.HashString(final.parent),
 			}
 			if e := exp[finalKey]; e == nil || e.count != n || e.points < 2 {
@@ -127,7 +128,7 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			for k, s := range series {
 				base := exportedKey{edge: k.cp.Edge(), direction: k.cp.Direction.String(), hash: pathway.HashString(k.hash), parent: pathway.HashString(k.parent)}
 				edge, origin := base, base
-				edge.measure, origin.measure = kafkatrace.MeasureEdge, kafkatrace.MeasureOrigin
+				edge.measure, origin.measure = telemetry.MeasureEdge, telemetry.MeasureOrigin
 				checkExportMatches(t, "edge "+k.cp.Edge(), exp[edge], s.Edge)
 				checkExportMatches(t, "origin "+k.cp.Edge(), exp[origin], s.Origin)
 				if e := exp[edge]; e != nil && e.points > 1 {

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // startCounter counts the spans its tracers are asked to start, sampled
@@ -82,13 +82,13 @@ func TestConfigTracerKeepsSettings(t *testing.T) {
 	var tenant string
 	for _, a := range process.Attributes() {
 		switch string(a.Key) {
-		case kafkatrace.BaggageAttrPrefix + "tenant":
+		case telemetry.BaggagePrefix + "tenant":
 			tenant = a.Value.AsString()
-		case kafkatrace.BaggageAttrPrefix + "secret":
+		case telemetry.BaggagePrefix + "secret":
 			t.Errorf("baggage key not listed became an attribute: %v", a)
 		}
 	}
 	if tenant != "acme" {
-		t.Fatalf("%s = %q, want acme: baggage attributes lost (attributes %v)", kafkatrace.BaggageAttrPrefix+"tenant", tenant, process.Attributes())
+		t.Fatalf("%s = %q, want acme: baggage attributes lost (attributes %v)", telemetry.BaggagePrefix+"tenant", tenant, process.Attributes())
 	}
 }

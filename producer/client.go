@@ -12,24 +12,13 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/redact"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the root request spans.
 const ScopeName = "github.com/kretrieve/kretrieve/producer"
-
-// RootSpanName is the name of the span at the root of every request's trace
-// when the request starts here (not at an HTTP server).
-const RootSpanName = "request"
-
-// Attributes of the root span.
-const (
-	// TopKAttr is the requested number of documents.
-	TopKAttr = attribute.Key("kretrieve.request.top_k")
-	// OutcomeAttr is "completed", "failed", "timeout", "canceled" or "sent".
-	OutcomeAttr = attribute.Key("kretrieve.request.outcome")
-)
 
 // ErrTimeout is returned by Call.Wait when no outcome arrived in time.
 var ErrTimeout = errors.New("timed out waiting for the result")
@@ -119,14 +108,14 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		return nil, errors.New("start: no collector to wait with")
 	}
 	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, start: time.Now()}
-	reqAttrs := append([]attribute.KeyValue{attrs.Request(req.RequestID), TopKAttr.Int(req.TopK)}, attrs.Query(req.Query)...)
+	reqAttrs := append([]attribute.KeyValue{redact.Request(req.RequestID), telemetry.RequestTopK.Int(req.TopK)}, redact.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
 		// request: annotate it instead of nesting another root under it.
 		call.span = parent
 		parent.SetAttributes(reqAttrs...)
 	} else {
-		ctx, call.span = c.tracer.Start(ctx, RootSpanName, trace.WithTimestamp(call.start), trace.WithAttributes(reqAttrs...))
+		ctx, call.span = c.tracer.Start(ctx, telemetry.SpanRequest, trace.WithTimestamp(call.start), trace.WithAttributes(reqAttrs...))
 		call.ownSpan = true
 	}
 	span := call.span
@@ -203,7 +192,7 @@ func (call *Call) finish(err error, outcome string) {
 		// From start by the monotonic clock, as the SDK ends spans: the
 		// wall-clock and monotonic durations then agree to the nanosecond.
 		call.end = call.start.Add(time.Since(call.start))
-		call.span.SetAttributes(OutcomeAttr.String(outcome))
+		call.span.SetAttributes(telemetry.RequestOutcome.String(outcome))
 		if err != nil {
 			call.span.RecordError(err)
 			call.span.SetStatus(codes.Error, err.Error())

@@ -12,7 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Outcome is what became of a request: a result, or a dead letter.
@@ -140,8 +140,8 @@ func (c *Collector) Unexpected() int64 { return c.unexpected.Load() }
 // kretrieve.results.dropped{reason=duplicate|late|foreign|undecodable}.
 func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registration, error) {
 	meter := mp.Meter(ScopeName)
-	dropped, err := meter.Int64ObservableCounter("kretrieve.results.dropped",
-		metric.WithUnit("{record}"),
+	dropped, err := meter.Int64ObservableCounter(telemetry.MetricResultsDropped,
+		metric.WithUnit(telemetry.MetricResultsDroppedUnit),
 		metric.WithDescription("Outcome records not handed to a waiter, by reason."))
 	if err != nil {
 		return nil, err
@@ -150,10 +150,10 @@ func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registratio
 		set metric.ObserveOption
 		n   *atomic.Int64
 	}{
-		{metric.WithAttributes(attribute.String("reason", "duplicate")), &c.duplicates},
-		{metric.WithAttributes(attribute.String("reason", "late")), &c.late},
-		{metric.WithAttributes(attribute.String("reason", "foreign")), &c.unexpected},
-		{metric.WithAttributes(attribute.String("reason", "undecodable")), &c.undecoded},
+		{metric.WithAttributes(telemetry.DroppedReason.String("duplicate")), &c.duplicates},
+		{metric.WithAttributes(telemetry.DroppedReason.String("late")), &c.late},
+		{metric.WithAttributes(telemetry.DroppedReason.String("foreign")), &c.unexpected},
+		{metric.WithAttributes(telemetry.DroppedReason.String("undecodable")), &c.undecoded},
 	}
 	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for _, r := range reasons {

@@ -4,11 +4,12 @@
 //
 // Recorder is an OpenTelemetry SDK SpanProcessor: it keeps HDR histograms,
 // and the spans of only the slowest completed requests, so its memory stays
-// bounded however long the run. Span is the JSON form of a recorded span,
-// written and read as a spans file (WriteSpans, ReadSpans), and
-// WriteWaterfall draws one trace's spans in the terminal.
+// bounded however long the run. Span is kretrieve's record of a finished
+// span: the JSON form written and read as a spans file (WriteSpans,
+// ReadSpans), what WriteWaterfall draws in the terminal, and what the
+// package conformance checks (it converts Jaeger's traces to it).
 //
 // It imports the OpenTelemetry SDK (it is a span processor) and, of
-// kretrieve, only kafkatrace's span names; commands pass it the root span's
+// kretrieve, only telemetry's span names; commands pass it the root span's
 // name and outcome attribute.
 package runsummary

@@ -10,7 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Stage names used in a Summary.
@@ -137,12 +137,12 @@ func (r *Recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 
 func stageOf(name string) stageKey {
 	switch {
-	case strings.HasPrefix(name, kafkatrace.OpSend+" "):
-		return stageKey{name[len(kafkatrace.OpSend)+1:], StageSend}
-	case strings.HasPrefix(name, kafkatrace.OpWait+" "):
-		return stageKey{name[len(kafkatrace.OpWait)+1:], StageWait}
-	case strings.HasPrefix(name, kafkatrace.OpProcess+" "):
-		return stageKey{name[len(kafkatrace.OpProcess)+1:], StageProcess}
+	case strings.HasPrefix(name, telemetry.OpSend+" "):
+		return stageKey{name[len(telemetry.OpSend)+1:], StageSend}
+	case strings.HasPrefix(name, telemetry.OpWait+" "):
+		return stageKey{name[len(telemetry.OpWait)+1:], StageWait}
+	case strings.HasPrefix(name, telemetry.OpProcess+" "):
+		return stageKey{name[len(telemetry.OpProcess)+1:], StageProcess}
 	}
 	return stageKey{"", name}
 }

@@ -13,8 +13,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span is a finished span as a run records it: the spans of Summary.Slowest
-// and one line of a spans file (see WriteSpans). Its JSON keys are
+// Span is a finished span, backend-neutral: as a run records it (the spans
+// of Summary.Slowest and one line of a spans file, see WriteSpans), or as
+// fetched from a trace backend (conformance.FromJaeger). Its JSON keys are
 // documented in README.md.
 type Span struct {
 	TraceID      string `json:"trace_id"`
@@ -57,6 +58,24 @@ type Attribute struct {
 	Key   string
 	Type  string
 	Value any
+}
+
+// Attr returns the value of the span's attribute key, if it has one.
+func (s Span) Attr(key string) (any, bool) {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value, true
+		}
+	}
+	return nil, false
+}
+
+// NewAttribute returns the attribute key with value, typed by value's Go
+// type (string, bool, int64, float64 or a slice of one); any other value is
+// kept as its fmt.Sprint text.
+func NewAttribute(key string, value any) Attribute {
+	a, _ := fromKeyValue(Attribute{Key: key, Value: value}.KeyValue())
+	return a
 }
 
 // Duration returns the span's length in nanoseconds.

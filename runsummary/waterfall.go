@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // WriteWaterfall draws one trace's spans as a tree in start order with a bar
@@ -44,7 +46,7 @@ func WriteWaterfall(w io.Writer, spans []Span, width int) error {
 		n := max(int(float64(s.Duration())/float64(total)*float64(width)), 1)
 		n = min(n, width-from)
 		fill := "█"
-		if strings.HasPrefix(s.Name, "wait ") {
+		if strings.HasPrefix(s.Name, telemetry.OpWait+" ") {
 			fill = "░"
 		}
 		bar := strings.Repeat(" ", from) + strings.Repeat(fill, n) + strings.Repeat(" ", max(width-from-n, 0))

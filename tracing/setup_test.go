@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -69,7 +70,7 @@ func TestSetupNoEndpoint(t *testing.T) {
 
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, manual.Collect(t.Context(), &rm))
-	exported, ok := sumValue(t, rm, tracing.MetricSpansExported)
+	exported, ok := sumValue(t, rm, telemetry.MetricSpansExported)
 	require.True(t, ok, "span metrics registered without an exporter")
 	assert.Zero(t, exported)
 
@@ -152,8 +153,8 @@ func TestSetupExportsToOTLP(t *testing.T) {
 			require.NoError(t, p.ForceFlush(t.Context()))
 			var rm metricdata.ResourceMetrics
 			require.NoError(t, manual.Collect(t.Context(), &rm))
-			exported, _ := sumValue(t, rm, tracing.MetricSpansExported)
-			dropped, _ := sumValue(t, rm, tracing.MetricSpansDropped)
+			exported, _ := sumValue(t, rm, telemetry.MetricSpansExported)
+			dropped, _ := sumValue(t, rm, telemetry.MetricSpansDropped)
 			assert.Equal(t, int64(4), exported)
 			assert.Zero(t, dropped)
 
@@ -168,7 +169,7 @@ func TestSetupExportsToOTLP(t *testing.T) {
 			}
 			assert.Len(t, rec.Ended(), 4, "the extra processor also sees exported spans")
 			assert.Subset(t, srv.MetricNames(),
-				[]string{tracing.MetricSpansDropped, tracing.MetricSpansExported, "test.requests"})
+				[]string{telemetry.MetricSpansDropped, telemetry.MetricSpansExported, "test.requests"})
 
 			st := p.Stats()
 			assert.Equal(t, tracing.SpanStats{Ended: 4, Exported: 4}, st)
@@ -363,10 +364,10 @@ func TestSetupQueueOverflowIsCounted(t *testing.T) {
 	assert.Equal(t, st.Ended, st.Exported+st.Dropped)
 	assert.Len(t, srv.Spans(), int(st.Exported))
 
-	got, ok := metrics.value(tracing.MetricSpansDropped)
+	got, ok := metrics.value(telemetry.MetricSpansDropped)
 	require.True(t, ok, "final collection at shutdown reports the dropped counter")
 	assert.Equal(t, st.Dropped, got)
-	got, _ = metrics.value(tracing.MetricSpansExported)
+	got, _ = metrics.value(telemetry.MetricSpansExported)
 	assert.Equal(t, st.Exported, got)
 }
 
@@ -421,7 +422,7 @@ func TestSetupExporterNone(t *testing.T) {
 	shutdown(t, p)
 	assert.Len(t, rec.Ended(), 2)
 	assert.Empty(t, srv.Spans())
-	assert.Contains(t, srv.MetricNames(), tracing.MetricSpansExported)
+	assert.Contains(t, srv.MetricNames(), telemetry.MetricSpansExported)
 }
 
 // staticProducer hands one counter to every collection, as kafkatrace.Metrics does.

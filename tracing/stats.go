@@ -7,12 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-)
 
-// Metric names registered on the meter provider by [Setup].
-const (
-	MetricSpansDropped  = "kretrieve.tracing.spans.dropped"
-	MetricSpansExported = "kretrieve.tracing.spans.exported"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 const meterName = "github.com/kretrieve/kretrieve/tracing"
@@ -112,17 +108,17 @@ func (e countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Read
 // which the final collection at meter-provider shutdown reports.
 func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters) error {
 	m := mp.Meter(meterName)
-	dropped, err := m.Int64ObservableCounter(MetricSpansDropped,
-		metric.WithUnit("{span}"),
+	dropped, err := m.Int64ObservableCounter(telemetry.MetricSpansDropped,
+		metric.WithUnit(telemetry.MetricSpansUnit),
 		metric.WithDescription("Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown)."))
 	if err != nil {
-		return fmt.Errorf("create %s: %w", MetricSpansDropped, err)
+		return fmt.Errorf("create %s: %w", telemetry.MetricSpansDropped, err)
 	}
-	exported, err := m.Int64ObservableCounter(MetricSpansExported,
-		metric.WithUnit("{span}"),
+	exported, err := m.Int64ObservableCounter(telemetry.MetricSpansExported,
+		metric.WithUnit(telemetry.MetricSpansUnit),
 		metric.WithDescription("Spans successfully exported to the trace collector."))
 	if err != nil {
-		return fmt.Errorf("create %s: %w", MetricSpansExported, err)
+		return fmt.Errorf("create %s: %w", telemetry.MetricSpansExported, err)
 	}
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(dropped, c.dropped())

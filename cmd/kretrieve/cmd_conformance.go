@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/conformance"
+	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 // conformanceConfig configures the conformance command.
@@ -50,7 +51,7 @@ func runConformance(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
-	var spans []conformance.Span
+	var spans []runsummary.Span
 	if cfg.traceID != "" {
 		spans, err = conformance.FetchJaegerTrace(ctx, client, cfg.jaeger, cfg.traceID)
 	} else {

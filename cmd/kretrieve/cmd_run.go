@@ -16,6 +16,7 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -97,7 +98,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 
 	topics := []string{cfg.topics.Requests, cfg.topics.Candidates, cfg.topics.Results}
-	work := []string{"search", "load documents", "dedupe", "rerank"}
+	work := []string{telemetry.SpanSearch, telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}
 	summary := recorder.Summary(counts, wall, topics, work)
 	summary.TracingDisabled = !comp.telemetry.Enabled
 	summary.SpansDropped = comp.telemetry.Stats().Dropped

@@ -62,7 +62,7 @@ func runTrace(ctx context.Context, args []string, getenv func(string) string, st
 	if len(spans) == 0 {
 		return fmt.Errorf("trace %s not found in %s", cfg.id, cfg.jaeger)
 	}
-	return runsummary.WriteWaterfall(stdout, fromConformance(spans), cfg.width)
+	return runsummary.WriteWaterfall(stdout, spans, cfg.width)
 }
 
 // traceFromFile draws trace cfg.id from cfg.spansFile or, without an id,
@@ -92,18 +92,4 @@ func traceFromFile(w io.Writer, cfg traceConfig) error {
 		}
 	}
 	return fmt.Errorf("trace %s not in %s (%d traces; list them with kretrieve trace --spans-file %[2]s)", cfg.id, cfg.spansFile, len(traces))
-}
-
-// fromConformance converts spans fetched from Jaeger to the spans the
-// waterfall draws.
-func fromConformance(in []conformance.Span) []runsummary.Span {
-	out := make([]runsummary.Span, len(in))
-	for i, s := range in {
-		out[i] = runsummary.Span{
-			TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentID,
-			Name: s.Name, Kind: s.Kind, Service: s.Service,
-			StartTimeUnixNano: s.StartMicros * 1000, EndTimeUnixNano: s.EndMicros * 1000,
-		}
-	}
-	return out
 }

@@ -10,29 +10,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/rerank"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the enrichment spans.
 const ScopeName = "github.com/kretrieve/kretrieve/consumers/enrichment"
-
-// Span attributes of the enrichment steps.
-const (
-	CandidatesAttr = attribute.Key("kretrieve.enrich.candidates")
-	LoadedAttr     = attribute.Key("kretrieve.enrich.loaded")
-	MissingAttr    = attribute.Key("kretrieve.enrich.missing")
-	DuplicatesAttr = attribute.Key("kretrieve.enrich.duplicates")
-	DocumentsAttr  = attribute.Key("kretrieve.enrich.documents")
-	ReorderedAttr  = attribute.Key("kretrieve.enrich.reordered")
-)
 
 // DefaultSnippetRunes is the snippet length when Config.SnippetRunes is 0.
 const DefaultSnippetRunes = 200
@@ -99,7 +89,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 	for i, cand := range c.Candidates {
 		ids[i] = cand.DocID
 	}
-	lctx, span := tracer.Start(ctx, "load documents", trace.WithAttributes(attrs.Request(c.RequestID), CandidatesAttr.Int(len(ids))))
+	lctx, span := tracer.Start(ctx, telemetry.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), telemetry.EnrichCandidates.Int(len(ids))))
 	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
 	if err != nil {
 		// A store's error may quote the query: it must not reach spans,
@@ -119,15 +109,15 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 		}
 		scored = append(scored, rerank.Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
 	}
-	span.SetAttributes(LoadedAttr.Int(len(scored)), MissingAttr.Int(len(ids)-len(scored)))
+	span.SetAttributes(telemetry.EnrichLoaded.Int(len(scored)), telemetry.EnrichMissing.Int(len(ids)-len(scored)))
 	span.End()
 
 	_, span = tracer.Start(ctx, "dedupe")
 	scored, dropped := rerank.Dedupe(scored, cfg.DuplicateThreshold)
-	span.SetAttributes(DuplicatesAttr.Int(dropped), DocumentsAttr.Int(len(scored)))
+	span.SetAttributes(telemetry.EnrichDuplicates.Int(dropped), telemetry.EnrichDocuments.Int(len(scored)))
 	span.End()
 
-	_, span = tracer.Start(ctx, "rerank")
+	_, span = tracer.Start(ctx, telemetry.SpanRerank)
 	before := make([]string, len(scored))
 	for i, s := range scored {
 		before[i] = s.Doc.ID
@@ -139,7 +129,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 			moved++
 		}
 	}
-	span.SetAttributes(DocumentsAttr.Int(len(scored)), ReorderedAttr.Int(moved))
+	span.SetAttributes(telemetry.EnrichDocuments.Int(len(scored)), telemetry.EnrichReordered.Int(moved))
 	span.End()
 
 	docs := make([]messages.Document, len(scored))

@@ -10,28 +10,18 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/attrs"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the retrieval spans.
 const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
-
-// Span attributes of the search span.
-const (
-	IndexNameAttr = attribute.Key("kretrieve.index.name")
-	IndexDocsAttr = attribute.Key("kretrieve.index.documents")
-	TopKAttr      = attribute.Key("kretrieve.search.top_k")
-	HitsAttr      = attribute.Key("kretrieve.search.hits")
-	// QueryTextAttr carries the query text, only with Config.RecordQueryText.
-	QueryTextAttr = attribute.Key("kretrieve.query.text")
-)
 
 // Searcher finds the best documents for a query.
 type Searcher interface {
@@ -70,14 +60,14 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 			return nil, err
 		}
 		start := time.Now()
-		ctx, span := tracer.Start(ctx, "search", trace.WithAttributes(
-			attrs.Request(req.RequestID),
-			IndexNameAttr.String(s.Name()),
-			IndexDocsAttr.Int(s.Len()),
-			TopKAttr.Int(req.TopK),
-		), trace.WithAttributes(attrs.Query(req.Query)...))
+		ctx, span := tracer.Start(ctx, telemetry.SpanSearch, trace.WithAttributes(
+			redact.Request(req.RequestID),
+			telemetry.IndexName.String(s.Name()),
+			telemetry.IndexDocuments.Int(s.Len()),
+			telemetry.SearchTopK.Int(req.TopK),
+		), trace.WithAttributes(redact.Query(req.Query)...))
 		if cfg.RecordQueryText {
-			span.SetAttributes(QueryTextAttr.String(req.Query))
+			span.SetAttributes(telemetry.QueryText.String(req.Query))
 		}
 		hits, err := s.Search(ctx, req.Query, req.TopK)
 		if err != nil {
@@ -94,7 +84,7 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 			}
 			return nil, err
 		}
-		span.SetAttributes(HitsAttr.Int(len(hits)))
+		span.SetAttributes(telemetry.SearchHits.Int(len(hits)))
 		span.End()
 
 		cands := make([]messages.Candidate, len(hits))

@@ -15,9 +15,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
-	"github.com/kretrieve/kretrieve/lag"
-	"github.com/kretrieve/kretrieve/tracing"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Grafana's provisioning directories in the container.
@@ -34,25 +32,25 @@ type instrument struct {
 }
 
 // emitted lists the metrics the code registers, with the names and units
-// taken from the code where they are exported and checked against the
-// source where they are literals (TestEmittedMetricsAreInTheCode).
+// taken from the code (package telemetry and semconv's messagingconv), and
+// the registration each needs in the source (TestEmittedMetricsAreInTheCode).
 func emitted() []instrument {
 	return []instrument{
-		{"kretrieve.messaging.queue_wait.duration", "s", "histogram", `"kretrieve.messaging.queue_wait.duration"`},
+		{telemetry.MetricQueueWait, telemetry.MetricQueueWaitUnit, "histogram", "addHist(telemetry.MetricQueueWait,"},
 		{messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Unit(), "histogram", "addHist(messagingconv.ProcessDuration{}.Name()"},
 		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "addHist(messagingconv.ClientOperationDuration{}.Name()"},
 		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "addSum(messagingconv.ClientSentMessages{}.Name()"},
 		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "addSum(messagingconv.ClientConsumedMessages{}.Name()"},
-		{lag.RecordsGaugeName, "{message}", "gauge", "Int64ObservableGauge(RecordsGaugeName"},
-		{lag.SecondsGaugeName, "s", "gauge", "Float64ObservableGauge(SecondsGaugeName"},
-		{"kretrieve.results.dropped", "{record}", "counter", `Int64ObservableCounter("kretrieve.results.dropped"`},
-		{tracing.MetricSpansDropped, "{span}", "counter", "Int64ObservableCounter(MetricSpansDropped"},
-		{tracing.MetricSpansExported, "{span}", "counter", "Int64ObservableCounter(MetricSpansExported"},
+		{telemetry.MetricLagRecords, telemetry.MetricLagRecordsUnit, "gauge", "Int64ObservableGauge(telemetry.MetricLagRecords"},
+		{telemetry.MetricLagSeconds, telemetry.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(telemetry.MetricLagSeconds"},
+		{telemetry.MetricResultsDropped, telemetry.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(telemetry.MetricResultsDropped"},
+		{telemetry.MetricSpansDropped, telemetry.MetricSpansUnit, "counter", "Int64ObservableCounter(telemetry.MetricSpansDropped"},
+		{telemetry.MetricSpansExported, telemetry.MetricSpansUnit, "counter", "Int64ObservableCounter(telemetry.MetricSpansExported"},
 		// Exported as classic histograms with
 		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
 		// (compose.yaml): the collector's Prometheus exporter drops
 		// exponential ones.
-		{kafkatrace.PathwayLatencyMetric, "s", "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
+		{telemetry.MetricPathwayLatency, telemetry.MetricPathwayLatencyUnit, "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
 	}
 }
 
@@ -345,7 +343,7 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 			// The panels the dashboard exists for.
 			for _, in := range emitted() {
 				switch in.name {
-				case "kretrieve.messaging.queue_wait.duration", messagingconv.ProcessDuration{}.Name(), lag.RecordsGaugeName, lag.SecondsGaugeName, kafkatrace.PathwayLatencyMetric:
+				case telemetry.MetricQueueWait, messagingconv.ProcessDuration{}.Name(), telemetry.MetricLagRecords, telemetry.MetricLagSeconds, telemetry.MetricPathwayLatency:
 					if n := promNames(in)[0]; !used[n] {
 						t.Errorf("no panel queries %s (%s)", n, in.name)
 					}
@@ -379,11 +377,11 @@ var (
 func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 	p := load(t)
 	labels := map[string]bool{}
-	for _, k := range []string{string(kafkatrace.PathwayHashAttr), string(kafkatrace.PathwayParentHashAttr), string(kafkatrace.PathwayEdgeAttr),
-		string(kafkatrace.PathwayDirectionAttr), string(kafkatrace.PathwayMeasureAttr)} {
+	for _, k := range []string{string(telemetry.PathwayHash), string(telemetry.PathwayParentHash), string(telemetry.PathwayEdge),
+		string(telemetry.PathwayDirection), string(telemetry.PathwayMeasure)} {
 		labels[promLabel(k)] = true
 	}
-	metric := promNames(instrument{name: kafkatrace.PathwayLatencyMetric, unit: "s", kind: "histogram"})[0]
+	metric := promNames(instrument{name: telemetry.MetricPathwayLatency, unit: "s", kind: "histogram"})[0]
 	metric = strings.TrimSuffix(metric, "_bucket")
 	var d struct {
 		Panels []panel `json:"panels"`
@@ -406,13 +404,13 @@ func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 			}
 			for _, m := range promMeasureVal.FindAllStringSubmatch(tg.Expr, -1) {
 				measures[m[1]] = true
-				if m[1] != kafkatrace.MeasureEdge && m[1] != kafkatrace.MeasureOrigin {
-					t.Errorf("panel %q: measure %q is neither %s nor %s", pn.Title, m[1], kafkatrace.MeasureEdge, kafkatrace.MeasureOrigin)
+				if m[1] != telemetry.MeasureEdge && m[1] != telemetry.MeasureOrigin {
+					t.Errorf("panel %q: measure %q is neither %s nor %s", pn.Title, m[1], telemetry.MeasureEdge, telemetry.MeasureOrigin)
 				}
 			}
 		}
 	}
-	if n == 0 || !measures[kafkatrace.MeasureEdge] || !measures[kafkatrace.MeasureOrigin] {
+	if n == 0 || !measures[telemetry.MeasureEdge] || !measures[telemetry.MeasureOrigin] {
 		t.Errorf("%d pathway queries, measures %v: want panels of both measures", n, measures)
 	}
 	for _, pr := range p.procs(t) {
