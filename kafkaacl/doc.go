@@ -5,7 +5,7 @@
 // topics and the pathways topic the long-running commands publish their
 // pathway aggregates to (package pathway/aggregate).
 //
-// It is the single source for the README's ACL table ([Markdown]), for the
+// It is the single source for the ACL table of docs/security.md ([Markdown]), for the
 // development broker's --acl-roles (kretrieve broker) and for the tests that
 // run every role under exactly these ACLs and check that it is refused
 // outside them. [Rule.Builder] turns a rule into a kadm ACL builder for

@@ -212,7 +212,7 @@ func Lookup(name string, n Names) (Role, error) {
 	return roles[i], nil
 }
 
-// Markdown renders roles as the README's table: role, commands, resource
+// Markdown renders roles as the table of docs/security.md: role, commands, resource
 // type, name (literal pattern), operation, and why.
 func Markdown(roles []Role) string {
 	var b strings.Builder

@@ -21,7 +21,7 @@ import (
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
-// Report is what `kretrieve load` prints; its JSON keys are documented in README.md.
+// Report is what `kretrieve load` prints; its JSON keys are documented in docs/performance.md.
 type Report struct {
 	Mode   string `json:"mode"`
 	Target string `json:"target"`

@@ -29,7 +29,7 @@ type Scored struct {
 // title is 1 when the whole qualified title is in the query
 // ("net/url.ParseQuery", "strings.Builder", "net/url"). A user who
 // names the API gets it first, while a query in plain words keeps the BM25
-// order: boosting partial word overlaps was measured to hurt (README,
+// order: boosting partial word overlaps was measured to hurt (docs/retrieval.md,
 // "Retrieval quality").
 const (
 	NameBoost  = 0.5

@@ -16,7 +16,7 @@ import (
 // Span is a finished span, backend-neutral: as a run records it (the spans
 // of Summary.Slowest and one line of a spans file, see WriteSpans), or as
 // fetched from a trace backend (conformance.FromJaeger). Its JSON keys are
-// documented in README.md.
+// documented in docs/configuration.md.
 type Span struct {
 	TraceID      string `json:"trace_id"`
 	SpanID       string `json:"span_id"`

@@ -10,7 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Summary is a run's outcome. Its JSON keys are documented in README.md.
+// Summary is a run's outcome. Its JSON keys are documented in docs/configuration.md.
 type Summary struct {
 	Requests        Requests      `json:"requests"`
 	WallSeconds     float64       `json:"wall_seconds"`

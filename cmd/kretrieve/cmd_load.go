@@ -88,7 +88,7 @@ func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (l
 	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.spans.validate(), c.pathways.validate())...)
 }
 
-// loadReport is what `kretrieve load` prints; its JSON keys are documented in README.md.
+// loadReport is what `kretrieve load` prints; its JSON keys are documented in docs/performance.md.
 type loadReport = loadgen.Report
 
 // runLoad drives a running pipeline with package loadgen, through Kafka or

@@ -6,7 +6,7 @@
 // Grafana with its data sources and the kretrieve dashboard.
 //
 // The package has no code. Its tests parse compose.yaml and every file it
-// mounts and check them against the binary and the README without Docker:
+// mounts and check them against the binary and docs/configuration.md without Docker:
 // real subcommands and flags, documented KRETRIEVE_* and OTEL_* variables,
 // brokers, OTLP endpoint and gateway port against the services that serve
 // them, topics and partitions against the messages package, the index

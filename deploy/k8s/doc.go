@@ -5,7 +5,7 @@
 //
 // The package has no code. Its tests parse every manifest and check it
 // against the binary without a cluster: real subcommands and flags, KRETRIEVE_*
-// and OTEL_* variables listed in the repository README, gateway ports and
+// and OTEL_* variables listed in docs/configuration.md, gateway ports and
 // probes, termination grace periods, ScaledObjects against the Deployments'
 // consumer groups, topics and partitions, and the kustomization's file list.
 // It imports nothing from the module.
