@@ -48,24 +48,38 @@ func DefaultTopics() Topics {
 // once [DLQSuffix] is appended. No topic may end with [DLQSuffix], and the
 // topics must be distinct, also in Kafka's sense where '.' and '_' collide.
 func (t Topics) Validate() error {
-	named := [...]struct{ name, topic string }{
-		{"requests", t.Requests},
-		{"candidates", t.Candidates},
-		{"results", t.Results},
-	}
+	return ValidateTopics(
+		NamedTopic{"requests", t.Requests},
+		NamedTopic{"candidates", t.Candidates},
+		NamedTopic{"results", t.Results},
+	)
+}
+
+// NamedTopic is a topic and the part it plays, which error messages name.
+type NamedTopic struct {
+	// Name says what the topic is for, such as "requests".
+	Name string
+	// Topic is the topic's name in Kafka.
+	Topic string
+}
+
+// ValidateTopics applies the rules of [Topics.Validate] to any number of
+// topics: each is a legal topic name whose dead-letter topic is legal too,
+// and no two are equal or collide in Kafka's sense.
+func ValidateTopics(named ...NamedTopic) error {
 	for _, n := range named {
-		if err := validateTopic(n.topic); err != nil {
-			return fmt.Errorf("%s topic: %w", n.name, err)
+		if err := validateTopic(n.Topic); err != nil {
+			return fmt.Errorf("%s topic: %w", n.Name, err)
 		}
 	}
 	for i := range named {
 		for j := i + 1; j < len(named); j++ {
 			a, b := named[i], named[j]
 			switch {
-			case a.topic == b.topic:
-				return fmt.Errorf("%s and %s topics are both %q", a.name, b.name, a.topic)
-			case collisionKey(a.topic) == collisionKey(b.topic):
-				return fmt.Errorf("%s topic %q and %s topic %q collide: kafka treats '.' and '_' alike", a.name, a.topic, b.name, b.topic)
+			case a.Topic == b.Topic:
+				return fmt.Errorf("%s and %s topics are both %q", a.Name, b.Name, a.Topic)
+			case collisionKey(a.Topic) == collisionKey(b.Topic):
+				return fmt.Errorf("%s topic %q and %s topic %q collide: kafka treats '.' and '_' alike", a.Name, a.Topic, b.Name, b.Topic)
 			}
 		}
 	}
