@@ -1,6 +1,6 @@
 // Package kafkaacl is the least-privilege ACL matrix of kretrieve's roles:
-// for each role (retrieval, enrichment, gateway, producer, dlq, lag,
-// pathways) the topics and consumer groups it uses and the one operation it
+// for each role (one per pipeline stage, retrieval and enrichment by
+// default, then gateway, producer, dlq, lag and pathways) the topics and consumer groups it uses and the one operation it
 // needs on each. The topics are the pipeline topics, their dead-letter
 // topics and the pathways topic the long-running commands publish their
 // pathway aggregates to (package pathway/aggregate).
@@ -11,5 +11,9 @@
 // outside them. [Rule.Builder] turns a rule into a kadm ACL builder for
 // creating the ACLs on a real cluster.
 //
-// It imports messages (topic names) and franz-go's kmsg and kadm only.
+// The matrix is built from a topology (package topology): adding a stage
+// adds its role and the rules of the other roles on its topics.
+//
+// It imports messages (topic names), topology and franz-go's kmsg and
+// kadm only.
 package kafkaacl

@@ -9,39 +9,35 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
-// Default consumer groups: the same as pipeline.RetrievalGroup,
-// pipeline.EnrichmentGroup and deadletters.DefaultReplayGroup (a test keeps
-// them equal).
-const (
-	DefaultRetrievalGroup  = "retrieval"
-	DefaultEnrichmentGroup = "enrichment"
-	DefaultReplayGroup     = "kretrieve-dlq-replay"
-)
+// DefaultReplayGroup is the consumer group of kretrieve dlq replay: the
+// same as deadletters.DefaultReplayGroup (a test keeps them equal).
+const DefaultReplayGroup = "kretrieve-dlq-replay"
 
 // DefaultPathwaysTopic is the default topic of the pathway aggregates: the
 // same as aggregate.DefaultTopic (a test keeps them equal).
 const DefaultPathwaysTopic = "kretrieve.pathways"
 
-// Role names.
+// The names of the roles that are not stages; each stage's role is named
+// after the stage.
 const (
-	RoleRetrieval  = "retrieval"
-	RoleEnrichment = "enrichment"
-	RoleGateway    = "gateway"
-	RoleProducer   = "producer"
-	RoleDLQ        = "dlq"
-	RoleLag        = "lag"
-	RolePathways   = "pathways"
+	RoleGateway  = "gateway"
+	RoleProducer = "producer"
+	RoleDLQ      = "dlq"
+	RoleLag      = "lag"
+	RolePathways = "pathways"
 )
 
 // Names are the resource names the matrix is built from.
 type Names struct {
-	// Topics are the pipeline topics; their dead-letter topics follow.
-	Topics messages.Topics
-	// RetrievalGroup, EnrichmentGroup and ReplayGroup are the consumer
-	// groups of the workers and of kretrieve dlq replay.
-	RetrievalGroup, EnrichmentGroup, ReplayGroup string
+	// Topology is the pipeline: each stage is a role reading its input
+	// with its group and writing its output; the pipeline topics and
+	// their dead-letter topics follow from it.
+	Topology topology.Topology
+	// ReplayGroup is the consumer group of kretrieve dlq replay.
+	ReplayGroup string
 	// PathwaysTopic is the compacted topic the long-running commands
 	// publish their pathway aggregates to.
 	PathwaysTopic string
@@ -50,17 +46,15 @@ type Names struct {
 // AllTopics returns the pipeline topics, their dead-letter topics and the
 // pathways topic.
 func (n Names) AllTopics() []string {
-	return append(n.Topics.All(), n.PathwaysTopic)
+	return append(n.Topology.All(), n.PathwaysTopic)
 }
 
-// DefaultNames returns the default topics and groups.
+// DefaultNames returns the default pipeline, topics and groups.
 func DefaultNames() Names {
 	return Names{
-		Topics:          messages.DefaultTopics(),
-		RetrievalGroup:  DefaultRetrievalGroup,
-		EnrichmentGroup: DefaultEnrichmentGroup,
-		ReplayGroup:     DefaultReplayGroup,
-		PathwaysTopic:   DefaultPathwaysTopic,
+		Topology:      topology.Default(messages.DefaultTopics()),
+		ReplayGroup:   DefaultReplayGroup,
+		PathwaysTopic: DefaultPathwaysTopic,
 	}
 }
 
@@ -122,9 +116,10 @@ func (r Role) Allows(resource kmsg.ACLResourceType, name string, op kmsg.ACLOper
 	return false
 }
 
-// Roles returns every role's rules for the given names.
+// Roles returns every role's rules for the given names: one role per
+// stage, in pipeline order, then the gateway, producer, dlq, lag and
+// pathways roles.
 func Roles(n Names) []Role {
-	t := n.Topics
 	topic := func(name string, op kmsg.ACLOperation, why string) Rule {
 		return Rule{Resource: kmsg.ACLResourceTypeTopic, Name: name, Operation: op, Why: why}
 	}
@@ -137,66 +132,70 @@ func Roles(n Names) []Role {
 		describe = kmsg.ACLOperationDescribe
 	)
 	dlq := messages.DLQTopic
+	t := n.Topology
 	publishPathways := topic(n.PathwaysTopic, write, "publish pathway aggregates (`kretrieve pathways`)")
-	return []Role{
-		{RoleRetrieval, "`kretrieve retrieval`", []Rule{
-			topic(t.Requests, read, "consume requests (DESCRIBE is implied: metadata, offsets, lag)"),
-			topic(t.Candidates, write, "publish candidates"),
-			topic(dlq(t.Requests), write, "dead-letter bad requests"),
-			group(n.RetrievalGroup, read, "join the group, commit offsets (DESCRIBE implied: lag gauges)"),
+	var roles []Role
+	for _, s := range t.Stages {
+		roles = append(roles, Role{s.Name, "`kretrieve " + s.Name + "`", []Rule{
+			topic(s.Input, read, "consume its input (DESCRIBE is implied: metadata, offsets, lag)"),
+			topic(s.Output, write, "publish its output"),
+			topic(dlq(s.Input), write, "dead-letter the input records it cannot process"),
+			group(s.Group, read, "join the group, commit offsets (DESCRIBE implied: lag gauges)"),
 			publishPathways,
-		}},
-		{RoleEnrichment, "`kretrieve enrichment`", []Rule{
-			topic(t.Candidates, read, "consume candidates"),
-			topic(t.Results, write, "publish results"),
-			topic(dlq(t.Candidates), write, "dead-letter bad candidates"),
-			group(n.EnrichmentGroup, read, "join the group, commit offsets"),
-			publishPathways,
-		}},
-		{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", []Rule{
-			topic(t.Requests, write, "publish requests"),
-			topic(t.Results, read, "collect results (no group)"),
-			topic(dlq(t.Requests), read, "collect dead-lettered requests"),
-			topic(dlq(t.Candidates), read, "collect dead-lettered candidates"),
-			topic(t.Candidates, describe, "`/readyz`: every pipeline topic exists"),
-			topic(dlq(t.Results), describe, "`/readyz`: every pipeline topic exists"),
-			publishPathways,
-		}},
-		{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
-			topic(t.Requests, write, "publish requests"),
-		}},
-		{RoleDLQ, "`kretrieve dlq list`, `dlq replay`", []Rule{
-			topic(dlq(t.Requests), read, "read dead letters"),
-			topic(dlq(t.Candidates), read, "read dead letters"),
-			topic(dlq(t.Results), read, "read dead letters"),
-			topic(t.Requests, write, "replay: republish"),
-			topic(t.Candidates, write, "replay: republish"),
-			topic(t.Results, write, "replay: republish"),
-			group(n.ReplayGroup, read, "replay: commit what was replayed"),
-		}},
-		{RoleLag, "`kretrieve lag`", []Rule{
-			group(n.RetrievalGroup, describe, "committed offsets"),
-			group(n.EnrichmentGroup, describe, "committed offsets"),
-			topic(t.Requests, read, "end offsets; timestamp of the oldest waiting record"),
-			topic(t.Candidates, read, "end offsets; timestamp of the oldest waiting record"),
-		}},
-		{RolePathways, "`kretrieve pathways`", []Rule{
-			topic(n.PathwaysTopic, read, "read the pathway aggregates"),
-			group(n.RetrievalGroup, describe, "lag: committed offsets"),
-			group(n.EnrichmentGroup, describe, "lag: committed offsets"),
-			topic(t.Requests, read, "lag: end offsets; timestamp of the oldest waiting record"),
-			topic(t.Candidates, read, "lag: end offsets; timestamp of the oldest waiting record"),
-			topic(dlq(t.Requests), describe, "dead letters: start and end offsets"),
-			topic(dlq(t.Candidates), describe, "dead letters: start and end offsets"),
-			topic(dlq(t.Results), describe, "dead letters: start and end offsets"),
-		}},
+		}})
 	}
+
+	gateway := []Rule{
+		topic(t.Requests(), write, "publish requests"),
+		topic(t.Results(), read, "collect results (no group)"),
+	}
+	for _, in := range t.Inputs() {
+		gateway = append(gateway, topic(dlq(in), read, "collect dead-lettered "+in))
+	}
+	for _, out := range t.Stages[:max(len(t.Stages)-1, 0)] {
+		gateway = append(gateway, topic(out.Output, describe, "`/readyz`: every pipeline topic exists"))
+	}
+	gateway = append(gateway, topic(dlq(t.Results()), describe, "`/readyz`: every pipeline topic exists"), publishPathways)
+
+	var dlqRules, lagRules, pathwaysRules []Rule
+	for _, d := range t.DeadLetterTopics() {
+		dlqRules = append(dlqRules, topic(d, read, "read dead letters"))
+	}
+	for _, p := range t.Topics() {
+		dlqRules = append(dlqRules, topic(p, write, "replay: republish"))
+	}
+	dlqRules = append(dlqRules, group(n.ReplayGroup, read, "replay: commit what was replayed"))
+	for _, g := range t.Groups() {
+		lagRules = append(lagRules, group(g, describe, "committed offsets"))
+	}
+	for _, in := range t.Inputs() {
+		lagRules = append(lagRules, topic(in, read, "end offsets; timestamp of the oldest waiting record"))
+	}
+	pathwaysRules = append(pathwaysRules, topic(n.PathwaysTopic, read, "read the pathway aggregates"))
+	for _, r := range lagRules {
+		r.Why = "lag: " + r.Why
+		pathwaysRules = append(pathwaysRules, r)
+	}
+	for _, d := range t.DeadLetterTopics() {
+		pathwaysRules = append(pathwaysRules, topic(d, describe, "dead letters: start and end offsets"))
+	}
+	return append(roles,
+		Role{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", gateway},
+		Role{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
+			topic(t.Requests(), write, "publish requests"),
+		}},
+		Role{RoleDLQ, "`kretrieve dlq list`, `dlq replay`", dlqRules},
+		Role{RoleLag, "`kretrieve lag`", lagRules},
+		Role{RolePathways, "`kretrieve pathways`", pathwaysRules},
+	)
 }
 
-// RoleNames lists the roles.
-func RoleNames() []string {
+// RoleNames lists the roles of the default names.
+func RoleNames() []string { return roleNames(DefaultNames()) }
+
+func roleNames(n Names) []string {
 	var out []string
-	for _, r := range Roles(DefaultNames()) {
+	for _, r := range Roles(n) {
 		out = append(out, r.Name)
 	}
 	return out
@@ -207,7 +206,7 @@ func Lookup(name string, n Names) (Role, error) {
 	roles := Roles(n)
 	i := slices.IndexFunc(roles, func(r Role) bool { return r.Name == name })
 	if i < 0 {
-		return Role{}, fmt.Errorf("unknown role %q (roles: %s)", name, strings.Join(RoleNames(), ", "))
+		return Role{}, fmt.Errorf("unknown role %q (roles: %s)", name, strings.Join(roleNames(n), ", "))
 	}
 	return roles[i], nil
 }

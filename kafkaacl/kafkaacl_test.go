@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +18,11 @@ import (
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
-// TestREADMEListsTheMatrix keeps the README's ACL table equal to the code's.
-func TestREADMEListsTheMatrix(t *testing.T) {
+// TestDocsListTheMatrix keeps docs/security.md's ACL table equal to the code's.
+func TestDocsListTheMatrix(t *testing.T) {
 	readme, err := os.ReadFile("../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +81,7 @@ func allTopics() []string { return kafkaacl.DefaultNames().AllTopics() }
 
 func allGroups() []string {
 	n := kafkaacl.DefaultNames()
-	return []string{n.RetrievalGroup, n.EnrichmentGroup, n.ReplayGroup}
+	return append(n.Topology.Groups(), n.ReplayGroup)
 }
 
 // TestEnsureTopicsWithoutCreate: a role cannot create topics; once an
@@ -200,5 +202,71 @@ func TestRolesGetExactlyTheirACLs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRolesFollowTheTopology: a stage inserted into the topology gets its
+// own role, and the roles that span the pipeline cover its topics and
+// group, with nothing else changed.
+func TestRolesFollowTheTopology(t *testing.T) {
+	n := kafkaacl.DefaultNames()
+	var err error
+	n.Topology, err = n.Topology.Insert(topology.Retrieval, topology.Stage{Name: "rerank", Output: "retrieval.reranked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := kafkaacl.Roles(n)
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = r.Name
+	}
+	if want := []string{"retrieval", "rerank", "enrichment", "gateway", "producer", "dlq", "lag", "pathways"}; !slices.Equal(names, want) {
+		t.Fatalf("roles %v, want %v", names, want)
+	}
+	const (
+		topic = kmsg.ACLResourceTypeTopic
+		group = kmsg.ACLResourceTypeGroup
+		read  = kmsg.ACLOperationRead
+		write = kmsg.ACLOperationWrite
+		desc  = kmsg.ACLOperationDescribe
+	)
+	for _, c := range []struct {
+		role string
+		res  kmsg.ACLResourceType
+		name string
+		op   kmsg.ACLOperation
+		want bool
+	}{
+		{"rerank", topic, "retrieval.candidates", read, true},
+		{"rerank", topic, "retrieval.reranked", write, true},
+		{"rerank", topic, "retrieval.candidates.dlq", write, true},
+		{"rerank", group, "rerank", read, true},
+		{"rerank", topic, "retrieval.results", write, false},
+		{"retrieval", topic, "retrieval.candidates", write, true},
+		{"enrichment", topic, "retrieval.reranked", read, true},
+		{"enrichment", topic, "retrieval.candidates", read, false},
+		{"gateway", topic, "retrieval.reranked.dlq", read, true},
+		{"gateway", topic, "retrieval.reranked", desc, true},
+		{"gateway", topic, "retrieval.reranked", read, false},
+		{"dlq", topic, "retrieval.reranked.dlq", read, true},
+		{"dlq", topic, "retrieval.reranked", write, true},
+		{"lag", group, "rerank", desc, true},
+		{"lag", topic, "retrieval.reranked", read, true},
+		{"lag", topic, "retrieval.results", read, false},
+		{"pathways", topic, "retrieval.reranked.dlq", desc, true},
+	} {
+		r, err := kafkaacl.Lookup(c.role, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Allows(c.res, c.name, c.op); got != c.want {
+			t.Errorf("%s allows %s %s %s = %v, want %v", c.role, c.res, c.name, c.op, got, c.want)
+		}
+	}
+	if _, err := kafkaacl.Lookup("admin", n); err == nil || !strings.Contains(err.Error(), "retrieval, rerank, enrichment, gateway") {
+		t.Errorf("unknown role: %v", err)
+	}
+	if roles := kafkaacl.Roles(kafkaacl.Names{}); len(roles) != 5 {
+		t.Errorf("an empty topology has the 5 non-stage roles, got %d", len(roles))
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
@@ -117,6 +116,9 @@ type KafkaConfig struct {
 	// worker groups' lag every second during the run, for the report's
 	// peak lag. Nil: no lag is measured.
 	LagOptions []kgo.Opt
+	// LagGroups are the consumer groups whose lag is measured: the
+	// stages' groups (topology.Topology.Groups).
+	LagGroups []string
 }
 
 // NewKafkaTarget returns a target publishing requests and collecting their
@@ -139,10 +141,10 @@ type kafkaTarget struct {
 func (k *kafkaTarget) name() string { return "kafka " + k.cfg.Brokers }
 
 func (k *kafkaTarget) start(ctx context.Context) {
-	if k.cfg.LagOptions == nil {
+	if k.cfg.LagOptions == nil || len(k.cfg.LagGroups) == 0 {
 		return
 	}
-	k.stopLag = watchPeakLag(ctx, k.cfg.LagOptions, func(records int64, seconds float64) {
+	k.stopLag = watchPeakLag(ctx, k.cfg.LagOptions, k.cfg.LagGroups, func(records int64, seconds float64) {
 		k.mu.Lock()
 		k.peakLag, k.peakLagSecond = max(k.peakLag, records), max(k.peakLagSecond, seconds)
 		k.mu.Unlock()
@@ -380,9 +382,9 @@ func (d *driver) drive(ctx context.Context, rate, requests int, duration time.Du
 	return p
 }
 
-// watchPeakLag measures the worker groups' lag every second and reports
-// each measurement to peak, until the returned stop is called.
-func watchPeakLag(ctx context.Context, opts []kgo.Opt, peak func(records int64, seconds float64)) (stop func()) {
+// watchPeakLag measures the groups' lag every second and reports each
+// measurement to peak, until the returned stop is called.
+func watchPeakLag(ctx context.Context, opts []kgo.Opt, groups []string, peak func(records int64, seconds float64)) (stop func()) {
 	lagCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -390,7 +392,7 @@ func watchPeakLag(ctx context.Context, opts []kgo.Opt, peak func(records int64, 
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			if ls, err := lag.Measure(lagCtx, opts, pipeline.RetrievalGroup, pipeline.EnrichmentGroup); err == nil {
+			if ls, err := lag.Measure(lagCtx, opts, groups...); err == nil {
 				var total int64
 				var oldest float64
 				for _, l := range ls {

@@ -23,6 +23,7 @@ import (
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -165,11 +166,11 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 	h.cfg.Worker.MaxRecordBytes = 8 << 10 // so that an oversized record fits the broker's default limit
 
 	ctx, cancel := context.WithCancel(context.Background())
-	retrievalW, err := pipeline.NewRetrievalWorker(h.cfg, canarySearcher{h.idx})
+	retrievalW, err := pipeline.NewWorker(h.cfg, topology.Retrieval, canarySearcher{h.idx})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichmentW, err := pipeline.NewEnrichmentWorker(h.cfg, h.idx)
+	enrichmentW, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}

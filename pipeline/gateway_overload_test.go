@@ -13,6 +13,7 @@ import (
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
 // gatedSearcher holds every search until its gate opens.
@@ -53,11 +54,11 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 		cancel()
 		workers.Wait()
 	})
-	retrieval, err := pipeline.NewRetrievalWorker(h.cfg, gatedSearcher{h.idx, gate})
+	retrieval, err := pipeline.NewWorker(h.cfg, topology.Retrieval, gatedSearcher{h.idx, gate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichment, err := pipeline.NewEnrichmentWorker(h.cfg, h.idx)
+	enrichment, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}

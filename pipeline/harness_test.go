@@ -82,7 +82,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 // function stops them and waits until they have left their groups.
 func (h *harness) startWorkers() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ws, err := pipeline.StartWorkers(ctx, h.cfg, h.idx, 1, 1)
+	ws, err := pipeline.StartWorkers(ctx, h.cfg, h.idx, nil)
 	if err != nil {
 		cancel()
 		h.t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -58,7 +59,7 @@ func runChild(role string) int {
 		TracerProvider: p.TracerProvider, MeterProvider: p.MeterProvider, Propagator: p.Propagator,
 		Metrics: metrics, ParentBasedSampling: p.ParentBasedSampling,
 	}
-	w, err := pipeline.NewRetrievalWorker(cfg, idx)
+	w, err := pipeline.NewWorker(cfg, topology.Retrieval, idx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

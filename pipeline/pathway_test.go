@@ -27,6 +27,7 @@ import (
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -192,11 +193,11 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
 	idx := &workingIndex{Index: h.idx, work: 3 * time.Millisecond}
-	rw, err := pipeline.NewRetrievalWorker(h.cfg, idx)
+	rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := pipeline.NewEnrichmentWorker(h.cfg, idx)
+	ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,17 +382,17 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 	const service = "kretrieve-rebalance"
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
-	first, err := pipeline.NewRetrievalWorker(h.cfg, h.idx)
+	first, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrich, err := pipeline.NewEnrichmentWorker(h.cfg, h.idx)
+	enrich, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopFirst := runWorkers(t, first, enrich)
 	c := h.client(true)
-	second, err := pipeline.NewRetrievalWorker(h.cfg, h.idx)
+	second, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,11 +458,11 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	h := newHarnessOn(t, b.Addr(), 3)
 	h.cfg.ServiceName = service
 	workers := func() (retrieval, enrichment *consumers.Worker) {
-		rw, err := pipeline.NewRetrievalWorker(h.cfg, h.idx)
+		rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := pipeline.NewEnrichmentWorker(h.cfg, h.idx)
+		ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -556,11 +557,11 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	topics := h.cfg.Topics
 	searcher := &poisonSearcher{Index: h.idx}
 	searcher.armed.Store(true)
-	rw, err := pipeline.NewRetrievalWorker(h.cfg, searcher)
+	rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, searcher)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := pipeline.NewEnrichmentWorker(h.cfg, h.idx)
+	ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -15,8 +17,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/consumers/enrichment"
-	"github.com/kretrieve/kretrieve/consumers/retrieval"
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/kafkaclient"
@@ -24,21 +24,26 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
-// Default consumer groups.
+// Default consumer groups: the default stages' (topology.Default).
 const (
-	RetrievalGroup  = "retrieval"
-	EnrichmentGroup = "enrichment"
+	RetrievalGroup  = topology.Retrieval
+	EnrichmentGroup = topology.Enrichment
 )
 
 // Config is the shared configuration of every component.
 type Config struct {
 	// Kafka is the connection and topic-creation configuration.
 	Kafka kafkaclient.Config
-	// Topics are the pipeline's topics. Default: messages.DefaultTopics().
+	// Topics name the default stages' topics. Default:
+	// messages.DefaultTopics(). Ignored when Stages is set.
 	Topics messages.Topics
-	// Worker tunes the workers; Group and Topic are filled in per role.
+	// Stages are the pipeline's stages in order, each with its handler.
+	// Default: DefaultStages(Topics), retrieval then enrichment.
+	Stages []Stage
+	// Worker tunes the workers; Group and Topic are filled in per stage.
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
 	RecordQueryText bool
@@ -64,9 +69,9 @@ type Config struct {
 	// parent's sampled flag (the SDK default), so unsampled records start no
 	// spans at all; see kafkatrace.WithParentBasedSampling.
 	ParentBasedSampling bool
-	// RetrievalTrustBoundary makes the retrieval workers, which consume
-	// the requests topic that outside producers write to, a trust
-	// boundary: each request's process span starts a new trace sampled by
+	// RetrievalTrustBoundary makes the first stage's workers (retrieval's
+	// in the default pipeline), which consume the requests topic that
+	// outside producers write to, a trust boundary: each request's process span starts a new trace sampled by
 	// TracerProvider's sampler alone, linked to the record's context, and
 	// the record's baggage is dropped except the TrustedBaggage members
 	// (see kafkatrace.WithTrustBoundary). Internal hops stay parented.
@@ -88,6 +93,9 @@ func (c Config) withDefaults() Config {
 	if c.Topics == (messages.Topics{}) {
 		c.Topics = messages.DefaultTopics()
 	}
+	if c.Stages == nil {
+		c.Stages = DefaultStages(c.Topics)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -106,10 +114,28 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports configuration errors.
+// Validate reports configuration errors, among them a Stages list that is
+// not a chain (see topology.Topology.Validate) or a stage without a handler.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	return errors.Join(c.Kafka.Validate(), c.Topics.Validate())
+	errs := []error{c.Kafka.Validate(), c.Topology().Validate()}
+	for _, s := range c.Stages {
+		if s.NewHandler == nil {
+			errs = append(errs, fmt.Errorf("stage %s: no handler", s.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Topology returns the stages' topology: what the ACLs, the collector,
+// lag and the run summaries iterate.
+func (c Config) Topology() topology.Topology {
+	c = c.withDefaults()
+	t := topology.Topology{Stages: make([]topology.Stage, len(c.Stages))}
+	for i, s := range c.Stages {
+		t.Stages[i] = s.Stage
+	}
+	return t
 }
 
 // tracer returns a kafkatrace.Tracer for one client of the given group ("" for none),
@@ -158,31 +184,34 @@ func EnsureTopics(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer client.Close()
-	return kafkaclient.EnsureTopics(ctx, client, cfg.Kafka, cfg.Topics.All()...)
+	return kafkaclient.EnsureTopics(ctx, client, cfg.Kafka, cfg.Topology().All()...)
 }
 
-// NewRetrievalWorker returns a retrieval worker searching s.
-func NewRetrievalWorker(cfg Config, s retrieval.Searcher) (*consumers.Worker, error) {
+// NewWorker returns a worker of the stage named stage, its handler built
+// by the stage's NewHandler with idx (which the default stages search and
+// load documents from; a stage that needs no index may get nil).
+func NewWorker(cfg Config, stage string, idx Index) (*consumers.Worker, error) {
 	cfg = cfg.withDefaults()
+	i := slices.IndexFunc(cfg.Stages, func(s Stage) bool { return s.Name == stage })
+	if i < 0 {
+		return nil, fmt.Errorf("no stage %q (stages: %s)", stage, strings.Join(cfg.Topology().Names(), ", "))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	st := cfg.Stages[i]
 	wc := cfg.Worker
 	if wc.Group == "" {
-		wc.Group = RetrievalGroup
+		wc.Group = st.Group
 	}
-	wc.Topic = cfg.Topics.Requests
-	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider, RecordQueryText: cfg.RecordQueryText})
-	return consumers.New(wc, cfg.tracer(wc.Group, cfg.RetrievalTrustBoundary), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
-}
-
-// NewEnrichmentWorker returns an enrichment worker loading documents and snippets from store.
-func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker, error) {
-	cfg = cfg.withDefaults()
-	wc := cfg.Worker
-	if wc.Group == "" {
-		wc.Group = EnrichmentGroup
+	wc.Topic = st.Input
+	applyLimits(&wc, st.Limits)
+	h, err := st.NewHandler(StageEnv{Config: cfg, Stage: st.Stage, Index: idx})
+	if err != nil {
+		return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 	}
-	wc.Topic = cfg.Topics.Candidates
-	h := enrichment.Handler(store, enrichment.Config{ResultsTopic: cfg.Topics.Results, TracerProvider: cfg.TracerProvider})
-	return consumers.New(wc, cfg.tracer(wc.Group, false), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+	boundary := i == 0 && cfg.RetrievalTrustBoundary
+	return consumers.New(wc, cfg.tracer(wc.Group, boundary), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
 // NewClient returns a request client publishing to the requests topic. With
@@ -191,18 +220,19 @@ func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker,
 func NewClient(ctx context.Context, cfg Config, collect bool) (*producer.Client, error) {
 	cfg = cfg.withDefaults()
 	tracer := cfg.tracer("", false)
-	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(cfg.Topics.Requests))...)
+	requests := cfg.Topology().Requests()
+	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(requests))...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
 	var col *producer.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, cfg.Logger); err != nil {
+		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topology(), cfg.Logger); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
 	}
-	return producer.NewClient(ctx, producer.NewPublisher(pubClient, cfg.Topics.Requests), col, cfg.TracerProvider), nil
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, cfg.TracerProvider), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -213,28 +243,20 @@ type Workers struct {
 	all  []*consumers.Worker
 }
 
-// StartWorkers starts retrieval and enrichment workers over idx (at least
-// one of each).
-func StartWorkers(ctx context.Context, cfg Config, idx *search.Index, retrievals, enrichments int) (*Workers, error) {
+// StartWorkers starts the workers of every stage over idx: replicas[name]
+// workers for the stage called name, one for a stage it does not list.
+func StartWorkers(ctx context.Context, cfg Config, idx Index, replicas map[string]int) (*Workers, error) {
 	ws := &Workers{}
-	add := func(w *consumers.Worker, err error) error {
-		if err != nil {
-			for _, w := range ws.all {
-				w.Client().Close()
+	for _, st := range cfg.withDefaults().Stages {
+		for range max(replicas[st.Name], 1) {
+			w, err := NewWorker(cfg, st.Name, idx)
+			if err != nil {
+				for _, w := range ws.all {
+					w.Client().Close()
+				}
+				return nil, err
 			}
-			return err
-		}
-		ws.all = append(ws.all, w)
-		return nil
-	}
-	for i := 0; i < max(retrievals, 1); i++ {
-		if err := add(NewRetrievalWorker(cfg, idx)); err != nil {
-			return nil, err
-		}
-	}
-	for i := 0; i < max(enrichments, 1); i++ {
-		if err := add(NewEnrichmentWorker(cfg, idx)); err != nil {
-			return nil, err
+			ws.all = append(ws.all, w)
 		}
 	}
 	for _, w := range ws.all {
@@ -269,11 +291,12 @@ func Ready(cfg Config) func(context.Context) error {
 			return err
 		}
 		defer client.Close()
-		topics, err := kadm.NewClient(client).ListTopics(ctx, cfg.Topics.All()...)
+		all := cfg.Topology().All()
+		topics, err := kadm.NewClient(client).ListTopics(ctx, all...)
 		if err != nil {
 			return fmt.Errorf("kafka: %w", err)
 		}
-		for _, t := range cfg.Topics.All() {
+		for _, t := range all {
 			if !topics.Has(t) {
 				return fmt.Errorf("topic %s does not exist", t)
 			}

@@ -300,7 +300,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 		b.Fatal(err)
 	}
 	workersCtx, stopWorkers := context.WithCancel(context.Background())
-	ws, err := pipeline.StartWorkers(workersCtx, cfg, benchIndex(b), 1, 1)
+	ws, err := pipeline.StartWorkers(workersCtx, cfg, benchIndex(b), nil)
 	if err != nil {
 		stopWorkers()
 		b.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
 // Outcome is what became of a request: a result, or a dead letter.
@@ -60,16 +61,19 @@ type Collector struct {
 	undecoded  atomic.Int64
 }
 
-// NewCollector starts consuming topics.Results and the dead-letter topics of
-// requests and candidates from their current ends, so every outcome of a
+// NewCollector starts consuming the results topic of t and the dead-letter
+// topics of every stage's input from their current ends, so every outcome of a
 // request published after NewCollector returns is seen. clientOpts are the
 // connection options (see kafkaclient.Options); tracer creates the wait and
 // process spans and should have no consumer group. Call Run to process.
-func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, topics messages.Topics, logger *slog.Logger) (*Collector, error) {
+func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, t topology.Topology, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	names := []string{topics.Results, messages.DLQTopic(topics.Requests), messages.DLQTopic(topics.Candidates)}
+	names := []string{t.Results()}
+	for _, in := range t.Inputs() {
+		names = append(names, messages.DLQTopic(in))
+	}
 	admin, err := kgo.NewClient(clientOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("collector: %w", err)

@@ -29,7 +29,7 @@ func loadLagConfig(args []string, getenv func(string) string, out io.Writer) (la
 	var groups string
 	s := newSettings("lag", getenv, out)
 	c.declare(s, "lag", kafkaclient.DefaultBrokers)
-	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups")
+	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups")
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
 	if err := s.parse(args); err != nil {

@@ -118,7 +118,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return err
 			}
-			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(pc, nil)})
+			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(pc, nil), LagGroups: pc.Topology().Groups()})
 			defer publishPathways(ctx, cfg.pathways, pc, comp)()
 		}
 

@@ -26,6 +26,7 @@ import (
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pathway/aggregate"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
 // pathwaysRefresh is how often `kretrieve pathways` redraws on a terminal
@@ -62,8 +63,7 @@ func (p pathwaysFlags) validate() error {
 func validatePathwaysTopic(topic string) error {
 	// The pipeline topics' rules; the aggregate topic has no dead-letter
 	// topic but may not clash with one either.
-	t := messages.Topics{Requests: topic, Candidates: topic + ".c", Results: topic + ".r"}
-	if err := t.Validate(); err != nil {
+	if err := messages.ValidateTopics(messages.NamedTopic{Name: "pathways", Topic: topic}); err != nil {
 		return fmt.Errorf("pathways-topic: %w", err)
 	}
 	return nil
@@ -130,7 +130,7 @@ func loadPathwaysConfig(args []string, getenv func(string) string, out io.Writer
 	s := newSettings("pathways", getenv, out)
 	c.declare(s, "pathways", kafkaclient.DefaultBrokers)
 	declarePathwaysTopic(s, &c.topic)
-	s.str(&groups, "groups", pipeline.RetrievalGroup+","+pipeline.EnrichmentGroup, "comma-separated consumer groups whose lag to show (none: no lag)")
+	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups whose lag to show (none: no lag)")
 	s.boolean(&c.json, "json", false, "print one JSON document (with --watch, one a line)")
 	s.boolean(&c.once, "once", false, "print once and exit (the default when stdout is not a terminal, and with --json)")
 	s.duration(&c.watch, "watch", 0, "refresh every DURATION until interrupted (0: every "+pathwaysRefresh.String()+" on a terminal, once otherwise)")
@@ -182,7 +182,7 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 			return err
 		}
 		defer admClient.Close()
-		src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topics}
+		src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topology()}
 
 		every, redraw := cfg.refresh(isTerminal(stdout))
 		if every == 0 {
@@ -223,7 +223,7 @@ type pathwaysSource struct {
 	adm    *kadm.Client
 	opts   []kgo.Opt
 	groups []string
-	topics messages.Topics
+	topics topology.Topology
 }
 
 // collect reads the aggregates published since the last call and measures
@@ -334,7 +334,7 @@ func newPathwaysReport(topic string, v aggregate.View) pathwaysReport {
 // stages measures the lag of the groups and counts the dead letters of
 // each pipeline topic.
 func (s pathwaysSource) stages(ctx context.Context) []pathwayStage {
-	pipelineTopics := []string{s.topics.Requests, s.topics.Candidates, s.topics.Results}
+	pipelineTopics := s.topics.Topics()
 	dead := s.deadLetters(ctx, pipelineTopics)
 	type lagSum struct {
 		records int64

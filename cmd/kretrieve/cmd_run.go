@@ -16,7 +16,6 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -69,7 +68,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer idx.Close()
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	workers, err := pipeline.StartWorkers(workerCtx, pc, idx, cfg.retrievals, cfg.enrichments)
+	workers, err := pipeline.StartWorkers(workerCtx, pc, idx, cfg.workersPerStage())
 	if err != nil {
 		return err
 	}
@@ -97,9 +96,11 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 		err = errors.Join(err, ferr)
 	}
 
-	topics := []string{cfg.topics.Requests, cfg.topics.Candidates, cfg.topics.Results}
-	work := []string{telemetry.SpanSearch, telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}
-	summary := recorder.Summary(counts, wall, topics, work)
+	var work []string
+	for _, st := range pc.Stages {
+		work = append(work, st.WorkSpans...)
+	}
+	summary := recorder.Summary(counts, wall, pc.Topology().Topics(), work)
 	summary.TracingDisabled = !comp.telemetry.Enabled
 	summary.SpansDropped = comp.telemetry.Stats().Dropped
 	if werr := summary.WriteText(stdout); werr != nil {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
@@ -25,7 +24,7 @@ func openIndex(ctx context.Context, dir string, logger *slog.Logger) (*search.In
 	return idx, nil
 }
 
-// runWorker runs a retrieval or enrichment worker until ctx is done.
+// runWorker runs a worker of the stage named role until ctx is done.
 func runWorker(ctx context.Context, role string, args []string, getenv func(string) string, stderr io.Writer) (err error) {
 	cfg, err := loadWorkerConfig(role, args, getenv, stderr)
 	if err != nil {
@@ -39,15 +38,7 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 			return err
 		}
 		defer idx.Close()
-		var w *consumers.Worker
-		switch role {
-		case "retrieval":
-			w, err = pipeline.NewRetrievalWorker(pc, idx)
-		case "enrichment":
-			w, err = pipeline.NewEnrichmentWorker(pc, idx)
-		default:
-			err = fmt.Errorf("unknown worker role %q", role)
-		}
+		w, err := pipeline.NewWorker(pc, role, idx)
 		if err != nil {
 			return err
 		}

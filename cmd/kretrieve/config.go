@@ -19,6 +19,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -169,6 +170,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	return pipeline.Config{
 		Kafka:          c.kafkaConfig(),
 		Topics:         c.topics,
+		Stages:         pipeline.DefaultStages(c.topics),
 		Logger:         comp.logger,
 		TracerProvider: p.TracerProvider,
 		MeterProvider:  p.MeterProvider,
@@ -234,9 +236,8 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 	}
 	c.worker.CommitTimeout = c.shutdownTimeout
 	c.worker.FetchMaxBytes = int32(min(max(fetchMax, 0), 1<<30))
-	c.worker.Topic = c.topics.Requests
-	if role == "enrichment" {
-		c.worker.Topic = c.topics.Candidates
+	if st, ok := c.topology().Stage(role); ok {
+		c.worker.Topic = st.Input
 	}
 	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate())
 }
@@ -377,8 +378,7 @@ type runConfig struct {
 	serve       bool
 	summaryJSON string
 	timeout     time.Duration
-	retrievals  int
-	enrichments int
+	replicas    map[string]*int // workers per stage: --STAGE-workers
 	concurrency int
 	gateway     gatewayFlags
 	index       string
@@ -404,8 +404,11 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")
 	c.spans.declare(s)
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
-	s.integer(&c.retrievals, "retrieval-workers", 1, "retrieval workers")
-	s.integer(&c.enrichments, "enrichment-workers", 1, "enrichment workers")
+	c.replicas = map[string]*int{}
+	for _, name := range pipelineStages() {
+		c.replicas[name] = new(int)
+		s.integer(c.replicas[name], name+"-workers", 1, name+" workers")
+	}
 	s.integer(&c.concurrency, "concurrency", 6, "partitions each worker processes at once")
 	c.pathways.declare(s)
 	if err := s.parse(args); err != nil {
@@ -415,8 +418,13 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	if c.requests < 0 {
 		errs = append(errs, errors.New("requests: must not be negative"))
 	}
-	if c.inFlight < 1 || c.retrievals < 1 || c.enrichments < 1 || c.concurrency < 1 {
-		errs = append(errs, errors.New("in-flight, retrieval-workers, enrichment-workers and concurrency: must be at least 1"))
+	if c.inFlight < 1 || c.concurrency < 1 {
+		errs = append(errs, errors.New("in-flight and concurrency: must be at least 1"))
+	}
+	for _, name := range pipelineStages() {
+		if *c.replicas[name] < 1 {
+			errs = append(errs, fmt.Errorf("%s-workers: must be at least 1", name))
+		}
 	}
 	if c.brokers == "" && c.secured() {
 		errs = append(errs, errors.New("tls-* and sasl-* settings need --brokers: the embedded broker of run speaks plaintext without SASL (start `kretrieve broker` with TLS and SASL users instead)"))
@@ -433,4 +441,31 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 // newLogger builds the process logger on stderr.
 func newLogger(format, level string) (*slog.Logger, error) {
 	return tracing.NewLogger(os.Stderr, format, level)
+}
+
+// pipelineStages names the binary's stages (pipeline.DefaultStages): each
+// is a worker command (kretrieve NAME) and a --NAME-workers flag of run.
+func pipelineStages() []string {
+	return commonConfig{topics: messages.DefaultTopics()}.topology().Names()
+}
+
+// workersPerStage returns the --STAGE-workers values.
+func (c runConfig) workersPerStage() map[string]int {
+	out := make(map[string]int, len(c.replicas))
+	for name, n := range c.replicas {
+		out[name] = *n
+	}
+	return out
+}
+
+// defaultGroups is the stages' consumer groups, comma-separated: what lag
+// and pathways measure by default.
+func defaultGroups() string {
+	return strings.Join(commonConfig{topics: messages.DefaultTopics()}.topology().Groups(), ",")
+}
+
+// topology is the binary's pipeline (pipeline.DefaultStages) over the
+// configured topics.
+func (c commonConfig) topology() topology.Topology {
+	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics)}.Topology()
 }

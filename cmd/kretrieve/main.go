@@ -15,10 +15,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -36,9 +39,7 @@ const usage = `kretrieve: a Kafka retrieval pipeline traced end to end.
 
 Usage:
   kretrieve broker      [flags]            embedded development broker (kfake)
-  kretrieve retrieval   [flags]            retrieval worker (group "retrieval")
-  kretrieve enrichment  [flags]            enrichment worker (group "enrichment")
-  kretrieve produce     [flags] QUERY...   publish requests (--wait for results)
+%s  kretrieve produce     [flags] QUERY...   publish requests (--wait for results)
   kretrieve gateway     [flags]            HTTP gateway: POST /v1/search, POST /v1/requests
   kretrieve index       --index DIR [flags] build an on-disk index (Go stdlib docs or --jsonl FILE)
   kretrieve dlq         list|replay [flags] list or replay dead letters
@@ -53,18 +54,25 @@ Every flag also reads a KRETRIEVE_* variable (see "kretrieve CMD -h");
 tracing reads the standard OTEL_* variables.
 `
 
+// usageText is usage with a line per stage's worker command.
+func usageText() string {
+	var b strings.Builder
+	for _, st := range (commonConfig{topics: messages.DefaultTopics()}).topology().Stages {
+		fmt.Fprintf(&b, "  kretrieve %-11s [flags]            %s worker (group %q)\n", st.Name, st.Name, st.Group)
+	}
+	return fmt.Sprintf(usage, b.String())
+}
+
 // run dispatches to a subcommand.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usageText())
 		return errors.New("missing command")
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "broker":
 		return runBroker(ctx, rest, getenv, stdout, stderr)
-	case "retrieval", "enrichment":
-		return runWorker(ctx, cmd, rest, getenv, stderr)
 	case "produce":
 		return runProduce(ctx, rest, getenv, stdout, stderr)
 	case "gateway":
@@ -86,10 +94,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "run":
 		return runAll(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageText())
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	if slices.Contains(pipelineStages(), cmd) {
+		return runWorker(ctx, cmd, rest, getenv, stderr)
+	}
+	fmt.Fprint(stderr, usageText())
 	return fmt.Errorf("unknown command %q", cmd)
 }
 

@@ -28,11 +28,11 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
-// TestACLDefaultsMatchTheCode keeps kafkaacl's default groups equal to the
-// ones the commands use.
+// TestACLDefaultsMatchTheCode keeps kafkaacl's default topology and
+// groups equal to the ones the commands use.
 func TestACLDefaultsMatchTheCode(t *testing.T) {
 	n := kafkaacl.DefaultNames()
-	if n.RetrievalGroup != pipeline.RetrievalGroup || n.EnrichmentGroup != pipeline.EnrichmentGroup || n.ReplayGroup != deadletters.DefaultReplayGroup {
+	if !slices.Equal(n.Topology.Stages, (pipeline.Config{}).Topology().Stages) || n.ReplayGroup != deadletters.DefaultReplayGroup {
 		t.Fatalf("kafkaacl defaults %+v", n)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
+	kpipeline "github.com/kretrieve/kretrieve/pipeline"
 )
 
 // localImage is the kretrieve image `make image` builds from the
@@ -775,7 +776,7 @@ func TestWorkersReadTheIndexServiceBuilds(t *testing.T) {
 	if sc, _ := build.svc.script(); !strings.Contains(sc, "chmod -R a+rX "+target) {
 		t.Errorf("service %s: the index is not made readable (chmod -R a+rX %s)", build.service, target)
 	}
-	for _, role := range []string{"retrieval", "enrichment"} {
+	for _, role := range stages {
 		t.Run(role, func(t *testing.T) {
 			w := p.procOf(t, role)
 			dir := w.svc.env("KRETRIEVE_INDEX")
@@ -802,7 +803,7 @@ func TestWorkersScale(t *testing.T) {
 	// docker compose up --scale retrieval=3: fixed names and host ports
 	// would collide.
 	p := load(t)
-	for _, role := range []string{"retrieval", "enrichment"} {
+	for _, role := range stages {
 		w := p.procOf(t, role)
 		if w.svc.ContainerName != "" || w.svc.Hostname != "" || len(w.svc.Ports) > 0 {
 			t.Errorf("service %s: container_name, hostname or ports prevent --scale", w.service)
@@ -814,8 +815,8 @@ func TestStopGracePeriods(t *testing.T) {
 	p := load(t)
 	for _, pr := range p.procs(t) {
 		var need time.Duration
-		switch pr.cmd() {
-		case "retrieval", "enrichment":
+		switch {
+		case slices.Contains(stages, pr.cmd()):
 			// The final commit, the retry of failed commits and the span
 			// flush are each bounded by the shutdown timeout.
 			d, err := time.ParseDuration(pr.svc.envOr("KRETRIEVE_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String()))
@@ -823,7 +824,7 @@ func TestStopGracePeriods(t *testing.T) {
 				t.Fatalf("%s: KRETRIEVE_SHUTDOWN_TIMEOUT: %v", pr.service, err)
 			}
 			need = 3 * d
-		case "gateway":
+		case pr.cmd() == "gateway":
 			// In-flight requests get the timeout plus a second, then the
 			// span flush.
 			d, err := time.ParseDuration(pr.svc.envOr("KRETRIEVE_TIMEOUT", defaultGatewayTimeout.String()))
@@ -846,3 +847,7 @@ func TestStopGracePeriods(t *testing.T) {
 		}
 	}
 }
+
+// stages are the names of the pipeline's stages (pipeline.DefaultStages):
+// each runs as a worker command of its name, and the project must run it.
+var stages = kpipeline.Config{}.Topology().Names()

@@ -1,7 +1,6 @@
 package compose_test
 
 import (
-	"github.com/kretrieve/kretrieve/internal/readmevars"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/readmevars"
 )
 
 // Paths of the repository files the checks read.
@@ -23,7 +24,8 @@ const (
 )
 
 // subcommands returns the commands cmd/kretrieve/main.go dispatches on: the
-// string cases of the switch on cmd in func run, help excepted.
+// string cases of the switch on cmd in func run, help excepted, and the
+// stages' worker commands, which run dispatches from the stage table.
 func subcommands(t *testing.T) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(cmdDir, "main.go"), nil, 0)
@@ -57,6 +59,8 @@ func subcommands(t *testing.T) []string {
 			return false
 		})
 	}
+	// Each stage's worker command is dispatched from the stage table.
+	cmds = append(cmds, stages...)
 	if !slices.Contains(cmds, "gateway") || !slices.Contains(cmds, "retrieval") {
 		t.Fatalf("%s: the subcommands were not found in func run (found %v)", cmdDir, cmds)
 	}

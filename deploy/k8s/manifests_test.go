@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/kretrieve/kretrieve/internal/readmevars"
 	"io"
 	"maps"
 	"net"
@@ -18,11 +17,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/readmevars"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/topology"
+
 	"go.yaml.in/yaml/v3"
 )
 
+// stages are the pipeline's stages (pipeline.DefaultStages): each runs as
+// a worker command of its name and needs a manifest.
+var stages = pipeline.Config{}.Topology().Stages
+
 // subcommands are the kretrieve commands (cmd/kretrieve/main.go).
-var subcommands = []string{"broker", "retrieval", "enrichment", "produce", "gateway", "index", "run", "lag", "dlq"}
+var subcommands = append(topology.Topology{Stages: stages}.Names(), "broker", "produce", "gateway", "index", "run", "lag", "dlq")
 
 // Defaults of the binary (cmd/kretrieve) the checks fall back to when a
 // variable is not set.
@@ -35,12 +43,22 @@ const (
 	readmePath             = "../../docs/configuration.md"
 )
 
-// roles maps a worker command to its default consumer group and the
-// variable and default of the topic it consumes.
-var roles = map[string]struct{ group, topicVar, topic string }{
-	"retrieval":  {"retrieval", "KRETRIEVE_TOPIC_REQUESTS", "retrieval.requests"},
-	"enrichment": {"enrichment", "KRETRIEVE_TOPIC_CANDIDATES", "retrieval.candidates"},
+// topicVars maps each default pipeline topic to the variable that names it.
+var topicVars = map[string]string{
+	messages.DefaultRequestsTopic:   "KRETRIEVE_TOPIC_REQUESTS",
+	messages.DefaultCandidatesTopic: "KRETRIEVE_TOPIC_CANDIDATES",
+	messages.DefaultResultsTopic:    "KRETRIEVE_TOPIC_RESULTS",
 }
+
+// roles maps a worker command to its default consumer group and the
+// variable and default of the topic it consumes, for every stage.
+var roles = func() map[string]struct{ group, topicVar, topic string } {
+	out := map[string]struct{ group, topicVar, topic string }{}
+	for _, st := range stages {
+		out[st.Name] = struct{ group, topicVar, topic string }{st.Group, topicVars[st.Input], st.Input}
+	}
+	return out
+}()
 
 // str is a YAML value Kubernetes requires to be a string (ConfigMap data,
 // env values, KEDA trigger metadata): an unquoted 6 or false is rejected by
@@ -644,8 +662,8 @@ func TestTerminationGracePeriods(t *testing.T) {
 					preStop = time.Duration(p.Sleep.Seconds) * time.Second
 				}
 				var need time.Duration
-				switch cmd {
-				case "retrieval", "enrichment":
+				switch {
+				case roles[cmd].group != "":
 					// consumers.Worker.Run and cmd_worker.go: the last
 					// batch's commit, the last retry of failed commits and
 					// the span flush are each bounded by the shutdown
@@ -655,7 +673,7 @@ func TestTerminationGracePeriods(t *testing.T) {
 						t.Fatalf("KRETRIEVE_SHUTDOWN_TIMEOUT: %v", err)
 					}
 					need = 3 * d
-				case "gateway":
+				case cmd == "gateway":
 					// cmd_gateway.go: in-flight requests get the timeout
 					// plus a second; the preStop sleep runs first.
 					d, err := time.ParseDuration(envOr(env, "KRETRIEVE_TIMEOUT", defaultGatewayTimeout.String()))
@@ -850,3 +868,29 @@ func TestSecurityAndResources(t *testing.T) {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// TestEveryStageIsDeployedAndScaled: each stage of the pipeline has a
+// Deployment running its worker command and a ScaledObject scaling it,
+// so a stage added to the table fails here until it has manifests.
+func TestEveryStageIsDeployedAndScaled(t *testing.T) {
+	m := load(t)
+	deployed := map[string]string{} // command -> Deployment
+	m.eachContainer(t, func(t *testing.T, d deployment, c container) {
+		if cmd, err := subcommand(c); err == nil {
+			deployed[cmd] = d.Metadata.Name
+		}
+	})
+	scaled := map[string]bool{}
+	for _, so := range m.scaledObjects {
+		scaled[so.Spec.ScaleTargetRef.Name] = true
+	}
+	for _, st := range stages {
+		d, ok := deployed[st.Name]
+		switch {
+		case !ok:
+			t.Errorf("stage %s: no Deployment runs `kretrieve %s`", st.Name, st.Name)
+		case !scaled[d]:
+			t.Errorf("stage %s: no ScaledObject scales Deployment %s", st.Name, d)
+		}
+	}
+}

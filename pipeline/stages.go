@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"cmp"
+	"errors"
+
+	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/consumers/enrichment"
+	"github.com/kretrieve/kretrieve/consumers/retrieval"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/topology"
+)
+
+// Stage declares one stage of the pipeline: its place in the topology
+// (name, consumer group, input and output topics; the name is also its
+// worker command and ACL role), the handler its workers run, and its
+// record limits.
+type Stage struct {
+	topology.Stage
+	// NewHandler returns the handler of one worker of the stage. Required.
+	NewHandler func(StageEnv) (consumers.Handler, error)
+	// Limits override Config.Worker's record limits for this stage's
+	// workers; a zero field keeps Config.Worker's.
+	Limits consumers.Limits
+	// WorkSpans name the spans the handler records inside the process
+	// span, which run summaries show per stage (kretrieve run).
+	WorkSpans []string
+}
+
+// StageEnv is what a stage's NewHandler builds its handler from.
+type StageEnv struct {
+	// Config is the pipeline's configuration, defaults filled in: its
+	// TracerProvider, MeterProvider, Logger and RecordQueryText.
+	Config Config
+	// Stage is the stage's place in the topology; its handler publishes
+	// to Stage.Output.
+	Stage topology.Stage
+	// Index is the index the worker was started with, or nil.
+	Index Index
+}
+
+// Index is what the default stages need of an index: retrieval searches
+// it, enrichment highlights its documents. *search.Index is one.
+type Index interface {
+	retrieval.Searcher
+	enrichment.Store
+}
+
+// DefaultStages declares the default pipeline over topics: retrieval
+// searches the index for each request and publishes candidates;
+// enrichment loads their documents and snippets, re-ranks them and
+// publishes the result. Both need the index (StageEnv.Index).
+func DefaultStages(topics messages.Topics) []Stage {
+	top := topology.Default(topics)
+	return []Stage{
+		{Stage: top.Stages[0], NewHandler: func(env StageEnv) (consumers.Handler, error) {
+			if env.Index == nil {
+				return nil, errNoIndex
+			}
+			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output,
+				TracerProvider: env.Config.TracerProvider, RecordQueryText: env.Config.RecordQueryText}), nil
+		}, WorkSpans: []string{telemetry.SpanSearch}},
+		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {
+			if env.Index == nil {
+				return nil, errNoIndex
+			}
+			return enrichment.Handler(env.Index, enrichment.Config{ResultsTopic: env.Stage.Output,
+				TracerProvider: env.Config.TracerProvider}), nil
+		}, WorkSpans: []string{telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}},
+	}
+}
+
+// errNoIndex is the error of a default stage started without an index.
+var errNoIndex = errors.New("no index: the default stages search an index")
+
+// applyLimits overrides c's record limits with l's non-zero fields.
+func applyLimits(c *consumers.Config, l consumers.Limits) {
+	c.MaxRecordBytes = cmp.Or(l.MaxRecordBytes, c.MaxRecordBytes)
+	c.MaxHeaders = cmp.Or(l.MaxHeaders, c.MaxHeaders)
+	c.MaxHeaderBytes = cmp.Or(l.MaxHeaderBytes, c.MaxHeaderBytes)
+}
