@@ -92,7 +92,7 @@ func TestGatewaySearchIsOneTraceFromTheServerSpan(t *testing.T) {
 	}
 	stop()
 	spans := byTrace(h.recorded())[traceID]
-	checkTrace(t, spans, h.cfg.Topics, "POST /v1/search")
+	checkTrace(t, spans, h.cfg, "POST /v1/search")
 	for _, s := range spans {
 		if s.Name == "POST /v1/search" {
 			if s.Kind != "server" || s.Attrs["kretrieve.request.id"] != res.body["request_id"] {

@@ -187,10 +187,20 @@ func byTrace(spans []span) map[string][]span {
 	return m
 }
 
+// stagesOf returns cfg's stage table: cfg.Stages or the default stages.
+func stagesOf(cfg pipeline.Config) []pipeline.Stage {
+	if cfg.Stages != nil {
+		return cfg.Stages
+	}
+	return pipeline.DefaultStages(cfg.Topics)
+}
+
 // checkTrace asserts the full structure of one request's trace, whose root
 // span (no parent) is named root: the CLI's "request" span or the gateway's
-// HTTP server span.
-func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string) {
+// HTTP server span. It follows cfg's stage table: a send, wait and process
+// span per stage input, each stage's work spans under its process span,
+// and the hop of the results topic to the request client's collector.
+func checkTrace(t *testing.T, spans []span, cfg pipeline.Config, root string) {
 	t.Helper()
 	byName := map[string][]span{}
 	byID := map[string]span{}
@@ -235,12 +245,17 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string)
 		t.Errorf("root span has parent %s", rootSpan.ParentID)
 	}
 	parent := rootSpan
-	hops := []struct{ topic, group string }{
-		{topics.Requests, "retrieval"},
-		{topics.Candidates, "enrichment"},
-		{topics.Results, ""},
+	type hop struct {
+		topic, group string
+		work         []string
 	}
-	work := map[string][]string{topics.Requests: {"search"}, topics.Candidates: {"load documents", "dedupe", "rerank"}}
+	var hops []hop
+	workSpans := 0
+	for _, st := range stagesOf(cfg) {
+		hops = append(hops, hop{st.Input, st.Group, st.WorkSpans})
+		workSpans += len(st.WorkSpans)
+	}
+	hops = append(hops, hop{cfg.Topology().Results(), "", nil})
 	for _, hop := range hops {
 		send := one("send " + hop.topic)
 		wait := one("wait " + hop.topic)
@@ -289,12 +304,12 @@ func checkTrace(t *testing.T, spans []span, topics messages.Topics, root string)
 		if wait.End.After(proc.Start) {
 			t.Errorf("wait %s ends %v after process starts %v", hop.topic, wait.End, proc.Start)
 		}
-		for _, name := range work[hop.topic] {
+		for _, name := range hop.work {
 			childOf(one(name), proc)
 		}
 		parent = proc
 	}
-	if want := 1 + 3*3 + 4; len(spans) != want {
+	if want := 1 + 3*len(hops) + workSpans; len(spans) != want {
 		t.Errorf("trace %s has %d spans, want %d", rootSpan.TraceID, len(spans), want)
 	}
 }

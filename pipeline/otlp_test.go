@@ -53,7 +53,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 		if len(spans) == 0 {
 			t.Fatalf("trace %s not exported", out.TraceID)
 		}
-		checkTrace(t, spans, h.cfg.Topics, "request")
+		checkTrace(t, spans, h.cfg, "request")
 		for _, s := range spans {
 			if s.Service != "kretrieve-otlp-test" {
 				t.Fatalf("span %s service %q, want OTEL_SERVICE_NAME", s.Name, s.Service)

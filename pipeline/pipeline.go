@@ -130,9 +130,13 @@ func (c Config) Validate() error {
 // Topology returns the stages' topology: what the ACLs, the collector,
 // lag and the run summaries iterate.
 func (c Config) Topology() topology.Topology {
-	c = c.withDefaults()
-	t := topology.Topology{Stages: make([]topology.Stage, len(c.Stages))}
-	for i, s := range c.Stages {
+	return topologyOf(c.withDefaults().Stages)
+}
+
+// topologyOf returns the topology of stages.
+func topologyOf(stages []Stage) topology.Topology {
+	t := topology.Topology{Stages: make([]topology.Stage, len(stages))}
+	for i, s := range stages {
 		t.Stages[i] = s.Stage
 	}
 	return t

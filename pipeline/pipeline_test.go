@@ -84,7 +84,7 @@ func TestEveryRequestIsOneConnectedTrace(t *testing.T) {
 		if !ok {
 			t.Fatalf("no trace %s for request %s", out.TraceID, out.RequestID)
 		}
-		checkTrace(t, spans, h.cfg.Topics, "request")
+		checkTrace(t, spans, h.cfg, "request")
 	}
 	// No query text in any attribute: only lengths and hashes.
 	for _, s := range h.recorded() {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"errors"
+	"slices"
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
@@ -79,4 +80,20 @@ func applyLimits(c *consumers.Config, l consumers.Limits) {
 	c.MaxRecordBytes = cmp.Or(l.MaxRecordBytes, c.MaxRecordBytes)
 	c.MaxHeaders = cmp.Or(l.MaxHeaders, c.MaxHeaders)
 	c.MaxHeaderBytes = cmp.Or(l.MaxHeaderBytes, c.MaxHeaderBytes)
+}
+
+// InsertStage returns a copy of stages with s placed after the stage named
+// after, chained as topology.Topology.Insert chains it: s reads that
+// stage's output and the stage that read it before now reads s.Output.
+func InsertStage(stages []Stage, after string, s Stage) ([]Stage, error) {
+	inserted, err := topologyOf(stages).Insert(after, s.Stage)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(stages, func(st Stage) bool { return st.Name == after }) + 1
+	out := slices.Insert(slices.Clone(stages), i, s)
+	for j := range out {
+		out[j].Stage = inserted.Stages[j]
+	}
+	return out, nil
 }
