@@ -77,8 +77,8 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryVariable keeps the README's configuration table honest.
-func TestREADMEListsEveryVariable(t *testing.T) {
+// TestDocsListEveryVariable keeps docs/configuration.md's table honest.
+func TestDocsListEveryVariable(t *testing.T) {
 	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)

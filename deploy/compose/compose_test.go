@@ -523,7 +523,7 @@ func TestKretrieveRunsRealSubcommandsAndFlags(t *testing.T) {
 	p := load(t)
 	cmds := subcommands(t)
 	flags := declaredFlags(t)
-	vars, _ := readmeVars(t, cmds)
+	vars, _ := documentedVars(t, cmds)
 	for _, pr := range p.procs(t) {
 		t.Run(pr.service, func(t *testing.T) {
 			if !slices.Contains(cmds, pr.cmd()) {
@@ -555,7 +555,7 @@ func TestKretrieveRunsRealSubcommandsAndFlags(t *testing.T) {
 func TestEnvVarsAreDocumented(t *testing.T) {
 	p := load(t)
 	cmds := subcommands(t)
-	vars, otel := readmeVars(t, cmds)
+	vars, otel := documentedVars(t, cmds)
 	flags := declaredFlags(t)
 	for _, pr := range p.procs(t) {
 		t.Run(pr.service, func(t *testing.T) {

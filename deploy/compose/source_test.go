@@ -11,14 +11,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/readmevars"
+	"github.com/kretrieve/kretrieve/internal/configdoc"
 )
 
 // Paths of the repository files the checks read.
 const (
 	repoRoot    = "../.."
 	composePath = repoRoot + "/compose.yaml"
-	readmePath  = repoRoot + "/docs/configuration.md"
+	configDocPath  = repoRoot + "/docs/configuration.md"
 	cmdDir      = repoRoot + "/cmd/kretrieve"
 	dockerfile  = repoRoot + "/Dockerfile"
 )
@@ -122,12 +122,12 @@ func declaredFlags(t *testing.T) map[string]flagKind {
 }
 
 // envName is the variable bound to a flag.
-func envName(flag string) string { return readmevars.EnvName(flag) }
+func envName(flag string) string { return configdoc.EnvName(flag) }
 
-// readmeVars reads the variables documented in docs/configuration.md.
-func readmeVars(t *testing.T, cmds []string) (kretrieve map[string][]string, otel map[string]bool) {
+// documentedVars reads the variables documented in docs/configuration.md.
+func documentedVars(t *testing.T, cmds []string) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
-	kretrieve, otel, err := readmevars.Read(readmePath, cmds)
+	kretrieve, otel, err := configdoc.Read(configDocPath, cmds)
 	if err != nil {
 		t.Fatal(err)
 	}

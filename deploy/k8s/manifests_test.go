@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/readmevars"
+	"github.com/kretrieve/kretrieve/internal/configdoc"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/topology"
@@ -40,7 +40,7 @@ const (
 	defaultPartitions      = 6                // --partitions
 	defaultBrokers         = "127.0.0.1:9092" // --brokers
 	defaultGracePeriod     = 30               // Kubernetes terminationGracePeriodSeconds
-	readmePath             = "../../docs/configuration.md"
+	configDocPath             = "../../docs/configuration.md"
 )
 
 // topicVars maps each default pipeline topic to the variable that names it.
@@ -426,10 +426,10 @@ func envOr(env map[string]string, name, def string) string {
 	return def
 }
 
-// readmeVars reads the variables documented in docs/configuration.md.
-func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bool) {
+// documentedVars reads the variables documented in docs/configuration.md.
+func documentedVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bool) {
 	t.Helper()
-	kretrieve, otel, err := readmevars.Read(readmePath, subcommands)
+	kretrieve, otel, err := configdoc.Read(configDocPath, subcommands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func readmeVars(t *testing.T) (kretrieve map[string][]string, otel map[string]bo
 }
 
 // envName is the variable bound to a flag.
-func envName(flag string) string { return readmevars.EnvName(flag) }
+func envName(flag string) string { return configdoc.EnvName(flag) }
 
 // eachContainer calls f for every init and regular container.
 func (m *manifests) eachContainer(t *testing.T, f func(t *testing.T, d deployment, c container)) {
@@ -459,7 +459,7 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 
 func TestContainersRunSubcommandsWithRealFlags(t *testing.T) {
 	m := load(t)
-	vars, _ := readmeVars(t)
+	vars, _ := documentedVars(t)
 	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
 		cmd, err := subcommand(c)
 		if err != nil {
@@ -483,7 +483,7 @@ func TestContainersRunSubcommandsWithRealFlags(t *testing.T) {
 
 func TestEnvVarsAreDocumented(t *testing.T) {
 	m := load(t)
-	vars, otel := readmeVars(t)
+	vars, otel := documentedVars(t)
 	check := func(name string, cmds ...string) error {
 		switch {
 		case strings.HasPrefix(name, "KRETRIEVE_"):

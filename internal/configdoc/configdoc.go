@@ -1,10 +1,10 @@
-// Package readmevars reads the variables docs/configuration.md documents —
+// Package configdoc reads the variables docs/configuration.md documents —
 // the KRETRIEVE_* rows of its "Flags and KRETRIEVE_* variables" table with
 // the commands each applies to, and the OTEL_* variables of its tracing
 // table — so tests of the deployment files (deploy/k8s, deploy/compose) can
 // check them against the documentation. It is a test helper; nothing in the
 // binary imports it.
-package readmevars
+package configdoc
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package readmevars
+package configdoc
 
 import (
 	"reflect"
