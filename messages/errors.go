@@ -74,7 +74,7 @@ type ValidationError struct {
 	// Payload is PayloadRequest, PayloadCandidates or PayloadResult.
 	Payload string
 	// Field is the JSON name of the field, with a path for nested fields,
-	// such as "top_k", "candidates[3].score" or "timings.retrieval_ms".
+	// such as "top_k", "candidates[3].score" or "timings.stages[2].queue_ms".
 	Field string
 	// Reason is a short description such as "must be between 1 and 100".
 	Reason string
