@@ -2,6 +2,7 @@ package messages_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -288,5 +289,16 @@ func TestTimingsJSON(t *testing.T) {
 		var tm messages.Timings
 		err := json.Unmarshal([]byte(body), &tm)
 		checkErr(t, err, invalidErr, "", field)
+	}
+}
+
+// TestTimingsJSONInvalidUTF8: encoding/json hands UnmarshalJSON strings
+// with invalid UTF-8 as they are; they are rejected as in the decoders.
+func TestTimingsJSONInvalidUTF8(t *testing.T) {
+	var tm messages.Timings
+	err := json.Unmarshal([]byte("{\"stages\":[{\"stage\":\"a\",\"note\":\"\xff\"}]}"), &tm)
+	var de *messages.DecodeError
+	if !errors.As(err, &de) || de.Payload != "" || !errors.Is(err, messages.ErrInvalidUTF8) {
+		t.Fatalf("error %v (%T), want a *DecodeError with no payload matching ErrInvalidUTF8", err, err)
 	}
 }
