@@ -37,7 +37,10 @@ func (f *fakeTarget) do(_ context.Context, query string) result {
 	f.queries = append(f.queries, query)
 	f.mu.Unlock()
 	time.Sleep(f.delay)
-	return result{outcome: outcomeCompleted, latency: f.delay, timings: &messages.Timings{RetrievalQueueMS: 1, RetrievalMS: 2, EnrichmentQueueMS: 3, EnrichmentMS: 4}}
+	return result{outcome: outcomeCompleted, latency: f.delay, timings: &messages.Timings{Stages: []messages.StageTiming{
+		{Stage: messages.StageRetrieval, QueueMS: 1, WorkMS: 2},
+		{Stage: messages.StageEnrichment, QueueMS: 3, WorkMS: 4},
+	}}}
 }
 
 func (f *fakeTarget) finish(_ context.Context, rep *Report) error {
@@ -73,6 +76,32 @@ func TestRunClosedLoop(t *testing.T) {
 	}
 	if rep.EndToEndMS.P50 < 1.9 || rep.ThroughputPS <= 0 {
 		t.Fatalf("end to end %+v throughput %.1f", rep.EndToEndMS, rep.ThroughputPS)
+	}
+}
+
+// TestPhaseRecordsEveryStage: a result's stages beyond the default ones get
+// keys of the same form, "<stage>_queue" and "<stage>", also when phases
+// are added up.
+func TestPhaseRecordsEveryStage(t *testing.T) {
+	p := newPhase()
+	p.record(result{outcome: outcomeCompleted, latency: time.Millisecond, timings: &messages.Timings{Stages: []messages.StageTiming{
+		{Stage: messages.StageRetrieval, QueueMS: 1, WorkMS: 2},
+		{Stage: "rerank", QueueMS: 5, WorkMS: 6},
+		{Stage: messages.StageEnrichment, QueueMS: 3, WorkMS: 4},
+	}}})
+	total := newPhase()
+	total.add(p)
+	var rep Report
+	rep.Stages = map[string]Latency{}
+	total.fill(&rep)
+	want := map[string]float64{"retrieval_queue": 1, "retrieval": 2, "rerank_queue": 5, "rerank": 6, "enrichment_queue": 3, "enrichment": 4}
+	if len(rep.Stages) != len(want) {
+		t.Fatalf("stages %v, want the keys of %v", rep.Stages, want)
+	}
+	for st, ms := range want {
+		if got := rep.Stages[st].P50; got < ms*0.99 || got > ms*1.01 {
+			t.Errorf("%s p50 %.3f ms, want %.0f", st, got, ms)
+		}
 	}
 }
 

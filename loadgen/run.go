@@ -68,11 +68,22 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 	return Latency{ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99)), ms(h.ValueAtQuantile(99.9)), ms(h.Max())}
 }
 
-// stageNames are the per-stage timings every result carries.
-var stageNames = []string{"retrieval_queue", "retrieval", "enrichment_queue", "enrichment"}
+// stageNames are the keys for the default stages' timings: for each stage,
+// "<stage>_queue" (its queue wait) and "<stage>" (its work).
+var stageNames = func() []string {
+	var names []string
+	for _, st := range []string{messages.StageRetrieval, messages.StageEnrichment} {
+		names = append(names, queueKey(st), st)
+	}
+	return names
+}()
 
-// StageNames returns the keys of Report.Stages in pipeline order: the
-// queue wait and the work of each hop.
+// queueKey is the Report.Stages key of a stage's queue wait.
+func queueKey(stage string) string { return stage + "_queue" }
+
+// StageNames returns the keys of Report.Stages for the default stages in
+// pipeline order: the queue wait and the work of each hop. A result's other
+// stages add keys of the same form.
 func StageNames() []string { return slices.Clone(stageNames) }
 
 // Outcomes of a load request: the values of the root span's
@@ -260,6 +271,17 @@ func newPhase() *phase {
 	return p
 }
 
+// stage returns the histogram for the Report.Stages key name, adding one
+// for a stage that is not a default one.
+func (p *phase) stage(name string) *hdrhistogram.Histogram {
+	h, ok := p.stages[name]
+	if !ok {
+		h = newLatencyHistogram()
+		p.stages[name] = h
+	}
+	return h
+}
+
 // newLatencyHistogram records microseconds from 1 µs to an hour.
 func newLatencyHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
@@ -286,8 +308,9 @@ func (p *phase) record(res result) {
 		p.completed++
 		_ = p.e2e.RecordValue(max(res.latency.Microseconds(), 1))
 		if t := res.timings; t != nil {
-			for st, ms := range map[string]float64{"retrieval_queue": t.RetrievalQueueMS, "retrieval": t.RetrievalMS, "enrichment_queue": t.EnrichmentQueueMS, "enrichment": t.EnrichmentMS} {
-				_ = p.stages[st].RecordValue(max(int64(ms*1000), 1))
+			for _, st := range t.Stages {
+				_ = p.stage(queueKey(st.Stage)).RecordValue(max(int64(st.QueueMS*1000), 1))
+				_ = p.stage(st.Stage).RecordValue(max(int64(st.WorkMS*1000), 1))
 			}
 		}
 	}
@@ -304,7 +327,7 @@ func (p *phase) add(o *phase) {
 	}
 	p.e2e.Merge(o.e2e)
 	for st, h := range o.stages {
-		p.stages[st].Merge(h)
+		p.stage(st).Merge(h)
 	}
 	p.wall += o.wall
 }

@@ -13,7 +13,7 @@ func benchCandidates() messages.Candidates {
 		RequestID: "01JDQ3Z7W8X2K4M6N8P0R2T4V6",
 		Query:     "how does kafka rebalance consumer groups",
 		TopK:      10,
-		Timings:   messages.Timings{RetrievalQueueMS: 2.5, RetrievalMS: 14.25},
+		Timings:   messages.Timings{}.With(messages.StageTiming{Stage: messages.StageRetrieval, QueueMS: 2.5, WorkMS: 14.25}),
 	}
 	for i := range 10 {
 		c.Candidates = append(c.Candidates, messages.Candidate{DocID: "doc-" + strconv.Itoa(i), Score: 10 - float64(i)/3})
@@ -24,7 +24,10 @@ func benchCandidates() messages.Candidates {
 func benchResult() messages.Result {
 	r := messages.Result{
 		RequestID: "01JDQ3Z7W8X2K4M6N8P0R2T4V6",
-		Timings:   messages.Timings{RetrievalQueueMS: 2.5, RetrievalMS: 14.25, EnrichmentQueueMS: 1.5, EnrichmentMS: 6.75},
+		Timings: messages.Timings{Stages: []messages.StageTiming{
+			{Stage: messages.StageRetrieval, QueueMS: 2.5, WorkMS: 14.25},
+			{Stage: messages.StageEnrichment, QueueMS: 1.5, WorkMS: 6.75},
+		}},
 	}
 	snippet := strings.Repeat("consumer group rebalancing moves partitions. ", 5)[:200]
 	for i := range 10 {

@@ -23,16 +23,17 @@ type payloadCase struct {
 func candidatesCases() []payloadCase {
 	const head = `"request_id":"r","query":"q"`
 	tooMany := `[` + strings.TrimSuffix(strings.Repeat(`{"doc_id":"d","score":1},`, 3), ",") + `]`
-	return []payloadCase{
+	cases := []payloadCase{
 		{name: "minimal", body: `{` + head + `,"top_k":1,"candidates":[]}`},
-		{name: "full", body: `{"schema_version":1,` + head + `,"top_k":2,"candidates":[{"doc_id":"a","score":2.5},{"doc_id":"b","score":-1e-3}],"timings":{"retrieval_queue_ms":-3,"retrieval_ms":1.5}}`},
+		{name: "full v1", body: `{"schema_version":1,` + head + `,"top_k":2,"candidates":[{"doc_id":"a","score":2.5},{"doc_id":"b","score":-1e-3}],"timings":{"retrieval_queue_ms":-3,"retrieval_ms":1.5}}`},
+		{name: "full v2", body: `{"schema_version":2,` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":2.5}],"timings":{"stages":[{"stage":"retrieval","queue_ms":-3,"work_ms":1.5}],"retrieval_queue_ms":-3,"retrieval_ms":1.5}}`},
 		{name: "unknown fields ignored", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"rank":1}],"shard":3}`},
 		{name: "timings null", body: `{` + head + `,"top_k":1,"candidates":[],"timings":null}`},
 		{name: "timings member null", body: `{` + head + `,"top_k":1,"candidates":[],"timings":{"retrieval_ms":null}}`},
 
 		{name: "not an object", body: `[]`, kind: decodeErr},
 		{name: "trailing garbage", body: `{` + head + `,"top_k":1,"candidates":[]}]`, kind: decodeErr},
-		{name: "schema_version 2", body: `{"schema_version":2,` + head + `,"top_k":1,"candidates":[]}`, kind: invalidErr, field: "schema_version"},
+		{name: "schema_version 3", body: `{"schema_version":3,` + head + `,"top_k":1,"candidates":[]}`, kind: invalidErr, field: "schema_version"},
 		{name: "request_id missing", body: `{"query":"q","top_k":1,"candidates":[]}`, kind: invalidErr, field: "request_id"},
 		{name: "request_id empty", body: `{"request_id":"","query":"q","top_k":1,"candidates":[]}`, kind: invalidErr, field: "request_id"},
 		{name: "request_id trailing space", body: `{"request_id":"r ","query":"q","top_k":1,"candidates":[]}`, kind: invalidErr, field: "request_id"},
@@ -59,6 +60,11 @@ func candidatesCases() []payloadCase {
 		{name: "timings member string", body: `{` + head + `,"top_k":1,"candidates":[],"timings":{"enrichment_ms":"1"}}`, kind: invalidErr, field: "timings.enrichment_ms"},
 		{name: "timings member beyond float64", body: `{` + head + `,"top_k":1,"candidates":[],"timings":{"retrieval_ms":2e308}}`, kind: invalidErr, field: "timings.retrieval_ms"},
 	}
+	for _, tc := range timingsCases() {
+		tc.body = `{` + head + `,"top_k":1,"candidates":[],"timings":` + tc.body + `}`
+		cases = append(cases, tc)
+	}
+	return cases
 }
 
 func TestDecodeCandidates(t *testing.T) {
@@ -86,9 +92,9 @@ func TestDecodeCandidatesValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := messages.Candidates{
-		SchemaVersion: 1, RequestID: "r", Query: "q", TopK: 2,
+		SchemaVersion: messages.SchemaVersion, RequestID: "r", Query: "q", TopK: 2,
 		Candidates: []messages.Candidate{{DocID: "a", Score: 2.5}, {DocID: "b", Score: -0.001}},
-		Timings:    messages.Timings{RetrievalQueueMS: -3, RetrievalMS: 1.5},
+		Timings:    messages.Timings{Stages: []messages.StageTiming{{Stage: messages.StageRetrieval, QueueMS: -3, WorkMS: 1.5}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
@@ -105,7 +111,11 @@ func TestCandidatesRoundTrip(t *testing.T) {
 		{name: "full", in: messages.Candidates{
 			SchemaVersion: 1, RequestID: "01JDQ3Z7W8X2K4M6N8P0R2T4V6", Query: "exactly-once ünïcode", TopK: 3,
 			Candidates: []messages.Candidate{{DocID: "a", Score: 12.5}, {DocID: "b/2", Score: 0.1 + 0.2}, {DocID: "c", Score: -math.MaxFloat64}},
-			Timings:    messages.Timings{RetrievalQueueMS: -1.25, RetrievalMS: 18.4, EnrichmentQueueMS: math.SmallestNonzeroFloat64, EnrichmentMS: 1e9},
+			Timings: messages.Timings{Stages: []messages.StageTiming{
+				{Stage: messages.StageRetrieval, QueueMS: -1.25, WorkMS: 18.4},
+				{Stage: "rerank", QueueMS: math.SmallestNonzeroFloat64, WorkMS: -0.5},
+				{Stage: messages.StageEnrichment, QueueMS: -math.MaxFloat64, WorkMS: 1e9},
+			}},
 		}},
 	}
 	for _, tt := range tests {
@@ -145,13 +155,22 @@ func TestEncodeCandidatesRejects(t *testing.T) {
 		{name: "NaN score", edit: func(c *messages.Candidates) { c.Candidates[0].Score = math.NaN() }, field: "candidates[0].score"},
 		{name: "Inf score", edit: func(c *messages.Candidates) { c.Candidates[0].Score = math.Inf(1) }, field: "candidates[0].score"},
 		{name: "empty doc_id", edit: func(c *messages.Candidates) { c.Candidates[0].DocID = "" }, field: "candidates[0].doc_id"},
-		{name: "NaN timing", edit: func(c *messages.Candidates) { c.Timings.RetrievalMS = math.NaN() }, field: "timings.retrieval_ms"},
-		{name: "-Inf timing", edit: func(c *messages.Candidates) { c.Timings.EnrichmentQueueMS = math.Inf(-1) }, field: "timings.enrichment_queue_ms"},
+		{name: "NaN timing", edit: func(c *messages.Candidates) {
+			c.Timings = stages("retrieval", "rerank")
+			c.Timings.Stages[1].WorkMS = math.NaN()
+		}, field: "timings.stages[1].work_ms"},
+		{name: "-Inf timing", edit: func(c *messages.Candidates) {
+			c.Timings = stages("a", "b", "c")
+			c.Timings.Stages[2].QueueMS = math.Inf(-1)
+		}, field: "timings.stages[2].queue_ms"},
+		{name: "empty stage name", edit: func(c *messages.Candidates) { c.Timings = stages("") }, field: "timings.stages[0].stage"},
+		{name: "duplicate stage", edit: func(c *messages.Candidates) { c.Timings = stages("retrieval", "rerank", "retrieval") }, field: "timings.stages[2].stage"},
+		{name: "too many stages", edit: func(c *messages.Candidates) { c.Timings = manyStages(messages.MaxStages + 1) }, field: "timings.stages"},
 		{name: "more than top_k", edit: func(c *messages.Candidates) { c.TopK = 1; c.Candidates = append(c.Candidates, c.Candidates[0]) }, field: "candidates"},
 		{name: "missing request_id", edit: func(c *messages.Candidates) { c.RequestID = "" }, field: "request_id"},
 		{name: "missing query", edit: func(c *messages.Candidates) { c.Query = "" }, field: "query"},
 		{name: "top_k 0", edit: func(c *messages.Candidates) { c.TopK = 0 }, field: "top_k"},
-		{name: "future version", edit: func(c *messages.Candidates) { c.SchemaVersion = 2 }, field: "schema_version"},
+		{name: "future version", edit: func(c *messages.Candidates) { c.SchemaVersion = 3 }, field: "schema_version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

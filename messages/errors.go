@@ -28,7 +28,8 @@ const (
 // DecodeError reports a record value that is not a single JSON object of
 // valid UTF-8.
 type DecodeError struct {
-	// Payload is PayloadRequest, PayloadCandidates or PayloadResult.
+	// Payload is PayloadRequest, PayloadCandidates or PayloadResult, or
+	// "" for an error of [Timings.UnmarshalJSON].
 	Payload string
 	// Err is the underlying error, such as a *json.SyntaxError or an error
 	// matching [ErrInvalidUTF8].
@@ -71,10 +72,11 @@ func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
 // ValidationError reports a payload field that is missing, has the wrong
 // JSON type or breaks a rule.
 type ValidationError struct {
-	// Payload is PayloadRequest, PayloadCandidates or PayloadResult.
+	// Payload is PayloadRequest, PayloadCandidates or PayloadResult, or
+	// "" for an error of [Timings.UnmarshalJSON].
 	Payload string
 	// Field is the JSON name of the field, with a path for nested fields,
-	// such as "top_k", "candidates[3].score" or "timings.retrieval_ms".
+	// such as "top_k", "candidates[3].score" or "timings.stages[2].queue_ms".
 	Field string
 	// Reason is a short description such as "must be between 1 and 100".
 	Reason string

@@ -22,7 +22,7 @@ func ExampleDecodeRequest() {
 	_, err = messages.DecodeRequest([]byte(`kafka consumer lag`))
 	fmt.Println(messages.Reason(err))
 	// Output:
-	// id=req-42 query="kafka consumer lag" top_k=10 schema_version=1
+	// id=req-42 query="kafka consumer lag" top_k=10 schema_version=2
 	// invalid request: top_k: must be between 1 and 100
 	// true validation_error
 	// decode_error

@@ -11,7 +11,9 @@ const (
 const (
 	// SchemaVersion is the payload version this code writes and the highest
 	// it reads. An absent or zero schema_version is read as version 1.
-	SchemaVersion = 1
+	// Version 2 added timings.stages (see [Timings]); readers of version 2
+	// also read version 1 payloads.
+	SchemaVersion = 2
 
 	// MaxRequestIDLen is the maximum length of a request id, in characters
 	// (Unicode code points).
@@ -25,4 +27,11 @@ const (
 	MinTopK     = 1
 	MaxTopK     = 100
 	DefaultTopK = 10
+
+	// MaxStages is the maximum number of entries in a payload's timings.
+	MaxStages = 16
+
+	// MaxStageNameBytes is the maximum length of a stage name in
+	// [StageTiming], in bytes (stage names are ASCII).
+	MaxStageNameBytes = 64
 )

@@ -11,7 +11,7 @@ import (
 // requests topic.
 type Request struct {
 	// SchemaVersion is the payload version. Zero means [SchemaVersion];
-	// [EncodeRequest] always writes [SchemaVersion].
+	// [EncodeRequest] always writes [RequestWireVersion].
 	SchemaVersion int `json:"schema_version,omitempty"`
 	// RequestID correlates the request with its result: valid UTF-8, at
 	// most [MaxRequestIDLen] characters, no control characters and no
@@ -55,13 +55,20 @@ func (r Request) Validate() error {
 	return v.err
 }
 
+// RequestWireVersion is the schema_version [EncodeRequest] writes. The
+// request payload is the same in every version so far, so it stays 1: a
+// retrieval worker that reads only version 1 still takes requests from an
+// upgraded producer, and the upgrade order of readers before writers (the
+// gateway reads results and writes requests) has no cycle.
+const RequestWireVersion = 1
+
 // EncodeRequest validates r and returns it as JSON with schema_version set
-// to [SchemaVersion].
+// to [RequestWireVersion].
 func EncodeRequest(r Request) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	r.SchemaVersion = SchemaVersion
+	r.SchemaVersion = RequestWireVersion
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)

@@ -23,7 +23,7 @@ type requestCase struct {
 
 // req returns a decoded request: decoding always sets SchemaVersion.
 func req(id, query string, topK int) messages.Request {
-	return messages.Request{SchemaVersion: 1, RequestID: id, Query: query, TopK: topK}
+	return messages.Request{SchemaVersion: messages.SchemaVersion, RequestID: id, Query: query, TopK: topK}
 }
 
 func requestCases() []requestCase {
@@ -43,6 +43,7 @@ func requestCases() []requestCase {
 		{name: "whitespace around object", body: " \n\t{\"query\":\"x\"}\r\n ", want: req("", "x", 10)},
 		{name: "schema_version 0", body: `{"schema_version":0,"query":"x"}`, want: req("", "x", 10)},
 		{name: "schema_version null", body: `{"schema_version":null,"query":"x"}`, want: req("", "x", 10)},
+		{name: "schema_version 2", body: `{"schema_version":2,"query":"x"}`, want: req("", "x", 10)},
 		{name: "schema_version 1.0", body: `{"schema_version":1.0,"query":"x"}`, want: req("", "x", 10)},
 		{name: "request_id null", body: `{"request_id":null,"query":"x"}`, want: req("", "x", 10)},
 		{name: "request_id empty", body: `{"request_id":"","query":"x"}`, want: req("", "x", 10)},
@@ -82,10 +83,10 @@ func requestCases() []requestCase {
 		{name: "member name invalid utf-8", body: "{\"query\":\"x\",\"\xfe\":1}", kind: decodeErr, schemaDiffers: notUTF8},
 
 		// schema_version.
-		{name: "schema_version 2", body: `{"schema_version":2,"query":"x"}`, kind: invalidErr, field: "schema_version"},
+		{name: "schema_version 3", body: `{"schema_version":3,"query":"x"}`, kind: invalidErr, field: "schema_version"},
 		{name: "schema_version -1", body: `{"schema_version":-1,"query":"x"}`, kind: invalidErr, field: "schema_version"},
 		{name: "schema_version string", body: `{"schema_version":"1","query":"x"}`, kind: invalidErr, field: "schema_version"},
-		{name: "schema_version checked first", body: `{"schema_version":2,"top_k":0}`, kind: invalidErr, field: "schema_version"},
+		{name: "schema_version checked first", body: `{"schema_version":3,"top_k":0}`, kind: invalidErr, field: "schema_version"},
 
 		// request_id.
 		{name: "request_id 129 ascii", body: `{"request_id":` + jstr(strings.Repeat("i", 129)) + `,"query":"x"}`, kind: invalidErr, field: "request_id"},
@@ -182,7 +183,7 @@ func TestDecodeRequestErrorText(t *testing.T) {
 		{"{\"query\":\"x\xff\"}", "invalid request: query: must be valid utf-8"},
 		{`{"query":"x","top_k":0}`, "invalid request: top_k: must be between 1 and 100"},
 		{`{"query":"x","top_k":2.5}`, "invalid request: top_k: must be an integer"},
-		{`{"query":"x","schema_version":2}`, "invalid request: schema_version: unsupported"},
+		{`{"query":"x","schema_version":3}`, "invalid request: schema_version: unsupported"},
 		{`{}`, "invalid request: query: required"},
 		{`{"query":"  "}`, "invalid request: query: must not be only whitespace"},
 		{`{"query":"x","request_id":" r"}`, "invalid request: request_id: must not have leading or trailing whitespace"},
@@ -206,7 +207,8 @@ func TestRequestValidate(t *testing.T) {
 	}{
 		{name: "valid", edit: func(*messages.Request) {}},
 		{name: "schema_version 1", edit: func(r *messages.Request) { r.SchemaVersion = 1 }},
-		{name: "schema_version 2", edit: func(r *messages.Request) { r.SchemaVersion = 2 }, field: "schema_version"},
+		{name: "schema_version 2", edit: func(r *messages.Request) { r.SchemaVersion = 2 }},
+		{name: "schema_version 3", edit: func(r *messages.Request) { r.SchemaVersion = 3 }, field: "schema_version"},
 		{name: "schema_version -1", edit: func(r *messages.Request) { r.SchemaVersion = -1 }, field: "schema_version"},
 		{name: "request_id empty", edit: func(r *messages.Request) { r.RequestID = "" }, field: "request_id"},
 		{name: "request_id invalid utf-8", edit: func(r *messages.Request) { r.RequestID = "a\xff" }, field: "request_id"},
@@ -249,7 +251,12 @@ func TestEncodeRequest(t *testing.T) {
 		},
 		{name: "missing id", in: messages.Request{Query: "q", TopK: 3}, field: "request_id"},
 		{name: "top_k unset", in: messages.Request{RequestID: "r", Query: "q"}, field: "top_k"},
-		{name: "future version", in: messages.Request{SchemaVersion: 2, RequestID: "r", Query: "q", TopK: 1}, field: "schema_version"},
+		{
+			name: "writes schema_version 1 for version 2",
+			in:   messages.Request{SchemaVersion: 2, RequestID: "r", Query: "q", TopK: 1},
+			want: `{"schema_version":1,"request_id":"r","query":"q","top_k":1}`,
+		},
+		{name: "future version", in: messages.Request{SchemaVersion: 3, RequestID: "r", Query: "q", TopK: 1}, field: "schema_version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,16 +13,17 @@ import (
 func resultCases() []payloadCase {
 	doc := `{"id":"d","title":"t","score":1,"snippet":"s"}`
 	docs := func(n int) string { return `[` + strings.TrimSuffix(strings.Repeat(doc+",", n), ",") + `]` }
-	return []payloadCase{
+	cases := []payloadCase{
 		{name: "minimal", body: `{"request_id":"r","documents":[]}`},
-		{name: "full", body: `{"schema_version":1,"request_id":"r","documents":[{"id":"d","title":"","score":-2,"snippet":"","url":"https://x.example/d","source":"wiki"}],"timings":{"retrieval_queue_ms":1,"retrieval_ms":2,"enrichment_queue_ms":3,"enrichment_ms":4}}`},
+		{name: "full v1", body: `{"schema_version":1,"request_id":"r","documents":[{"id":"d","title":"","score":-2,"snippet":"","url":"https://x.example/d","source":"wiki"}],"timings":{"retrieval_queue_ms":1,"retrieval_ms":2,"enrichment_queue_ms":3,"enrichment_ms":4}}`},
+		{name: "full v2", body: `{"schema_version":2,"request_id":"r","documents":[{"id":"d","title":"","score":-2,"snippet":""}],"timings":{"stages":[{"stage":"retrieval","queue_ms":1,"work_ms":2},{"stage":"rerank","queue_ms":0.5,"work_ms":0.25},{"stage":"enrichment","queue_ms":3,"work_ms":4}],"retrieval_queue_ms":1,"retrieval_ms":2,"enrichment_queue_ms":3,"enrichment_ms":4}}`},
 		{name: "100 documents", body: `{"request_id":"r","documents":` + docs(100) + `}`},
 		{name: "url and source null", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","url":null,"source":null}]}`},
 		{name: "unknown fields ignored", body: `{"request_id":"r","documents":[],"cache":"hit","Documents":5}`},
 
 		{name: "not an object", body: `"r"`, kind: decodeErr},
 		{name: "empty", body: ``, kind: decodeErr},
-		{name: "schema_version 2", body: `{"schema_version":2,"request_id":"r","documents":[]}`, kind: invalidErr, field: "schema_version"},
+		{name: "schema_version 3", body: `{"schema_version":3,"request_id":"r","documents":[]}`, kind: invalidErr, field: "schema_version"},
 		{name: "request_id missing", body: `{"documents":[]}`, kind: invalidErr, field: "request_id"},
 		{name: "request_id 129 characters", body: `{"request_id":"` + strings.Repeat("r", 129) + `","documents":[]}`, kind: invalidErr, field: "request_id"},
 		{name: "documents missing", body: `{"request_id":"r"}`, kind: invalidErr, field: "documents"},
@@ -38,6 +39,11 @@ func resultCases() []payloadCase {
 			schemaDiffers: "encoding/json replaces invalid UTF-8 before JSON Schema sees the string"},
 		{name: "timings string", body: `{"request_id":"r","documents":[],"timings":"1ms"}`, kind: invalidErr, field: "timings"},
 	}
+	for _, tc := range timingsCases() {
+		tc.body = `{"request_id":"r","documents":[],"timings":` + tc.body + `}`
+		cases = append(cases, tc)
+	}
+	return cases
 }
 
 func TestDecodeResult(t *testing.T) {
@@ -71,7 +77,10 @@ func TestResultRoundTrip(t *testing.T) {
 				{ID: "kip-98", Title: "KIP-98 <Exactly Once>", Score: 12.5, Snippet: "Idempotent \"producers\"\n& transactions", URL: "https://example.com/kip-98?a=1&b=2", Source: "wiki"},
 				{ID: "d2", Score: -0.5},
 			},
-			Timings: messages.Timings{RetrievalQueueMS: 3.1, RetrievalMS: 18.4, EnrichmentQueueMS: -1.2, EnrichmentMS: 7.9},
+			Timings: messages.Timings{Stages: []messages.StageTiming{
+				{Stage: messages.StageRetrieval, QueueMS: 3.1, WorkMS: 18.4},
+				{Stage: messages.StageEnrichment, QueueMS: -1.2, WorkMS: 7.9},
+			}},
 		}},
 	}
 	for _, tt := range tests {
@@ -104,7 +113,7 @@ func TestEncodeResultOmitsEmptyURLAndSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema_version":1,"request_id":"r","documents":[{"id":"d","title":"","score":1,"snippet":""}],"timings":{"retrieval_queue_ms":0,"retrieval_ms":0,"enrichment_queue_ms":0,"enrichment_ms":0}}`
+	want := `{"schema_version":2,"request_id":"r","documents":[{"id":"d","title":"","score":1,"snippet":""}],"timings":{"stages":[]}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
@@ -117,7 +126,10 @@ func TestEncodeResultRejects(t *testing.T) {
 		field string
 	}{
 		{name: "NaN score", in: messages.Result{RequestID: "r", Documents: []messages.Document{{ID: "d", Score: math.NaN()}}}, field: "documents[0].score"},
-		{name: "Inf timing", in: messages.Result{RequestID: "r", Timings: messages.Timings{EnrichmentMS: math.Inf(1)}}, field: "timings.enrichment_ms"},
+		{name: "Inf timing", in: messages.Result{RequestID: "r", Timings: messages.Timings{}.With(messages.StageTiming{Stage: messages.StageEnrichment, WorkMS: math.Inf(1)})}, field: "timings.stages[0].work_ms"},
+		{name: "stage name too long", in: messages.Result{RequestID: "r", Timings: stages(strings.Repeat("s", messages.MaxStageNameBytes+1))}, field: "timings.stages[0].stage"},
+		{name: "duplicate stage", in: messages.Result{RequestID: "r", Timings: stages("enrichment", "enrichment")}, field: "timings.stages[1].stage"},
+		{name: "too many stages", in: messages.Result{RequestID: "r", Timings: manyStages(messages.MaxStages + 1)}, field: "timings.stages"},
 		{name: "empty id", in: messages.Result{RequestID: "r", Documents: []messages.Document{{ID: "a"}, {}}}, field: "documents[1].id"},
 		{name: "too many documents", in: messages.Result{RequestID: "r", Documents: make([]messages.Document, messages.MaxTopK+1)}, field: "documents"},
 		{name: "missing request_id", in: messages.Result{}, field: "request_id"},

@@ -20,6 +20,10 @@ var (
 	reasonIDTooLong    = "must be at most " + strconv.Itoa(MaxRequestIDLen) + " characters"
 	reasonQueryTooLong = "must be at most " + strconv.Itoa(MaxQueryBytes) + " bytes"
 	reasonTopK         = "must be between " + strconv.Itoa(MinTopK) + " and " + strconv.Itoa(MaxTopK)
+
+	reasonTooManyStages = "must have at most " + strconv.Itoa(MaxStages) + " items"
+	reasonStageName     = "must be 1 to " + strconv.Itoa(MaxStageNameBytes) + " ASCII letters, digits, '.', '_' or '-'"
+	reasonDuplicate     = "must be unique"
 )
 
 // checkSchemaVersion accepts 0 (meaning the current version) through
@@ -109,12 +113,48 @@ func (v *validator) check(reason string, field func() string) {
 
 func named(name string) func() string { return func() string { return name } }
 
-// checkTimings checks that all durations are finite. They may be negative:
-// each is measured on one worker's clock against a record timestamp set by
-// another machine.
+// checkStageName applies the rules of [StageTiming].Stage: 1 to
+// MaxStageNameBytes ASCII letters, digits, '.', '_' or '-' (the characters
+// of a Kafka topic name).
+func checkStageName(name string) string {
+	if name == "" || len(name) > MaxStageNameBytes {
+		return reasonStageName
+	}
+	for i := 0; i < len(name); i++ {
+		if !legalTopicByte(name[i]) {
+			return reasonStageName
+		}
+	}
+	return ""
+}
+
+// checkTimings checks the rules of [Timings] and [StageTiming]: at most
+// MaxStages entries, legal and unique stage names and finite durations.
+// Durations may be negative: each is measured on one worker's clock
+// against a record timestamp set by another machine.
 func (v *validator) checkTimings(t Timings) {
-	v.check(checkFinite(t.RetrievalQueueMS), named("timings.retrieval_queue_ms"))
-	v.check(checkFinite(t.RetrievalMS), named("timings.retrieval_ms"))
-	v.check(checkFinite(t.EnrichmentQueueMS), named("timings.enrichment_queue_ms"))
-	v.check(checkFinite(t.EnrichmentMS), named("timings.enrichment_ms"))
+	if len(t.Stages) > MaxStages {
+		v.check(reasonTooManyStages, named("timings.stages"))
+		return
+	}
+	for i, st := range t.Stages {
+		if v.err != nil {
+			return
+		}
+		field := func(key string) func() string {
+			return func() string { return loc{"timings.stages", i}.field(key) }
+		}
+		reason := checkStageName(st.Stage)
+		if reason == "" {
+			for _, prev := range t.Stages[:i] {
+				if prev.Stage == st.Stage {
+					reason = reasonDuplicate
+					break
+				}
+			}
+		}
+		v.check(reason, field("stage"))
+		v.check(checkFinite(st.QueueMS), field("queue_ms"))
+		v.check(checkFinite(st.WorkMS), field("work_ms"))
+	}
 }

@@ -64,7 +64,8 @@ func TestEveryRequestIsOneConnectedTrace(t *testing.T) {
 		if len(out.Result.Documents) == 0 {
 			t.Fatalf("request %s: no documents", out.RequestID)
 		}
-		if out.Result.Timings.RetrievalMS <= 0 || out.Result.Timings.EnrichmentMS <= 0 {
+		if st := out.Result.Timings.Stages; len(st) != 2 || st[0].Stage != messages.StageRetrieval || st[0].WorkMS <= 0 ||
+			st[1].Stage != messages.StageEnrichment || st[1].WorkMS <= 0 {
 			t.Errorf("request %s: timings %+v", out.RequestID, out.Result.Timings)
 		}
 	}

@@ -71,9 +71,11 @@ func Handler(store Store, cfg Config) consumers.Handler {
 		if err != nil {
 			return nil, err
 		}
-		timings := c.Timings
-		timings.EnrichmentQueueMS = float64(msg.QueueWait.Wait) / float64(time.Millisecond)
-		timings.EnrichmentMS = float64(time.Since(start)) / float64(time.Millisecond)
+		timings := c.Timings.With(messages.StageTiming{
+			Stage:   messages.StageEnrichment,
+			QueueMS: float64(msg.QueueWait.Wait) / float64(time.Millisecond),
+			WorkMS:  float64(time.Since(start)) / float64(time.Millisecond),
+		})
 		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings})
 		if err != nil {
 			return nil, consumers.Permanent(fmt.Errorf("encode result: %w", err))

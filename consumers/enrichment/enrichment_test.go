@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -49,5 +50,44 @@ func TestStoreErrorQuotingTheQueryIsWithheld(t *testing.T) {
 				t.Errorf("span event %s: %s = %q", ev.Name, kv.Key, kv.Value.Emit())
 			}
 		}
+	}
+}
+
+type fakeStore struct{}
+
+func (fakeStore) Highlight(_ context.Context, _ string, ids []string, _ int) (map[string]search.Highlighted, error) {
+	out := map[string]search.Highlighted{}
+	for _, id := range ids {
+		out[id] = search.Highlighted{Document: search.Document{ID: id, Title: id}, Snippet: "s"}
+	}
+	return out, nil
+}
+
+// TestTimingsKeepWhatWasReceived: the result's timings are the candidates'
+// entries, unchanged and in order, followed by the enrichment entry.
+func TestTimingsKeepWhatWasReceived(t *testing.T) {
+	received := messages.Timings{Stages: []messages.StageTiming{
+		{Stage: messages.StageRetrieval, QueueMS: 1, WorkMS: 2},
+		{Stage: "rerank", QueueMS: 3, WorkMS: 4},
+	}}
+	value, err := messages.EncodeCandidates(messages.Candidates{RequestID: "r1", Query: "q", TopK: 1, Candidates: []messages.Candidate{{DocID: "a", Score: 1}}, Timings: received})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := enrichment.Handler(fakeStore{}, enrichment.Config{})
+	msg := &consumers.Message{Record: &kgo.Record{Key: []byte("r1"), Value: value}, Attempt: 1}
+	msg.QueueWait.Wait = 5 * time.Millisecond
+	outs, err := h(t.Context(), msg)
+	if err != nil || len(outs) != 1 {
+		t.Fatalf("outs %v err %v", outs, err)
+	}
+	r, err := messages.DecodeResult(outs[0].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := r.Timings.Stages
+	if len(st) != 3 || st[0] != received.Stages[0] || st[1] != received.Stages[1] ||
+		st[2].Stage != messages.StageEnrichment || st[2].QueueMS != 5 || st[2].WorkMS < 0 {
+		t.Fatalf("timings %+v", st)
 	}
 }

@@ -96,10 +96,11 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 			Query:      req.Query,
 			TopK:       req.TopK,
 			Candidates: cands,
-			Timings: messages.Timings{
-				RetrievalQueueMS: millis(msg.QueueWait.Wait),
-				RetrievalMS:      millis(time.Since(start)),
-			},
+			Timings: messages.Timings{}.With(messages.StageTiming{
+				Stage:   messages.StageRetrieval,
+				QueueMS: millis(msg.QueueWait.Wait),
+				WorkMS:  millis(time.Since(start)),
+			}),
 		})
 		if err != nil {
 			return nil, consumers.Permanent(fmt.Errorf("encode candidates: %w", err))

@@ -48,6 +48,9 @@ func TestSearchSpanAndCandidates(t *testing.T) {
 		if err != nil || c.RequestID != "key-1" || string(outs[0].Key) != "key-1" || len(c.Candidates) != 2 || c.Query != "secret query" {
 			t.Fatalf("candidates %+v err %v", c, err)
 		}
+		if st := c.Timings.Stages; len(st) != 1 || st[0].Stage != messages.StageRetrieval || st[0].WorkMS < 0 {
+			t.Fatalf("timings %+v, want one retrieval entry", st)
+		}
 		span := rec.Ended()[0]
 		got := map[string]any{}
 		for _, kv := range span.Attributes() {
