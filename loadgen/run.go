@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,23 +67,20 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 	return Latency{ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(95)), ms(h.ValueAtQuantile(99)), ms(h.ValueAtQuantile(99.9)), ms(h.Max())}
 }
 
-// stageNames are the keys for the default stages' timings: for each stage,
-// "<stage>_queue" (its queue wait) and "<stage>" (its work).
-var stageNames = func() []string {
-	var names []string
-	for _, st := range []string{messages.StageRetrieval, messages.StageEnrichment} {
-		names = append(names, queueKey(st), st)
-	}
-	return names
-}()
-
 // queueKey is the Report.Stages key of a stage's queue wait.
 func queueKey(stage string) string { return stage + "_queue" }
 
-// StageNames returns the keys of Report.Stages for the default stages in
-// pipeline order: the queue wait and the work of each hop. A result's other
-// stages add keys of the same form.
-func StageNames() []string { return slices.Clone(stageNames) }
+// StageKeys returns the keys of Report.Stages for the named stages (in
+// pipeline order, topology.Topology.Names): "<stage>_queue", the stage's
+// queue wait, then "<stage>", its work, for each. A report has the keys
+// of the stages its results' timings name.
+func StageKeys(stages []string) []string {
+	keys := make([]string, 0, 2*len(stages))
+	for _, st := range stages {
+		keys = append(keys, queueKey(st), st)
+	}
+	return keys
+}
 
 // Outcomes of a load request: the values of the root span's
 // producer.OutcomeAttr.
@@ -264,15 +260,11 @@ type phase struct {
 }
 
 func newPhase() *phase {
-	p := &phase{e2e: newLatencyHistogram(), stages: map[string]*hdrhistogram.Histogram{}}
-	for _, st := range stageNames {
-		p.stages[st] = newLatencyHistogram()
-	}
-	return p
+	return &phase{e2e: newLatencyHistogram(), stages: map[string]*hdrhistogram.Histogram{}}
 }
 
 // stage returns the histogram for the Report.Stages key name, adding one
-// for a stage that is not a default one.
+// for a stage not seen before.
 func (p *phase) stage(name string) *hdrhistogram.Histogram {
 	h, ok := p.stages[name]
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -29,9 +30,12 @@ func filterStage(blocked ...string) pipeline.Stage {
 				if err != nil {
 					return nil, consumers.Permanent(err)
 				}
+				start := time.Now()
 				_, span := tracer.Start(ctx, "filter candidates")
 				c.Candidates = slices.DeleteFunc(c.Candidates, func(x messages.Candidate) bool { return slices.Contains(blocked, x.DocID) })
 				span.End()
+				c.Timings = c.Timings.With(messages.StageTiming{Stage: env.Stage.Name,
+					QueueMS: ms(msg.QueueWait.Wait), WorkMS: ms(time.Since(start))})
 				value, err := messages.EncodeCandidates(c)
 				if err != nil {
 					return nil, consumers.Permanent(err)
@@ -75,6 +79,13 @@ func TestAnExtraStageIsOneDeclaration(t *testing.T) {
 		}
 		if len(out.Result.Documents) == 0 {
 			t.Errorf("request %s: no documents", out.RequestID)
+		}
+		var names []string
+		for _, st := range out.Result.Timings.Stages {
+			names = append(names, st.Stage)
+		}
+		if want := h.cfg.Topology().Names(); !slices.Equal(names, want) {
+			t.Errorf("request %s: timings of stages %v, want %v", out.RequestID, names, want)
 		}
 	}
 
@@ -131,3 +142,5 @@ func TestStageTableValidation(t *testing.T) {
 		t.Error("InsertStage accepted an unknown stage to insert after")
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -8,11 +8,13 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 )
 
-// The default stages' names. Each also names the stage's consumer group,
-// its worker command (kretrieve retrieval) and its ACL role.
+// The default stages' names: their entries in a result's timings
+// (messages.StageRetrieval, messages.StageEnrichment). Each also names the
+// stage's consumer group, its worker command (kretrieve retrieval) and its
+// ACL role.
 const (
-	Retrieval  = "retrieval"
-	Enrichment = "enrichment"
+	Retrieval  = messages.StageRetrieval
+	Enrichment = messages.StageEnrichment
 )
 
 // MaxStages bounds the stages of a pipeline: each adds a hop, a consumer

@@ -140,7 +140,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 			enc.SetIndent("", "  ")
 			err = errors.Join(err, enc.Encode(rep))
 		} else {
-			err = errors.Join(err, writeLoadReport(stdout, rep))
+			err = errors.Join(err, writeLoadReport(stdout, rep, cfg.topology().Names()))
 		}
 		if cfg.curve != "" {
 			err = errors.Join(err, writeCurve(cfg, getenv, rep, stderr))
@@ -151,7 +151,7 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 
 // writeLoadReport prints the report as tables: the counts, the sweep's
 // steps, the latencies, and the slowest request's waterfall.
-func writeLoadReport(w io.Writer, r loadReport) error {
+func writeLoadReport(w io.Writer, r loadReport, stages []string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "mode\t%s\n", r.Mode)
 	fmt.Fprintf(tw, "target\t%s\n", r.Target)
@@ -187,7 +187,7 @@ func writeLoadReport(w io.Writer, r loadReport) error {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", name, l.P50, l.P95, l.P99, l.P999, l.Max)
 	}
 	row("end-to-end", r.EndToEndMS)
-	for _, st := range loadgen.StageNames() {
+	for _, st := range loadgen.StageKeys(stages) {
 		row("  "+strings.ReplaceAll(st, "_", " "), r.Stages[st])
 	}
 	if err := tw.Flush(); err != nil {

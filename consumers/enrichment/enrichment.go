@@ -37,6 +37,9 @@ type Config struct {
 	// ResultsTopic is where results are published. Default:
 	// messages.DefaultResultsTopic.
 	ResultsTopic string
+	// Stage names the handler's entry in the timings it publishes (the
+	// pipeline stage it runs as). Default: messages.StageEnrichment.
+	Stage string
 	// SnippetRunes is the snippet length. Default: DefaultSnippetRunes.
 	SnippetRunes int
 	// DuplicateThreshold is the body similarity that makes a near-duplicate.
@@ -48,6 +51,9 @@ type Config struct {
 
 // Handler returns the enrichment handler over store.
 func Handler(store Store, cfg Config) consumers.Handler {
+	if cfg.Stage == "" {
+		cfg.Stage = messages.StageEnrichment
+	}
 	if cfg.ResultsTopic == "" {
 		cfg.ResultsTopic = messages.DefaultResultsTopic
 	}
@@ -72,7 +78,7 @@ func Handler(store Store, cfg Config) consumers.Handler {
 			return nil, err
 		}
 		timings := c.Timings.With(messages.StageTiming{
-			Stage:   messages.StageEnrichment,
+			Stage:   cfg.Stage,
 			QueueMS: float64(msg.QueueWait.Wait) / float64(time.Millisecond),
 			WorkMS:  float64(time.Since(start)) / float64(time.Millisecond),
 		})

@@ -36,6 +36,9 @@ type Config struct {
 	// CandidatesTopic is where candidates are published. Default:
 	// messages.DefaultCandidatesTopic.
 	CandidatesTopic string
+	// Stage names the handler's entry in the timings it publishes (the
+	// pipeline stage it runs as). Default: messages.StageRetrieval.
+	Stage string
 	// TracerProvider creates the search span. Default: the global provider.
 	TracerProvider trace.TracerProvider
 	// RecordQueryText adds the query text to the search span (attribute
@@ -47,6 +50,9 @@ type Config struct {
 
 // Handler returns the retrieval handler over s.
 func Handler(s Searcher, cfg Config) consumers.Handler {
+	if cfg.Stage == "" {
+		cfg.Stage = messages.StageRetrieval
+	}
 	if cfg.CandidatesTopic == "" {
 		cfg.CandidatesTopic = messages.DefaultCandidatesTopic
 	}
@@ -97,7 +103,7 @@ func Handler(s Searcher, cfg Config) consumers.Handler {
 			TopK:       req.TopK,
 			Candidates: cands,
 			Timings: messages.Timings{}.With(messages.StageTiming{
-				Stage:   messages.StageRetrieval,
+				Stage:   cfg.Stage,
 				QueueMS: millis(msg.QueueWait.Wait),
 				WorkMS:  millis(time.Since(start)),
 			}),
