@@ -16,11 +16,11 @@ import (
 
 // Paths of the repository files the checks read.
 const (
-	repoRoot    = "../.."
-	composePath = repoRoot + "/compose.yaml"
-	configDocPath  = repoRoot + "/docs/configuration.md"
-	cmdDir      = repoRoot + "/cmd/kretrieve"
-	dockerfile  = repoRoot + "/Dockerfile"
+	repoRoot      = "../.."
+	composePath   = repoRoot + "/compose.yaml"
+	configDocPath = repoRoot + "/docs/configuration.md"
+	cmdDir        = repoRoot + "/cmd/kretrieve"
+	dockerfile    = repoRoot + "/Dockerfile"
 )
 
 // subcommands returns the commands cmd/kretrieve/main.go dispatches on: the

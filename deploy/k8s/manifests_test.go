@@ -40,7 +40,7 @@ const (
 	defaultPartitions      = 6                // --partitions
 	defaultBrokers         = "127.0.0.1:9092" // --brokers
 	defaultGracePeriod     = 30               // Kubernetes terminationGracePeriodSeconds
-	configDocPath             = "../../docs/configuration.md"
+	configDocPath          = "../../docs/configuration.md"
 )
 
 // topicVars maps each default pipeline topic to the variable that names it.
