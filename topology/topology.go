@@ -146,13 +146,7 @@ func (t Topology) Topics() []string {
 
 // Inputs returns the topics the stages consume, in order: every pipeline
 // topic but the results topic.
-func (t Topology) Inputs() []string {
-	out := make([]string, 0, len(t.Stages))
-	for _, s := range t.Stages {
-		out = append(out, s.Input)
-	}
-	return out
-}
+func (t Topology) Inputs() []string { return t.each(func(s Stage) string { return s.Input }) }
 
 // DeadLetterTopics returns the dead-letter topic of each pipeline topic,
 // in the order of Topics.
@@ -171,19 +165,16 @@ func (t Topology) All() []string {
 }
 
 // Names returns the stage names in order.
-func (t Topology) Names() []string {
-	out := make([]string, 0, len(t.Stages))
-	for _, s := range t.Stages {
-		out = append(out, s.Name)
-	}
-	return out
-}
+func (t Topology) Names() []string { return t.each(func(s Stage) string { return s.Name }) }
 
 // Groups returns the stages' consumer groups in order.
-func (t Topology) Groups() []string {
+func (t Topology) Groups() []string { return t.each(func(s Stage) string { return s.Group }) }
+
+// each returns f of every stage, in order.
+func (t Topology) each(f func(Stage) string) []string {
 	out := make([]string, 0, len(t.Stages))
 	for _, s := range t.Stages {
-		out = append(out, s.Group)
+		out = append(out, f(s))
 	}
 	return out
 }
