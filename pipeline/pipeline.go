@@ -169,7 +169,7 @@ func NewRetrievalWorker(cfg Config, s retrieval.Searcher) (*consumers.Worker, er
 		wc.Group = RetrievalGroup
 	}
 	wc.Topic = cfg.Topics.Requests
-	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, TracerProvider: cfg.TracerProvider, RecordQueryText: cfg.RecordQueryText})
+	h := retrieval.Handler(s, retrieval.Config{CandidatesTopic: cfg.Topics.Candidates, RecordQueryText: cfg.RecordQueryText}, consumers.WithTracerProvider(cfg.TracerProvider))
 	return consumers.New(wc, cfg.tracer(wc.Group, cfg.RetrievalTrustBoundary), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
@@ -181,7 +181,7 @@ func NewEnrichmentWorker(cfg Config, store enrichment.Store) (*consumers.Worker,
 		wc.Group = EnrichmentGroup
 	}
 	wc.Topic = cfg.Topics.Candidates
-	h := enrichment.Handler(store, enrichment.Config{ResultsTopic: cfg.Topics.Results, TracerProvider: cfg.TracerProvider})
+	h := enrichment.Handler(store, enrichment.Config{ResultsTopic: cfg.Topics.Results}, consumers.WithTracerProvider(cfg.TracerProvider))
 	return consumers.New(wc, cfg.tracer(wc.Group, false), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
 }
 
@@ -197,12 +197,12 @@ func NewClient(ctx context.Context, cfg Config, collect bool) (*producer.Client,
 	}
 	var col *producer.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, cfg.Logger); err != nil {
+		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topics, producer.WithLogger(cfg.Logger)); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
 	}
-	return producer.NewClient(ctx, producer.NewPublisher(pubClient, cfg.Topics.Requests), col, cfg.TracerProvider), nil
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, cfg.Topics.Requests), col, producer.WithTracerProvider(cfg.TracerProvider)), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -290,7 +290,6 @@ func Ready(cfg Config) func(context.Context) error {
 // collector's dropped-result counters are exported on cfg's meter provider.
 func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
 	cfg = cfg.withDefaults()
-	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = cfg.TrustedBaggage
 	}
@@ -302,7 +301,8 @@ func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Ga
 	if _, err := client.Collector.RegisterMetrics(cfg.MeterProvider); err != nil {
 		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
-	g, err := gateway.New(gw, client, ready)
+	g, err := gateway.New(gw, client, ready, gateway.WithTracerProvider(cfg.TracerProvider),
+		gateway.WithMeterProvider(cfg.MeterProvider), gateway.WithPropagator(cfg.Propagator), gateway.WithLogger(cfg.Logger))
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err
