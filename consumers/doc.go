@@ -26,6 +26,13 @@
 // The retrieval and enrichment workers live in the sub-packages retrieval and
 // enrichment. This package does not import producer/.
 //
+// A Worker's settings are its Config (checked by Config.Validate); its
+// required collaborators, the kafkatrace.Tracer and the Handler, are New's
+// arguments; optional ones are Options (WithLogger, default slog.Default(),
+// and WithMiddleware). Stage handlers (retrieval's, enrichment's, yours)
+// take their settings as a Config of their own and their collaborators as
+// HandlerOptions (WithTracerProvider), resolved by NewHandlerConfig.
+//
 // It uses the OpenTelemetry API only, never the SDK (a test checks it with
 // go list -deps).
 package consumers

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -140,7 +141,7 @@ type optionFunc func(*Worker)
 
 func (f optionFunc) apply(w *Worker) { f(w) }
 
-// WithLogger sets the logger. Default: slog.Default().
+// WithLogger sets the logger; nil is ignored. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(w *Worker) { w.logger = l }) }
 
 // WithMiddleware adds middleware inside the default Trace, DeadLetter,
@@ -189,7 +190,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		return nil, errors.New("worker: tracer and handler are required")
 	}
 	w := &Worker{
-		cfg: cfg.withDefaults(), logger: slog.Default(),
+		cfg:   cfg.withDefaults(),
 		parts: make(map[partKey]*partition), rewinds: make(map[partKey]int64),
 		commitSoon: make(chan struct{}, 1), uncommitted: make(map[string]map[int32]kgo.EpochOffset),
 	}
@@ -197,6 +198,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 	for _, o := range opts {
 		o.apply(w)
 	}
+	w.logger = global.Logger(w.logger)
 	limits := Limits{MaxRecordBytes: w.cfg.MaxRecordBytes, MaxHeaders: w.cfg.MaxHeaders, MaxHeaderBytes: w.cfg.MaxHeaderBytes}
 	w.handler = Chain(handler, append([]Middleware{
 		Trace(tracer, w.errorType),

@@ -18,7 +18,10 @@
 // trace; the republished record keeps key, value and the original headers but
 // not the kretrieve.dlq.* or trace-context headers. Progress is committed to
 // a consumer group only after the broker acknowledged the republished record,
-// so the next Replay with the same group starts after it.
+// so the next Replay with the same group starts after it. Replay's settings
+// are a ReplayConfig; its tracer provider and logger are Options
+// (WithTracerProvider, WithLogger), defaulting to the global provider and
+// slog.Default().
 //
 // The package uses the OpenTelemetry API only, never the SDK (a test checks
 // it with go list -deps). It may import messages, kafkatrace, tracecontext

@@ -12,12 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/telemetry"
 )
@@ -100,13 +100,23 @@ type options struct {
 	logger *slog.Logger
 }
 
-// WithTracerProvider sets the tracer provider of the replay spans.
-// Default: otel.GetTracerProvider().
+// newOptions applies opts and fills in the collaborators left unset.
+func newOptions(opts []Option) options {
+	o := options{}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	o.tp, o.logger = global.TracerProvider(o.tp), global.Logger(o.logger)
+	return o
+}
+
+// WithTracerProvider sets the tracer provider of the replay spans; nil is
+// ignored. Default: the global provider (otel.GetTracerProvider()).
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(o *options) { o.tp = tp })
 }
 
-// WithLogger sets the logger. Default: slog.Default().
+// WithLogger sets the logger; nil is ignored. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(o *options) { o.logger = l })
 }
@@ -180,16 +190,7 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	if cfg.Group == "" {
 		cfg.Group = DefaultReplayGroup
 	}
-	o := options{}
-	for _, opt := range opts {
-		opt.apply(&o)
-	}
-	if o.tp == nil {
-		o.tp = otel.GetTracerProvider()
-	}
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
+	o := newOptions(opts)
 	if tracer == nil {
 		tracer = kafkatrace.New()
 	}

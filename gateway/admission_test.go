@@ -330,8 +330,8 @@ func TestGatewayRefusalStartsNoSpan(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer tp.Shutdown(context.Background())
 	reader := sdkmetric.NewManualReader()
-	g, err := New(Config{MaxInFlight: 1,
-		TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}, nil, func(context.Context) error { return nil })
+	g, err := New(Config{MaxInFlight: 1}, nil, func(context.Context) error { return nil },
+		WithTracerProvider(tp), WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	if err != nil {
 		t.Fatal(err)
 	}

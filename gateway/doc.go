@@ -9,4 +9,10 @@
 // boundary), admission control of the requests in flight, request decoding
 // with its limits, and Serve with the server's timeouts, TLS and connection
 // limit.
+//
+// Settings are fields of Config (checked by Config.Validate); the
+// collaborators, the tracer provider, meter provider, propagator and
+// logger, are handed to New as Options (WithTracerProvider,
+// WithMeterProvider, WithPropagator, WithLogger), each defaulting to the
+// OpenTelemetry global or slog.Default().
 package gateway

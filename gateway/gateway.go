@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -16,10 +15,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
@@ -78,12 +73,6 @@ type Config struct {
 	// TrustedBaggage lists the baggage keys that cross the trust boundary.
 	// Default: none.
 	TrustedBaggage []string
-	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-	Propagator     propagation.TextMapPropagator
-	// Logger defaults to slog.Default().
-	Logger *slog.Logger
 	// TLSCertFile and TLSKeyFile (PEM) make the server serve HTTPS only
 	// (see ServerTLSConfig). Default: plain HTTP.
 	TLSCertFile, TLSKeyFile string
@@ -137,7 +126,7 @@ func (c Config) ServerTLSConfig() (*tls.Config, error) {
 // Gateway serves the HTTP API: POST /v1/search (publish and wait),
 // POST /v1/requests (publish only), GET /healthz and GET /readyz.
 type Gateway struct {
-	cfg    Config
+	cfg    config
 	client *producer.Client
 	ready  func(context.Context) error
 	mux    *http.ServeMux
@@ -147,39 +136,17 @@ type Gateway struct {
 // New returns the gateway configured by cfg, publishing through client,
 // whose Collector must be set for /v1/search. ready reports whether Kafka
 // is reachable and the topics exist; /readyz answers 503 with its error.
-func New(cfg Config, client *producer.Client, ready func(context.Context) error) (*Gateway, error) {
+// opts hand in the tracer provider, meter provider, propagator and logger.
+func New(cfg Config, client *producer.Client, ready func(context.Context) error, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
-	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
-	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
-	setDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
-	if cfg.TracerProvider == nil {
-		cfg.TracerProvider = otel.GetTracerProvider()
-	}
-	if cfg.MeterProvider == nil {
-		cfg.MeterProvider = otel.GetMeterProvider()
-	}
-	if cfg.Propagator == nil {
-		cfg.Propagator = otel.GetTextMapPropagator()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	admit, err := newAdmission(cfg.MaxInFlight, cfg.MeterProvider)
+	c := newConfig(cfg, opts)
+	admit, err := newAdmission(c.MaxInFlight, c.mp)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, client: client, ready: ready, mux: http.NewServeMux(), admit: admit}
+	g := &Gateway{cfg: c, client: client, ready: ready, mux: http.NewServeMux(), admit: admit}
 	g.route("POST /v1/search", g.search)
 	g.route("POST /v1/requests", g.enqueue)
 	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -189,25 +156,18 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error)
 	return g, nil
 }
 
-// setDefault sets *p to def when it is zero.
-func setDefault[T int | time.Duration](p *T, def T) {
-	if *p == 0 {
-		*p = def
-	}
-}
-
 // route installs an API handler behind admission control and otelhttp,
 // whose server span is the root of the request's trace (or continues an
 // incoming traceparent). The incoming trace context is limited as on Kafka
 // records (see tracecontext.LimitPropagator) before anything parses it.
 func (g *Gateway) route(pattern string, h http.HandlerFunc) {
-	prop := tracecontext.LimitPropagator(g.cfg.Propagator)
+	prop := tracecontext.LimitPropagator(g.cfg.prop)
 	if g.cfg.TrustBoundary {
-		prop = tracecontext.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
+		prop = tracecontext.TrustBoundaryPropagator(g.cfg.prop, g.cfg.TrustedBaggage...)
 	}
 	opts := []otelhttp.Option{
-		otelhttp.WithTracerProvider(g.cfg.TracerProvider),
-		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
+		otelhttp.WithTracerProvider(g.cfg.tp),
+		otelhttp.WithMeterProvider(g.cfg.mp),
 		otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
 	}
@@ -361,7 +321,7 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 }
 
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
-	g.cfg.Logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
+	g.cfg.logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
 	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
 }
 

@@ -24,8 +24,7 @@ import (
 // and run --serve commands, on 127.0.0.1. It returns the address.
 func serveLimited(t *testing.T, cfg gateway.Config) string {
 	t.Helper()
-	cfg.MeterProvider = noop.NewMeterProvider()
-	g, err := gateway.New(cfg, nil, func(context.Context) error { return nil })
+	g, err := gateway.New(cfg, nil, func(context.Context) error { return nil }, gateway.WithMeterProvider(noop.NewMeterProvider()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,9 @@ func newTrustGateway(t *testing.T, sampler sdktrace.Sampler, cfg gateway.Config)
 	}
 	t.Cleanup(cons.Close)
 
-	cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator = tp, noop.NewMeterProvider(), prop
-	g, err := gateway.New(cfg, producer.NewClient(t.Context(), producer.NewPublisher(pub, topic), nil, tp), func(context.Context) error { return nil })
+	client := producer.NewClient(t.Context(), producer.NewPublisher(pub, topic), nil, producer.WithTracerProvider(tp))
+	g, err := gateway.New(cfg, client, func(context.Context) error { return nil },
+		gateway.WithTracerProvider(tp), gateway.WithMeterProvider(noop.NewMeterProvider()), gateway.WithPropagator(prop))
 	if err != nil {
 		t.Fatal(err)
 	}

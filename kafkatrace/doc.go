@@ -12,7 +12,8 @@
 //
 // The package uses the OpenTelemetry API only, never the SDK (a test checks
 // it with go list -deps): the caller supplies the tracer provider and
-// propagator (or the globals are used). Metrics are aggregated in memory by
+// propagator as Options (WithTracerProvider, WithPropagator; without them
+// the globals are used). Metrics are aggregated in memory by
 // [Metrics]; tracing.NewMetricsProducer hands them to the SDK. It does not
 // import producer/ or consumers/; both import it.
 //

@@ -8,12 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracecontext"
@@ -44,7 +44,8 @@ type config struct {
 	service     string
 }
 
-// WithTracerProvider sets the tracer provider. Default: otel.GetTracerProvider().
+// WithTracerProvider sets the tracer provider; nil is ignored. Default: the
+// global provider (otel.GetTracerProvider()).
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) { c.tp = tp })
 }
@@ -94,8 +95,8 @@ func WithBaggageAttributes(keys ...string) Option {
 	return optionFunc(func(c *config) { c.bagAttrs = slices.Clone(keys) })
 }
 
-// WithPropagator sets the propagator used for record headers.
-// Default: otel.GetTextMapPropagator().
+// WithPropagator sets the propagator used for record headers; nil is
+// ignored. Default: the global propagator (otel.GetTextMapPropagator()).
 func WithPropagator(p propagation.TextMapPropagator) Option {
 	return optionFunc(func(c *config) { c.prop = p })
 }
@@ -193,12 +194,7 @@ func New(opts ...Option) *Tracer {
 	for _, o := range opts {
 		o.apply(&c)
 	}
-	if c.tp == nil {
-		c.tp = otel.GetTracerProvider()
-	}
-	if c.prop == nil {
-		c.prop = otel.GetTextMapPropagator()
-	}
+	c.tp, c.prop = global.TracerProvider(c.tp), global.Propagator(c.prop)
 	t := &Tracer{
 		tracer:      c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:        c.prop,

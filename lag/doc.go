@@ -10,7 +10,9 @@
 //
 // Measure takes one measurement; a Monitor measures periodically and exports
 // the last measurement as the gauges kretrieve.consumer.lag and
-// kretrieve.consumer.lag.seconds.
+// kretrieve.consumer.lag.seconds. A Monitor's settings are a MonitorConfig;
+// its meter provider and logger are Options (WithMeterProvider, WithLogger),
+// defaulting to the global provider and slog.Default().
 //
 // The package uses the OpenTelemetry API only, never the SDK: the caller
 // supplies the meter provider. It does not import producer/, consumers/ or

@@ -8,15 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/telemetry"
 )
 
@@ -43,7 +42,7 @@ type Monitor struct {
 	opts     []kgo.Opt
 	groups   []string
 	interval time.Duration
-	logger   atomic.Pointer[slog.Logger]
+	logger   *slog.Logger
 	reg      metric.Registration
 	records  metric.Int64ObservableGauge
 	seconds  metric.Float64ObservableGauge
@@ -65,28 +64,79 @@ type observation struct {
 	attrs   metric.ObserveOption
 }
 
-// NewMonitor returns a Monitor of the given groups (none: every group of the
-// cluster) measuring with Measure(ctx, baseOpts, groups...) every interval
-// (0: DefaultInterval) once Run is called, and registers its gauges on mp
-// (nil: otel.GetMeterProvider()). Measurement errors are logged on
-// slog.Default() unless SetLogger says otherwise.
-func NewMonitor(baseOpts []kgo.Opt, mp metric.MeterProvider, interval time.Duration, groups ...string) (*Monitor, error) {
-	if interval < 0 {
-		return nil, errors.New("lag monitor: interval must not be negative")
+// MonitorConfig configures a Monitor.
+type MonitorConfig struct {
+	// Groups are the consumer groups measured. Default: none, which
+	// measures every group of the cluster.
+	Groups []string
+	// Interval is the time between two measurements. Default:
+	// DefaultInterval.
+	Interval time.Duration
+}
+
+// Validate reports configuration errors.
+func (c MonitorConfig) Validate() error {
+	if c.Interval < 0 {
+		return errors.New("lag monitor: interval must not be negative")
 	}
-	if interval == 0 {
-		interval = DefaultInterval
+	return nil
+}
+
+// Option hands a Monitor a collaborator: its meter provider or logger.
+type Option interface{ apply(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// options are a Monitor's collaborators.
+type options struct {
+	mp     metric.MeterProvider
+	logger *slog.Logger
+}
+
+// WithMeterProvider sets the meter provider the gauges are registered on;
+// nil is ignored. Default: the global provider (otel.GetMeterProvider()).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(o *options) { o.mp = mp })
+}
+
+// WithLogger sets the logger measurement errors are logged on; nil is
+// ignored. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(o *options) { o.logger = l })
+}
+
+// newConfig returns cfg with its defaults and the collaborators of opts,
+// the global ones where opts leave them unset.
+func newConfig(cfg MonitorConfig, opts []Option) (MonitorConfig, options) {
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
 	}
-	if mp == nil {
-		mp = otel.GetMeterProvider()
+	var o options
+	for _, opt := range opts {
+		opt.apply(&o)
 	}
+	o.mp, o.logger = global.MeterProvider(o.mp), global.Logger(o.logger)
+	return cfg, o
+}
+
+// NewMonitor returns a Monitor of cfg.Groups measuring with
+// Measure(ctx, baseOpts, cfg.Groups...) every cfg.Interval once Run is
+// called, and registers its gauges on the meter provider of opts.
+func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, o := newConfig(cfg, opts)
 	m := &Monitor{
 		opts:     slices.Clone(baseOpts),
-		groups:   slices.Clone(groups),
-		interval: interval,
+		groups:   slices.Clone(cfg.Groups),
+		interval: cfg.Interval,
+		logger:   o.logger,
 		attrs:    map[attrKey]metric.ObserveOption{},
 	}
-	meter := mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	meter := o.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
 	m.records, err = meter.Int64ObservableGauge(telemetry.MetricLagRecords,
 		metric.WithUnit(telemetry.MetricLagRecordsUnit),
@@ -107,17 +157,6 @@ func NewMonitor(baseOpts []kgo.Opt, mp metric.MeterProvider, interval time.Durat
 	return m, nil
 }
 
-// SetLogger sets the logger measurement errors are logged on (nil:
-// slog.Default()).
-func (m *Monitor) SetLogger(l *slog.Logger) { m.logger.Store(l) }
-
-func (m *Monitor) log() *slog.Logger {
-	if l := m.logger.Load(); l != nil {
-		return l
-	}
-	return slog.Default()
-}
-
 // Run measures immediately and then every interval until ctx is done, and
 // returns nil then. Errors are logged (a failed measurement at warn, each
 // group with entries that could not be measured at warn) and do not stop it.
@@ -130,7 +169,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			m.log().WarnContext(ctx, "consumer lag not measured", "err", err)
+			m.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
 		default:
 			m.logEntryErrors(ctx, lags)
 		}
@@ -156,7 +195,7 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 			}
 		}
 		if failed > 0 {
-			m.log().WarnContext(ctx, "consumer lag partly measured", "group", group, "failed", failed, "err", first)
+			m.logger.WarnContext(ctx, "consumer lag partly measured", "group", group, "failed", failed, "err", first)
 		}
 	}
 }

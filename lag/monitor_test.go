@@ -86,12 +86,12 @@ func TestMonitorExportsLagGauges(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 
-	m, err := lag.NewMonitor(f.opts, mp, time.Hour, "orders", "audit", "nope")
+	var logs syncBuffer
+	m, err := lag.NewMonitor(f.opts, lag.MonitorConfig{Groups: []string{"orders", "audit", "nope"}, Interval: time.Hour},
+		lag.WithMeterProvider(mp), lag.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
-	m.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	if r, s, _ := collect(t, reader); len(r)+len(s) != 0 {
 		t.Fatalf("gauges report before the first measurement: %v %v", r, s)
 	}
@@ -163,7 +163,7 @@ func TestMonitorLagNotReportedAfterFailure(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	m, err := lag.NewMonitor(f.opts, mp, 0, "orders")
+	m, err := lag.NewMonitor(f.opts, lag.MonitorConfig{Groups: []string{"orders"}}, lag.WithMeterProvider(mp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestMonitorLagNotReportedAfterFailure(t *testing.T) {
 }
 
 func TestNewMonitorLagRejectsNegativeInterval(t *testing.T) {
-	if _, err := lag.NewMonitor(nil, nil, -time.Second, "g"); err == nil {
+	if _, err := lag.NewMonitor(nil, lag.MonitorConfig{Groups: []string{"g"}, Interval: -time.Second}); err == nil {
 		t.Fatal("negative interval accepted")
 	}
 }

@@ -231,12 +231,12 @@ func NewClient(ctx context.Context, cfg Config, collect bool) (*producer.Client,
 	}
 	var col *producer.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topology(), cfg.Logger); err != nil {
+		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topology(), producer.WithLogger(cfg.Logger)); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
 	}
-	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, cfg.TracerProvider), nil
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, producer.WithTracerProvider(cfg.TracerProvider)), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -317,7 +317,6 @@ func Ready(cfg Config) func(context.Context) error {
 // collector's dropped-result counters are exported on cfg's meter provider.
 func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
 	cfg = cfg.withDefaults()
-	gw.TracerProvider, gw.MeterProvider, gw.Propagator, gw.Logger = cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator, cfg.Logger
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = cfg.TrustedBaggage
 	}
@@ -329,7 +328,8 @@ func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Ga
 	if _, err := client.Collector.RegisterMetrics(cfg.MeterProvider); err != nil {
 		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
-	g, err := gateway.New(gw, client, ready)
+	g, err := gateway.New(gw, client, ready, gateway.WithTracerProvider(cfg.TracerProvider),
+		gateway.WithMeterProvider(cfg.MeterProvider), gateway.WithPropagator(cfg.Propagator), gateway.WithLogger(cfg.Logger))
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err

@@ -60,14 +60,14 @@ func DefaultStages(topics messages.Topics) []Stage {
 				return nil, errNoIndex
 			}
 			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output, Stage: env.Stage.Name,
-				TracerProvider: env.Config.TracerProvider, RecordQueryText: env.Config.RecordQueryText}), nil
+				RecordQueryText: env.Config.RecordQueryText}, consumers.WithTracerProvider(env.Config.TracerProvider)), nil
 		}, WorkSpans: []string{telemetry.SpanSearch}},
 		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {
 			if env.Index == nil {
 				return nil, errNoIndex
 			}
-			return enrichment.Handler(env.Index, enrichment.Config{ResultsTopic: env.Stage.Output, Stage: env.Stage.Name,
-				TracerProvider: env.Config.TracerProvider}), nil
+			return enrichment.Handler(env.Index, enrichment.Config{ResultsTopic: env.Stage.Output, Stage: env.Stage.Name},
+				consumers.WithTracerProvider(env.Config.TracerProvider)), nil
 		}, WorkSpans: []string{telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}},
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -38,12 +37,11 @@ type Client struct {
 
 // NewClient returns a Client publishing through pub. col may be nil when
 // outcomes are not awaited; otherwise the Client runs it (Collector.Run)
-// until Close, with ctx's values but not its cancellation.
-func NewClient(ctx context.Context, pub *Publisher, col *Collector, tp trace.TracerProvider) *Client {
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	c := &Client{Collector: col, pub: pub, tracer: tp.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
+// until Close, with ctx's values but not its cancellation. Its option is
+// WithTracerProvider.
+func NewClient(ctx context.Context, pub *Publisher, col *Collector, opts ...Option) *Client {
+	cfg := newConfig(opts)
+	c := &Client{Collector: col, pub: pub, tracer: cfg.tp.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
 	if col == nil {
 		close(c.done)
 		return c

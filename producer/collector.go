@@ -65,11 +65,10 @@ type Collector struct {
 // topics of every stage's input from their current ends, so every outcome of a
 // request published after NewCollector returns is seen. clientOpts are the
 // connection options (see kafkaclient.Options); tracer creates the wait and
-// process spans and should have no consumer group. Call Run to process.
-func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, t topology.Topology, logger *slog.Logger) (*Collector, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
+// process spans and should have no consumer group. Its option is
+// WithLogger. Call Run to process.
+func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, t topology.Topology, opts ...Option) (*Collector, error) {
+	cfg := newConfig(opts)
 	names := []string{t.Results()}
 	for _, in := range t.Inputs() {
 		names = append(names, messages.DLQTopic(in))
@@ -93,14 +92,14 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 		}
 		start[o.Topic][o.Partition] = kgo.NewOffset().At(o.Offset)
 	})
-	opts := append(append([]kgo.Opt{}, clientOpts...), kgo.ConsumePartitions(start))
-	client, err := kgo.NewClient(opts...)
+	kopts := append(append([]kgo.Opt{}, clientOpts...), kgo.ConsumePartitions(start))
+	client, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
 	c := &Collector{
 		client:    client,
-		logger:    logger,
+		logger:    cfg.logger,
 		waiting:   make(map[string]chan Outcome),
 		delivered: make(map[string]time.Time),
 		abandoned: make(map[string]time.Time),

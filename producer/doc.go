@@ -14,5 +14,10 @@
 // duplicates. The Client owns both: Close flushes the Publisher and stops the
 // Collector.
 //
+// Required inputs are NewClient's and NewCollector's arguments; their
+// collaborators are Options: WithTracerProvider (the Client's request
+// spans, default the global provider) and WithLogger (the Collector's,
+// default slog.Default()).
+//
 // It uses the OpenTelemetry API only, never the SDK.
 package producer

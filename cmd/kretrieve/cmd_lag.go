@@ -64,11 +64,11 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
-		mon, err := lag.NewMonitor(kafkaOptions(pc, pc.MeterProvider), pc.MeterProvider, cfg.watch, cfg.groups...)
+		mon, err := lag.NewMonitor(kafkaOptions(pc, pc.MeterProvider), lag.MonitorConfig{Groups: cfg.groups, Interval: cfg.watch},
+			lag.WithMeterProvider(pc.MeterProvider), lag.WithLogger(comp.logger))
 		if err != nil {
 			return err
 		}
-		mon.SetLogger(comp.logger)
 		var tick <-chan time.Time
 		if cfg.watch > 0 {
 			t := time.NewTicker(cfg.watch)

@@ -48,11 +48,11 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 		if cfg.lagInterval > 0 {
 			// Every worker of a group exports the group's lag; the series carry
 			// the worker's resource (service.instance.id), so take their max.
-			m, err := lag.NewMonitor(kafkaOptions(pc, nil), comp.telemetry.MeterProvider, cfg.lagInterval, cfg.worker.Group)
+			m, err := lag.NewMonitor(kafkaOptions(pc, nil), lag.MonitorConfig{Groups: []string{cfg.worker.Group}, Interval: cfg.lagInterval},
+				lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
 			if err != nil {
 				return err
 			}
-			m.SetLogger(comp.logger)
 			defer m.Close()
 			go func() { _ = m.Run(ctx) }()
 		}

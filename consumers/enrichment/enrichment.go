@@ -1,6 +1,8 @@
 // Package enrichment is the enrichment worker's handler: it loads the
 // candidate documents with highlighted snippets, removes near-duplicates,
-// re-ranks them and publishes the result. Each step has its own span.
+// re-ranks them and publishes the result. Each step has its own span. Its
+// settings are a Config, its tracer provider a consumers.HandlerOption
+// (consumers.WithTracerProvider).
 package enrichment
 
 import (
@@ -9,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
@@ -45,12 +46,11 @@ type Config struct {
 	// DuplicateThreshold is the body similarity that makes a near-duplicate.
 	// Default: rerank.DefaultDuplicateThreshold.
 	DuplicateThreshold float64
-	// TracerProvider creates the step spans. Default: the global provider.
-	TracerProvider trace.TracerProvider
 }
 
-// Handler returns the enrichment handler over store.
-func Handler(store Store, cfg Config) consumers.Handler {
+// Handler returns the enrichment handler over store, configured by cfg,
+// with the collaborators of opts.
+func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers.Handler {
 	if cfg.Stage == "" {
 		cfg.Stage = messages.StageEnrichment
 	}
@@ -63,10 +63,7 @@ func Handler(store Store, cfg Config) consumers.Handler {
 	if cfg.DuplicateThreshold == 0 {
 		cfg.DuplicateThreshold = rerank.DefaultDuplicateThreshold
 	}
-	if cfg.TracerProvider == nil {
-		cfg.TracerProvider = otel.GetTracerProvider()
-	}
-	tracer := cfg.TracerProvider.Tracer(ScopeName)
+	tracer := consumers.NewHandlerConfig(opts...).TracerProvider.Tracer(ScopeName)
 	return func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
 		c, err := messages.DecodeCandidates(msg.Record.Value)
 		if err != nil {

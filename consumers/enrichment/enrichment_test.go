@@ -35,7 +35,7 @@ func TestStoreErrorQuotingTheQueryIsWithheld(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	busy := errors.New("store busy")
-	h := enrichment.Handler(leakyStore{err: busy}, enrichment.Config{TracerProvider: tp})
+	h := enrichment.Handler(leakyStore{err: busy}, enrichment.Config{}, consumers.WithTracerProvider(tp))
 	_, err = h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("r1"), Value: value}, Attempt: 1})
 	if err == nil || strings.Contains(err.Error(), "canary") || !errors.Is(err, busy) || consumers.IsPermanent(err) {
 		t.Fatalf("error %v: quotes the query, lost the cause or became permanent", err)

@@ -1,5 +1,7 @@
 // Package retrieval is the retrieval worker's handler: it decodes a request,
-// searches the index and publishes the candidates for enrichment.
+// searches the index and publishes the candidates for enrichment. Its
+// settings are a Config, its tracer provider a consumers.HandlerOption
+// (consumers.WithTracerProvider).
 package retrieval
 
 import (
@@ -9,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
@@ -39,8 +40,6 @@ type Config struct {
 	// Stage names the handler's entry in the timings it publishes (the
 	// pipeline stage it runs as). Default: messages.StageRetrieval.
 	Stage string
-	// TracerProvider creates the search span. Default: the global provider.
-	TracerProvider trace.TracerProvider
 	// RecordQueryText adds the query text to the search span (attribute
 	// kretrieve.query.text), for debugging; nothing else changes: errors
 	// quoting the query stay withheld. Queries are user data: leave it off
@@ -48,18 +47,16 @@ type Config struct {
 	RecordQueryText bool
 }
 
-// Handler returns the retrieval handler over s.
-func Handler(s Searcher, cfg Config) consumers.Handler {
+// Handler returns the retrieval handler over s, configured by cfg, with the
+// collaborators of opts.
+func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.Handler {
 	if cfg.Stage == "" {
 		cfg.Stage = messages.StageRetrieval
 	}
 	if cfg.CandidatesTopic == "" {
 		cfg.CandidatesTopic = messages.DefaultCandidatesTopic
 	}
-	if cfg.TracerProvider == nil {
-		cfg.TracerProvider = otel.GetTracerProvider()
-	}
-	tracer := cfg.TracerProvider.Tracer(ScopeName)
+	tracer := consumers.NewHandlerConfig(opts...).TracerProvider.Tracer(ScopeName)
 	return func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
 		req, err := messages.DecodeRequestKeyed(msg.Record.Value, msg.Record.Key)
 		if err != nil {

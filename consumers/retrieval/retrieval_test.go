@@ -32,7 +32,7 @@ func handle(t *testing.T, s retrieval.Searcher, recordText bool, value string) (
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	h := retrieval.Handler(s, retrieval.Config{TracerProvider: tp, RecordQueryText: recordText})
+	h := retrieval.Handler(s, retrieval.Config{RecordQueryText: recordText}, consumers.WithTracerProvider(tp))
 	outs, err := h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("key-1"), Value: []byte(value)}, Attempt: 1})
 	return outs, err, rec
 }

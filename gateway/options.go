@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/internal/global"
+)
+
+// Option hands the Gateway a collaborator: its tracer provider, meter
+// provider, propagator or logger. Settings are fields of Config.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is a Gateway's Config with its defaults, and its collaborators.
+type config struct {
+	Config
+	tp     trace.TracerProvider
+	mp     metric.MeterProvider
+	prop   propagation.TextMapPropagator
+	logger *slog.Logger
+}
+
+// WithTracerProvider sets the tracer provider of the server spans; nil is
+// ignored. Default: the global provider (otel.GetTracerProvider()).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tp = tp })
+}
+
+// WithMeterProvider sets the meter provider of the HTTP and admission
+// metrics; nil is ignored. Default: the global provider
+// (otel.GetMeterProvider()).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.mp = mp })
+}
+
+// WithPropagator sets the propagator that reads the incoming trace context
+// (limited, and at a trust boundary filtered, as Config says); nil is
+// ignored. Default: the global propagator (otel.GetTextMapPropagator()).
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.prop = p })
+}
+
+// WithLogger sets the logger of failed requests and of the server's errors;
+// nil is ignored. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// newConfig returns cfg with its defaults and the collaborators of opts,
+// the global ones where opts leave them unset.
+func newConfig(cfg Config, opts []Option) config {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
+	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
+	c := config{Config: cfg}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	c.tp, c.mp = global.TracerProvider(c.tp), global.MeterProvider(c.mp)
+	c.prop, c.logger = global.Propagator(c.prop), global.Logger(c.logger)
+	return c
+}
+
+// setDefault sets *p to def when it is zero.
+func setDefault[T int | time.Duration](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
+}
