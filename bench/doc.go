@@ -165,7 +165,7 @@
 // broker: three Kafka hops, requests, candidates and results, through one
 // retrieval and one enrichment worker, untraced, pathways on, producer
 // linger 0) and gateway (POST /v1/search, one kept-alive connection, to
-// pipeline.NewGateway on an httptest server in front of the same kind of
+// pipeline.Pipeline.NewGateway on an httptest server in front of the same kind of
 // pipeline). Each serves 60 warm-up requests first (inprocess: every query
 // of corpus.QualitySet once), then measures each of b.N requests from just
 // before it is sent until its answer has been read. Intended invocation:

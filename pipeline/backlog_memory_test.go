@@ -107,7 +107,7 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 		Kafka:  kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: backlogPartitions},
 		Topics: messages.DefaultTopics(),
 	}
-	if err := pipeline.EnsureTopics(t.Context(), cfg); err != nil {
+	if err := mustNew(t, cfg).EnsureTopics(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	admClient, err := kgo.NewClient(kgo.SeedBrokers(addr))

@@ -19,7 +19,6 @@ import (
 	"github.com/kretrieve/kretrieve/internal/otlptest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/search"
@@ -158,19 +157,19 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 		t.Fatal(err)
 	}
 	h := newHarness(t, 2)
-	h.cfg.TracerProvider, h.cfg.MeterProvider, h.cfg.Propagator = p.TracerProvider, p.MeterProvider, p.Propagator
-	h.cfg.Metrics, h.cfg.ParentBasedSampling = metrics, p.ParentBasedSampling
-	h.cfg.Logger = logger
+	h.tracers, h.meters, h.prop = p.TracerProvider, p.MeterProvider, p.Propagator
+	h.metrics, h.cfg.ParentBasedSampling = metrics, p.ParentBasedSampling
+	h.logger = logger
 	h.cfg.RecordQueryText = recordQueryText
 	h.cfg.Worker.RetryBackoff = time.Millisecond
 	h.cfg.Worker.MaxRecordBytes = 8 << 10 // so that an oversized record fits the broker's default limit
 
 	ctx, cancel := context.WithCancel(context.Background())
-	retrievalW, err := pipeline.NewWorker(h.cfg, topology.Retrieval, canarySearcher{h.idx})
+	retrievalW, err := h.pipeline().NewWorker(topology.Retrieval, canarySearcher{h.idx})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichmentW, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
+	enrichmentW, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 	t.Logf("commits failed: %d of %d while faulting; duplicates: %d", failed.Load(), commits.Load(), c.Collector.Duplicates())
 
 	// Every poison record is in the dead-letter topic with its headers.
-	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil), kgo.ConsumeTopics(messages.DLQTopic(h.cfg.Topics.Requests)),
+	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil), kgo.ConsumeTopics(messages.DLQTopic(h.cfg.Topics.Requests)),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)

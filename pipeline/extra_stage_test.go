@@ -24,7 +24,7 @@ func filterStage(blocked ...string) pipeline.Stage {
 		Stage:     topology.Stage{Name: "filter", Output: "retrieval.filtered"},
 		WorkSpans: []string{"filter candidates"},
 		NewHandler: func(env pipeline.StageEnv) (consumers.Handler, error) {
-			tracer := env.Config.TracerProvider.Tracer("example.com/filter")
+			tracer := env.TracerProvider.Tracer("example.com/filter")
 			return func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
 				c, err := messages.DecodeCandidates(msg.Record.Value)
 				if err != nil {
@@ -60,7 +60,7 @@ func TestAnExtraStageIsOneDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cfg.Stages = stages
-	if err := pipeline.EnsureTopics(t.Context(), h.cfg); err != nil {
+	if err := h.pipeline().EnsureTopics(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := h.cfg.Topology().Topics(), []string{"retrieval.requests", "retrieval.candidates", "retrieval.filtered", "retrieval.results"}; !slices.Equal(got, want) {
@@ -126,8 +126,8 @@ func TestStageTableValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Stages = stages
-	if _, err := pipeline.NewWorker(cfg, "retrieval", nil); err == nil {
-		t.Error("NewWorker accepted a table with a stage without a handler")
+	if _, err := pipeline.New(cfg); err == nil {
+		t.Error("New accepted a table with a stage without a handler")
 	}
 	broken := pipeline.DefaultStages(messages.DefaultTopics())
 	broken[1].Input = "elsewhere"
@@ -135,7 +135,7 @@ func TestStageTableValidation(t *testing.T) {
 	if err := cfg.Validate(); err == nil {
 		t.Error("Validate accepted a table that is not a chain")
 	}
-	if _, err := pipeline.NewWorker(pipeline.Config{Kafka: kafkaclient.Config{Brokers: []string{"127.0.0.1:1"}}}, "nope", nil); err == nil {
+	if _, err := mustNew(t, pipeline.Config{Kafka: kafkaclient.Config{Brokers: []string{"127.0.0.1:1"}}}).NewWorker("nope", nil); err == nil {
 		t.Error("NewWorker accepted an unknown stage")
 	}
 	if _, err := pipeline.InsertStage(pipeline.DefaultStages(messages.DefaultTopics()), "nope", filterStage()); err == nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -54,18 +53,18 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 		cancel()
 		workers.Wait()
 	})
-	retrieval, err := pipeline.NewWorker(h.cfg, topology.Retrieval, gatedSearcher{h.idx, gate})
+	retrieval, err := h.pipeline().NewWorker(topology.Retrieval, gatedSearcher{h.idx, gate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichment, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
+	enrichment, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	workers.Go(func() { _ = retrieval.Run(ctx) })
 	workers.Go(func() { _ = enrichment.Run(ctx) })
 
-	g, client, err := pipeline.NewGateway(t.Context(), h.cfg, gateway.Config{MaxInFlight: maxInFlight})
+	g, client, err := h.pipeline().NewGateway(t.Context(), gateway.Config{MaxInFlight: maxInFlight})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,12 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 )
 
 func (h *harness) gateway(cfg gateway.Config) (*httptest.Server, *producer.Client) {
 	h.t.Helper()
-	g, c, err := pipeline.NewGateway(h.t.Context(), h.cfg, cfg)
+	g, c, err := h.pipeline().NewGateway(h.t.Context(), cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

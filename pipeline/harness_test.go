@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/otlptest"
@@ -27,12 +29,20 @@ import (
 
 // harness is an in-process pipeline on kfake with in-memory telemetry.
 type harness struct {
-	t      *testing.T
-	cfg    pipeline.Config
-	spans  *tracetest.SpanRecorder
-	tp     *sdktrace.TracerProvider
-	reader *sdkmetric.ManualReader
-	idx    *search.Index
+	t   *testing.T
+	cfg pipeline.Config
+	// The pipeline's collaborators (pipeline.New's options): tracers,
+	// meters, prop and logger default to the in-memory ones and a quiet
+	// logger; tests that export over OTLP replace them.
+	tracers trace.TracerProvider
+	meters  metric.MeterProvider
+	prop    propagation.TextMapPropagator
+	logger  *slog.Logger
+	metrics *kafkatrace.Metrics
+	spans   *tracetest.SpanRecorder
+	tp      *sdktrace.TracerProvider
+	reader  *sdkmetric.ManualReader
+	idx     *search.Index
 }
 
 func newHarness(t *testing.T, partitions int) *harness {
@@ -60,29 +70,39 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 	h := &harness{
 		t:     t,
 		spans: spans, tp: tp, reader: reader, idx: idx,
+		tracers: tp, meters: mp, metrics: metrics,
+		prop:   propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		cfg: pipeline.Config{
-			Kafka:          kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: int32(partitions)},
-			Topics:         messages.DefaultTopics(),
-			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-			TracerProvider: tp,
-			MeterProvider:  mp,
-			Propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
-			Metrics:        metrics,
+			Kafka:  kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: int32(partitions)},
+			Topics: messages.DefaultTopics(),
 			// The SDK's default sampler is parent-based.
 			ParentBasedSampling: true,
 		},
 	}
-	if err := pipeline.EnsureTopics(t.Context(), h.cfg); err != nil {
+	if err := h.pipeline().EnsureTopics(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// pipeline returns the pipeline of h.cfg with h's collaborators, as they
+// are now.
+func (h *harness) pipeline() *pipeline.Pipeline {
+	h.t.Helper()
+	p, err := pipeline.New(h.cfg, pipeline.WithTracerProvider(h.tracers), pipeline.WithMeterProvider(h.meters),
+		pipeline.WithPropagator(h.prop), pipeline.WithLogger(h.logger), pipeline.WithMetrics(h.metrics))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }
 
 // startWorkers starts one retrieval and one enrichment worker; the returned
 // function stops them and waits until they have left their groups.
 func (h *harness) startWorkers() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ws, err := pipeline.StartWorkers(ctx, h.cfg, h.idx, nil)
+	ws, err := h.pipeline().StartWorkers(ctx, h.idx, nil)
 	if err != nil {
 		cancel()
 		h.t.Fatal(err)
@@ -103,7 +123,7 @@ func (h *harness) startWorkers() (stop func()) {
 }
 
 func (h *harness) client(collect bool) *producer.Client {
-	c, err := pipeline.NewClient(h.t.Context(), h.cfg, collect)
+	c, err := h.pipeline().NewClient(h.t.Context(), collect)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -312,4 +332,14 @@ func checkTrace(t *testing.T, spans []span, cfg pipeline.Config, root string) {
 	if want := 1 + 3*len(hops) + workSpans; len(spans) != want {
 		t.Errorf("trace %s has %d spans, want %d", rootSpan.TraceID, len(spans), want)
 	}
+}
+
+// mustNew is pipeline.New, failing t on an invalid configuration.
+func mustNew(t testing.TB, cfg pipeline.Config, opts ...pipeline.Option) *pipeline.Pipeline {
+	t.Helper()
+	p, err := pipeline.New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -27,7 +27,7 @@ import (
 //	           (requests, candidates, results) through one retrieval and
 //	           one enrichment worker, untraced (OTEL_SDK_DISABLED=true),
 //	           pathways on, the producers' default linger (0)
-//	gateway    POST /v1/search to the HTTP gateway (pipeline.NewGateway on
+//	gateway    POST /v1/search to the HTTP gateway (Pipeline.NewGateway on
 //	           an httptest server, over one kept-alive connection) in
 //	           front of the same pipeline
 //
@@ -55,7 +55,7 @@ func BenchmarkIdleLatency(b *testing.B) {
 	})
 	b.Run("gateway", func(b *testing.B) {
 		p := startKafkaPipeline(b, kafkaVariants[0])
-		g := startBenchGateway(b, p.cfg)
+		g := startBenchGateway(b, p.pipeline)
 		benchmarkIdle(b, benchWarmup, func(ctx context.Context, i int) error {
 			return g.search(ctx, p.queries[i%len(p.queries)])
 		})
@@ -108,9 +108,9 @@ type benchGateway struct {
 	client *http.Client
 }
 
-func startBenchGateway(b *testing.B, cfg pipeline.Config) *benchGateway {
+func startBenchGateway(b *testing.B, pl *pipeline.Pipeline) *benchGateway {
 	b.Helper()
-	g, c, err := pipeline.NewGateway(b.Context(), cfg, gateway.Config{Timeout: benchTimeout})
+	g, c, err := pl.NewGateway(b.Context(), gateway.Config{Timeout: benchTimeout})
 	if err != nil {
 		b.Fatal(err)
 	}

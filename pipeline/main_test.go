@@ -54,12 +54,17 @@ func runChild(role string) int {
 	}
 	defer idx.Close()
 	cfg := pipeline.Config{
-		Kafka:          kafkaclient.Config{Brokers: kafkaclient.ParseBrokers(os.Getenv("KRETRIEVE_BROKERS")), ClientID: "test"},
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		TracerProvider: p.TracerProvider, MeterProvider: p.MeterProvider, Propagator: p.Propagator,
-		Metrics: metrics, ParentBasedSampling: p.ParentBasedSampling,
+		Kafka:               kafkaclient.Config{Brokers: kafkaclient.ParseBrokers(os.Getenv("KRETRIEVE_BROKERS")), ClientID: "test"},
+		ParentBasedSampling: p.ParentBasedSampling,
 	}
-	w, err := pipeline.NewWorker(cfg, topology.Retrieval, idx)
+	pl, err := pipeline.New(cfg, pipeline.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		pipeline.WithTracerProvider(p.TracerProvider), pipeline.WithMeterProvider(p.MeterProvider), pipeline.WithPropagator(p.Propagator),
+		pipeline.WithMetrics(metrics))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	w, err := pl.NewWorker(topology.Retrieval, idx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

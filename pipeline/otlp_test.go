@@ -28,8 +28,8 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	}
 
 	h := newHarness(t, 3)
-	h.cfg.TracerProvider, h.cfg.MeterProvider, h.cfg.Propagator = p.TracerProvider, p.MeterProvider, p.Propagator
-	h.cfg.Metrics, h.cfg.ParentBasedSampling = metrics, p.ParentBasedSampling
+	h.tracers, h.meters, h.prop = p.TracerProvider, p.MeterProvider, p.Propagator
+	h.metrics, h.cfg.ParentBasedSampling = metrics, p.ParentBasedSampling
 	stop := h.startWorkers()
 	c := h.client(true)
 	outs := sendAndWait(t, c, []string{"parse a URL query string", "gzip", "json", "template html", "sha256"})

@@ -339,7 +339,7 @@ func runWorkers(t *testing.T, ws ...*consumers.Worker) (stop func()) {
 // offsets: the topics of a test start empty and are never truncated).
 func topicRecords(t *testing.T, h *harness, topic string) int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil)...)
+	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.logger, nil)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func interrupted(t *testing.T, h *harness, topic string) uint64 {
 // waitCommitted waits until group has committed every record of topic.
 func waitCommitted(t *testing.T, h *harness, group, topic string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil)...)
+	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.logger, nil)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,8 +78,8 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			}
 
 			h := newHarness(t, 3)
-			h.cfg.TracerProvider, h.cfg.MeterProvider, h.cfg.Propagator = p.TracerProvider, p.MeterProvider, p.Propagator
-			h.cfg.Metrics, h.cfg.ParentBasedSampling, h.cfg.ServiceName = metrics, p.ParentBasedSampling, p.ServiceName
+			h.tracers, h.meters, h.prop = p.TracerProvider, p.MeterProvider, p.Propagator
+			h.metrics, h.cfg.ParentBasedSampling, h.cfg.ServiceName = metrics, p.ParentBasedSampling, p.ServiceName
 			stop := h.startWorkers()
 			c := h.client(true)
 			// Half the requests, an export, the other half: each series is
@@ -193,11 +193,11 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
 	idx := &workingIndex{Index: h.idx, work: 3 * time.Millisecond}
-	rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, idx)
+	rw, err := h.pipeline().NewWorker(topology.Retrieval, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, idx)
+	ew, err := h.pipeline().NewWorker(topology.Enrichment, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 
 	topics := h.cfg.Topics
 	path := chain(0, requestCheckpoints(service, topics)...)
-	series := pathwaySeries(t, h.cfg.Metrics)
+	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(n, path...))
 	checkOriginsTelescope(t, series, path)
 	if s := series[path[0].key()]; s.Edge.ZeroCount != n || s.Origin.ZeroCount != n {
@@ -358,7 +358,7 @@ func waitDelivered(t *testing.T, h *harness, cp pathway.Checkpoint) int64 {
 	records := topicRecords(t, h, h.cfg.Topics.Results)
 	measured := func() uint64 {
 		var m uint64
-		for k, s := range pathwaySeries(t, h.cfg.Metrics) {
+		for k, s := range pathwaySeries(t, h.metrics) {
 			if k.cp == cp {
 				m += s.Origin.Count
 			}
@@ -382,17 +382,17 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 	const service = "kretrieve-rebalance"
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
-	first, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
+	first, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrich, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
+	enrich, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopFirst := runWorkers(t, first, enrich)
 	c := h.client(true)
-	second, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
+	second, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 	if delivered := waitDelivered(t, h, path[len(path)-1].cp); delivered != int64(n) || c.Collector.Duplicates() != 0 {
 		t.Errorf("%d results delivered, %d duplicates, for %d requests: nothing was meant to be redelivered", delivered, c.Collector.Duplicates(), n)
 	}
-	series := pathwaySeries(t, h.cfg.Metrics)
+	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(uint64(n), path...))
 	checkOriginsTelescope(t, series, path)
 	checkOriginCoversEdge(t, series)
@@ -458,11 +458,11 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	h := newHarnessOn(t, b.Addr(), 3)
 	h.cfg.ServiceName = service
 	workers := func() (retrieval, enrichment *consumers.Worker) {
-		rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, h.idx)
+		rw, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
+		ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -510,7 +510,7 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	if delivered != n+dups || c.Collector.Late() != 0 || c.Collector.Unexpected() != 0 {
 		t.Errorf("%d results delivered; %d requests + %d duplicates (late %d, unexpected %d)", delivered, n, dups, c.Collector.Late(), c.Collector.Unexpected())
 	}
-	series := pathwaySeries(t, h.cfg.Metrics)
+	series := pathwaySeries(t, h.metrics)
 	// One measurement per publication, per record processing started and
 	// per record produced (acknowledged or not), on the one pathway.
 	checkSeries(t, series,
@@ -557,11 +557,11 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	topics := h.cfg.Topics
 	searcher := &poisonSearcher{Index: h.idx}
 	searcher.armed.Store(true)
-	rw, err := pipeline.NewWorker(h.cfg, topology.Retrieval, searcher)
+	rw, err := h.pipeline().NewWorker(topology.Retrieval, searcher)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := pipeline.NewWorker(h.cfg, topology.Enrichment, h.idx)
+	ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,9 +569,10 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	c := h.client(true)
 	// The poison requests come from another service, so that their
 	// pathway is apart from the good requests' from the start.
-	pcfg := h.cfg
-	pcfg.ServiceName = poisonService
-	poisoner, err := pipeline.NewClient(t.Context(), pcfg, false)
+	saved := h.cfg
+	h.cfg.ServiceName = poisonService
+	poisoner, err := h.pipeline().NewClient(t.Context(), false)
+	h.cfg = saved
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,14 +606,14 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	searcher.armed.Store(false)
 	replayStart := time.Now()
 	tracer := kafkatrace.New(
-		kafkatrace.WithTracerProvider(h.tp), kafkatrace.WithMetrics(h.cfg.Metrics), kafkatrace.WithPropagator(h.cfg.Propagator),
+		kafkatrace.WithTracerProvider(h.tp), kafkatrace.WithMetrics(h.metrics), kafkatrace.WithPropagator(h.prop),
 		kafkatrace.WithClientID(h.cfg.Kafka.ClientID), kafkatrace.WithServerAddress(h.cfg.Kafka.Brokers[0]),
 		kafkatrace.WithParentBasedSampling(),
 		kafkatrace.WithConsumerGroup(deadletters.DefaultReplayGroup), kafkatrace.WithPathways(replayService),
 	)
-	res, err := deadletters.Replay(t.Context(), kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil), tracer,
+	res, err := deadletters.Replay(t.Context(), kafkaclient.Options(h.cfg.Kafka, h.logger, nil), tracer,
 		deadletters.ReplayConfig{Topics: []string{messages.DLQTopic(topics.Requests)}},
-		deadletters.WithTracerProvider(h.tp), deadletters.WithLogger(h.cfg.Logger))
+		deadletters.WithTracerProvider(h.tp), deadletters.WithLogger(h.logger))
 	if err != nil || res.Replayed != poisoned {
 		t.Fatalf("replay: %+v, %v", res, err)
 	}
@@ -639,7 +640,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	if delivered := waitDelivered(t, h, reqs[len(reqs)-1]); delivered != n+poisoned || c.Collector.Duplicates() != poisoned {
 		t.Errorf("%d results delivered (%d duplicates) for %d requests and %d replays", delivered, c.Collector.Duplicates(), n, poisoned)
 	}
-	series := pathwaySeries(t, h.cfg.Metrics)
+	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(n, good...), exactly(poisoned, poison...), exactly(poisoned, deadLettered...), exactly(poisoned, replayed...))
 	if t.Failed() {
 		t.Fatalf("series:\n%s", describeSeries(series))
@@ -725,7 +726,7 @@ func TestHostilePathwayHeadersStartFreshPathway(t *testing.T) {
 	waitDelivered(t, h, fresh[len(fresh)-1].cp)
 	elapsed := time.Since(begin)
 
-	series := pathwaySeries(t, h.cfg.Metrics)
+	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(uint64(len(hostile)), fresh...), exactly(1, control...))
 	if t.Failed() {
 		t.Fatalf("series:\n%s", describeSeries(series))

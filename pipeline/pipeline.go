@@ -11,7 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -19,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/gateway"
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -33,7 +33,9 @@ const (
 	EnrichmentGroup = topology.Enrichment
 )
 
-// Config is the shared configuration of every component.
+// Config is the pipeline's settings, plain data: the shared configuration
+// of every component. Its collaborators (providers, logger, messaging
+// metrics) are Options of New.
 type Config struct {
 	// Kafka is the connection and topic-creation configuration.
 	Kafka kafkaclient.Config
@@ -47,17 +49,6 @@ type Config struct {
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
 	RecordQueryText bool
-	// Logger is the logger of every component. Default: slog.Default().
-	Logger *slog.Logger
-	// TracerProvider, MeterProvider and Propagator default to the OTel globals.
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-	Propagator     propagation.TextMapPropagator
-	// Metrics receives the messaging metrics of every Kafka client; register
-	// it with the meter provider's readers through
-	// tracing.NewMetricsProducer (sdkmetric.WithProducer, or
-	// tracing.WithMetricProducer). Nil: no messaging metrics.
-	Metrics *kafkatrace.Metrics
 	// ServiceName identifies this process's pathway checkpoints (see
 	// package pathway): its service.name. Default: "kretrieve".
 	ServiceName string
@@ -65,14 +56,14 @@ type Config struct {
 	// kretrieve.pathway.latency, no pathway header on produced records.
 	// Default: on.
 	DisablePathways bool
-	// ParentBasedSampling says that TracerProvider's sampler follows the
+	// ParentBasedSampling says that the tracer provider's sampler follows the
 	// parent's sampled flag (the SDK default), so unsampled records start no
 	// spans at all; see kafkatrace.WithParentBasedSampling.
 	ParentBasedSampling bool
 	// RetrievalTrustBoundary makes the first stage's workers (retrieval's
 	// in the default pipeline), which consume the requests topic that
 	// outside producers write to, a trust boundary: each request's process span starts a new trace sampled by
-	// TracerProvider's sampler alone, linked to the record's context, and
+	// the tracer provider's sampler alone, linked to the record's context, and
 	// the record's baggage is dropped except the TrustedBaggage members
 	// (see kafkatrace.WithTrustBoundary). Internal hops stay parented.
 	// Default: false.
@@ -95,18 +86,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Stages == nil {
 		c.Stages = DefaultStages(c.Topics)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = otel.GetTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = otel.GetMeterProvider()
-	}
-	if c.Propagator == nil {
-		c.Propagator = otel.GetTextMapPropagator()
 	}
 	if c.ServiceName == "" {
 		c.ServiceName = "kretrieve"
@@ -142,13 +121,50 @@ func topologyOf(stages []Stage) topology.Topology {
 	return t
 }
 
+// Pipeline is a configured pipeline: its settings (Config) and its
+// collaborators (Options). Its methods build the topics, workers, request
+// clients and gateway, all the same way, for the binary and the tests.
+type Pipeline struct {
+	cfg     Config
+	tp      trace.TracerProvider
+	mp      metric.MeterProvider
+	prop    propagation.TextMapPropagator
+	logger  *slog.Logger
+	metrics *kafkatrace.Metrics
+}
+
+// New returns the pipeline of cfg, or cfg's validation error (see
+// Config.Validate).
+func New(cfg Config, opts ...Option) (*Pipeline, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Pipeline{cfg: cfg}
+	for _, o := range opts {
+		o.apply(p)
+	}
+	p.tp = global.TracerProvider(p.tp)
+	p.mp = global.MeterProvider(p.mp)
+	p.prop = global.Propagator(p.prop)
+	p.logger = global.Logger(p.logger)
+	return p, nil
+}
+
+// Config returns the pipeline's settings, defaults filled in.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Topology returns the pipeline's stages as data.
+func (p *Pipeline) Topology() topology.Topology { return p.cfg.Topology() }
+
 // tracer returns a kafkatrace.Tracer for one client of the given group ("" for none),
 // a trust boundary for the records it consumes when boundary is set.
-func (c Config) tracer(group string, boundary bool) *kafkatrace.Tracer {
+func (p *Pipeline) tracer(group string, boundary bool) *kafkatrace.Tracer {
+	c := p.cfg
 	opts := []kafkatrace.Option{
-		kafkatrace.WithTracerProvider(c.TracerProvider),
-		kafkatrace.WithMetrics(c.Metrics),
-		kafkatrace.WithPropagator(c.Propagator),
+		kafkatrace.WithTracerProvider(p.tp),
+		kafkatrace.WithMetrics(p.metrics),
+		kafkatrace.WithPropagator(p.prop),
 		kafkatrace.WithClientID(c.Kafka.ClientID),
 		kafkatrace.WithConsumerGroup(group),
 		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
@@ -172,36 +188,35 @@ func (c Config) tracer(group string, boundary bool) *kafkatrace.Tracer {
 // that is not one of the pipeline's own, such as a dead-letter replay:
 // the workers' settings (providers, messaging metrics, parent-based
 // sampling, baggage attributes, pathways), without a trust boundary.
-func (c Config) Tracer(group string) *kafkatrace.Tracer {
-	return c.withDefaults().tracer(group, false)
+func (p *Pipeline) Tracer(group string) *kafkatrace.Tracer {
+	return p.tracer(group, false)
 }
 
-func (c Config) clientOpts(hooks ...kgo.Hook) []kgo.Opt {
-	return kafkaclient.Options(c.Kafka, c.Logger, c.MeterProvider, hooks...)
+// ClientOptions returns the franz-go options of a client of the pipeline's
+// cluster (see kafkaclient.Options): its connection, logger and client
+// metrics on the meter provider, then hooks.
+func (p *Pipeline) ClientOptions(hooks ...kgo.Hook) []kgo.Opt {
+	return kafkaclient.Options(p.cfg.Kafka, p.logger, p.mp, hooks...)
 }
 
 // EnsureTopics creates the pipeline topics and their dead-letter topics when missing.
-func EnsureTopics(ctx context.Context, cfg Config) error {
-	cfg = cfg.withDefaults()
-	client, err := kgo.NewClient(cfg.clientOpts()...)
+func (p *Pipeline) EnsureTopics(ctx context.Context) error {
+	client, err := kgo.NewClient(p.ClientOptions()...)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	return kafkaclient.EnsureTopics(ctx, client, cfg.Kafka, cfg.Topology().All()...)
+	return kafkaclient.EnsureTopics(ctx, client, p.cfg.Kafka, p.Topology().All()...)
 }
 
 // NewWorker returns a worker of the stage named stage, its handler built
 // by the stage's NewHandler with idx (which the default stages search and
 // load documents from; a stage that needs no index may get nil).
-func NewWorker(cfg Config, stage string, idx Index) (*consumers.Worker, error) {
-	cfg = cfg.withDefaults()
+func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error) {
+	cfg := p.cfg
 	i := slices.IndexFunc(cfg.Stages, func(s Stage) bool { return s.Name == stage })
 	if i < 0 {
 		return nil, fmt.Errorf("no stage %q (stages: %s)", stage, strings.Join(cfg.Topology().Names(), ", "))
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
 	}
 	st := cfg.Stages[i]
 	wc := cfg.Worker
@@ -210,33 +225,33 @@ func NewWorker(cfg Config, stage string, idx Index) (*consumers.Worker, error) {
 	}
 	wc.Topic = st.Input
 	applyLimits(&wc, st.Limits)
-	h, err := st.NewHandler(StageEnv{Config: cfg, Stage: st.Stage, Index: idx})
+	h, err := st.NewHandler(StageEnv{Config: cfg, Stage: st.Stage, Index: idx,
+		TracerProvider: p.tp, MeterProvider: p.mp, Logger: p.logger})
 	if err != nil {
 		return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	boundary := i == 0 && cfg.RetrievalTrustBoundary
-	return consumers.New(wc, cfg.tracer(wc.Group, boundary), h, cfg.clientOpts(), consumers.WithLogger(cfg.Logger))
+	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.logger))
 }
 
 // NewClient returns a request client publishing to the requests topic. With
 // collect, it also starts a Collector (from the current end of the outcome
 // topics) so calls can wait for their outcomes. Close it when done.
-func NewClient(ctx context.Context, cfg Config, collect bool) (*producer.Client, error) {
-	cfg = cfg.withDefaults()
-	tracer := cfg.tracer("", false)
-	requests := cfg.Topology().Requests()
-	pubClient, err := kgo.NewClient(append(cfg.clientOpts(tracer), kgo.DefaultProduceTopic(requests))...)
+func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Client, error) {
+	tracer := p.tracer("", false)
+	requests := p.Topology().Requests()
+	pubClient, err := kgo.NewClient(append(p.ClientOptions(tracer), kgo.DefaultProduceTopic(requests))...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
 	var col *producer.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, cfg.clientOpts(), tracer, cfg.Topology(), producer.WithLogger(cfg.Logger)); err != nil {
+		if col, err = producer.NewCollector(ctx, p.ClientOptions(), tracer, p.Topology(), producer.WithLogger(p.logger)); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
 	}
-	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, producer.WithTracerProvider(cfg.TracerProvider)), nil
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, producer.WithTracerProvider(p.tp)), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -249,11 +264,11 @@ type Workers struct {
 
 // StartWorkers starts the workers of every stage over idx: replicas[name]
 // workers for the stage called name, one for a stage it does not list.
-func StartWorkers(ctx context.Context, cfg Config, idx Index, replicas map[string]int) (*Workers, error) {
+func (p *Pipeline) StartWorkers(ctx context.Context, idx Index, replicas map[string]int) (*Workers, error) {
 	ws := &Workers{}
-	for _, st := range cfg.withDefaults().Stages {
+	for _, st := range p.cfg.Stages {
 		for range max(replicas[st.Name], 1) {
-			w, err := NewWorker(cfg, st.Name, idx)
+			w, err := p.NewWorker(st.Name, idx)
 			if err != nil {
 				for _, w := range ws.all {
 					w.Client().Close()
@@ -287,15 +302,14 @@ func (ws *Workers) Wait() error {
 }
 
 // Ready returns a readiness check: Kafka answers and every pipeline topic exists.
-func Ready(cfg Config) func(context.Context) error {
-	cfg = cfg.withDefaults()
+func (p *Pipeline) Ready() func(context.Context) error {
 	return func(ctx context.Context) error {
-		client, err := kgo.NewClient(cfg.clientOpts()...)
+		client, err := kgo.NewClient(p.ClientOptions()...)
 		if err != nil {
 			return err
 		}
 		defer client.Close()
-		all := cfg.Topology().All()
+		all := p.Topology().All()
 		topics, err := kadm.NewClient(client).ListTopics(ctx, all...)
 		if err != nil {
 			return fmt.Errorf("kafka: %w", err)
@@ -314,22 +328,20 @@ func Ready(cfg Config) func(context.Context) error {
 
 // NewGateway returns an HTTP gateway publishing through a new request client
 // with a collector (close it with the returned Client's Close). The
-// collector's dropped-result counters are exported on cfg's meter provider.
-func NewGateway(ctx context.Context, cfg Config, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
-	cfg = cfg.withDefaults()
+// collector's dropped-result counters are exported on the meter provider.
+func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
 	if gw.TrustedBaggage == nil {
-		gw.TrustedBaggage = cfg.TrustedBaggage
+		gw.TrustedBaggage = p.cfg.TrustedBaggage
 	}
-	ready := Ready(cfg)
-	client, err := NewClient(ctx, cfg, true)
+	client, err := p.NewClient(ctx, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := client.Collector.RegisterMetrics(cfg.MeterProvider); err != nil {
-		cfg.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
+	if _, err := client.Collector.RegisterMetrics(p.mp); err != nil {
+		p.logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
-	g, err := gateway.New(gw, client, ready, gateway.WithTracerProvider(cfg.TracerProvider),
-		gateway.WithMeterProvider(cfg.MeterProvider), gateway.WithPropagator(cfg.Propagator), gateway.WithLogger(cfg.Logger))
+	g, err := gateway.New(gw, client, p.Ready(),
+		gateway.WithTracerProvider(p.tp), gateway.WithMeterProvider(p.mp), gateway.WithPropagator(p.prop), gateway.WithLogger(p.logger))
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err
@@ -353,3 +365,6 @@ func OpenIndex(ctx context.Context, dir string) (*search.Index, error) {
 	}
 	return search.NewMemory(ctx, GoStdlibIndexName, docs)
 }
+
+// Logger returns the pipeline's logger.
+func (p *Pipeline) Logger() *slog.Logger { return p.logger }

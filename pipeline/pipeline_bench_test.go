@@ -244,7 +244,7 @@ func benchmarkInProcess(b *testing.B) {
 
 // kafkaPipeline is a running pipeline on its own in-process broker.
 type kafkaPipeline struct {
-	cfg       pipeline.Config
+	pipeline  *pipeline.Pipeline
 	telemetry *tracing.Providers
 	client    *producer.Client
 	queries   []string
@@ -287,20 +287,17 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	cfg := pipeline.Config{
 		Kafka:               kafkaclient.Config{Brokers: []string{brk.Addr()}, ClientID: "bench", Partitions: benchPartitions},
 		Topics:              messages.DefaultTopics(),
-		Logger:              quiet,
-		TracerProvider:      tel.TracerProvider,
-		MeterProvider:       tel.MeterProvider,
-		Propagator:          tel.Propagator,
-		Metrics:             metrics,
 		ParentBasedSampling: tel.ParentBasedSampling,
 		ServiceName:         tel.ServiceName,
 		DisablePathways:     v.noPathways,
 	}
-	if err := pipeline.EnsureTopics(ctx, cfg); err != nil {
+	pl := mustNew(b, cfg, pipeline.WithLogger(quiet), pipeline.WithTracerProvider(tel.TracerProvider),
+		pipeline.WithMeterProvider(tel.MeterProvider), pipeline.WithPropagator(tel.Propagator), pipeline.WithMetrics(metrics))
+	if err := pl.EnsureTopics(ctx); err != nil {
 		b.Fatal(err)
 	}
 	workersCtx, stopWorkers := context.WithCancel(context.Background())
-	ws, err := pipeline.StartWorkers(workersCtx, cfg, benchIndex(b), nil)
+	ws, err := pl.StartWorkers(workersCtx, benchIndex(b), nil)
 	if err != nil {
 		stopWorkers()
 		b.Fatal(err)
@@ -311,12 +308,12 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 			b.Errorf("workers: %v", err)
 		}
 	})
-	client, err := pipeline.NewClient(ctx, cfg, true)
+	client, err := pl.NewClient(ctx, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = client.Close(context.Background()) })
-	return &kafkaPipeline{cfg: cfg, telemetry: tel, client: client, queries: benchQueries(b)}
+	return &kafkaPipeline{pipeline: pl, telemetry: tel, client: client, queries: benchQueries(b)}
 }
 
 func shutdownTelemetry(tel *tracing.Providers) error {

@@ -227,7 +227,7 @@ func TestQueueWaitCoversConsumerPause(t *testing.T) {
 // rawProducer is a client without kretrieve's hooks: it produces records the
 // way a user's Python or Java producer would.
 func rawProducer(t *testing.T, h *harness) *kgo.Client {
-	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil)...)
+	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.logger, nil)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 	}
 
 	// The dead letters keep key, value and trace headers and say why.
-	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil),
+	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil),
 		kgo.ConsumeTopics("retrieval.requests.dlq"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +438,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 // committed returns the group's committed offsets of topic by partition.
 func committed(t *testing.T, h *harness, group, topic string) map[int32]int64 {
 	t.Helper()
-	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.cfg.Logger, nil)...)
+	cl, err := kgo.NewClient(kafkaclient.Options(h.cfg.Kafka, h.logger, nil)...)
 	if err != nil {
 		t.Fatal(err)
 	}

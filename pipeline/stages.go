@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"errors"
+	"log/slog"
 	"slices"
 
 	"github.com/kretrieve/kretrieve/consumers"
@@ -11,6 +12,8 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/topology"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Stage declares one stage of the pipeline: its place in the topology
@@ -31,9 +34,14 @@ type Stage struct {
 
 // StageEnv is what a stage's NewHandler builds its handler from.
 type StageEnv struct {
-	// Config is the pipeline's configuration, defaults filled in: its
-	// TracerProvider, MeterProvider, Logger and RecordQueryText.
+	// Config is the pipeline's settings, defaults filled in, such as
+	// RecordQueryText.
 	Config Config
+	// TracerProvider, MeterProvider and Logger are the pipeline's (see
+	// New's options), never nil.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Logger         *slog.Logger
 	// Stage is the stage's place in the topology; its handler publishes
 	// to Stage.Output.
 	Stage topology.Stage
@@ -60,14 +68,14 @@ func DefaultStages(topics messages.Topics) []Stage {
 				return nil, errNoIndex
 			}
 			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output, Stage: env.Stage.Name,
-				RecordQueryText: env.Config.RecordQueryText}, consumers.WithTracerProvider(env.Config.TracerProvider)), nil
+				RecordQueryText: env.Config.RecordQueryText}, consumers.WithTracerProvider(env.TracerProvider)), nil
 		}, WorkSpans: []string{telemetry.SpanSearch}},
 		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {
 			if env.Index == nil {
 				return nil, errNoIndex
 			}
 			return enrichment.Handler(env.Index, enrichment.Config{ResultsTopic: env.Stage.Output, Stage: env.Stage.Name},
-				consumers.WithTracerProvider(env.Config.TracerProvider)), nil
+				consumers.WithTracerProvider(env.TracerProvider)), nil
 		}, WorkSpans: []string{telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}},
 	}
 }

@@ -38,22 +38,21 @@ func (t countingTracer) Start(ctx context.Context, name string, opts ...trace.Sp
 	return t.Tracer.Start(ctx, name, opts...)
 }
 
-// TestConfigTracerKeepsSettings: the tracer of a client outside the
+// TestPipelineTracerKeepsSettings: the tracer of a client outside the
 // pipeline (kretrieve dlq replay's) keeps the workers' parent-based
 // sampling (an unsampled record starts no span at all) and baggage
 // attributes, the two settings a hand-built tracer lost.
-func TestConfigTracerKeepsSettings(t *testing.T) {
+func TestPipelineTracerKeepsSettings(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())), sdktrace.WithSpanProcessor(rec))
 	var starts atomic.Int64
 	cfg := pipeline.Config{
 		Kafka:               kafkaclient.Config{Brokers: []string{"127.0.0.1:9092"}},
-		TracerProvider:      startCounter{sdk, &starts},
-		Propagator:          propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		ParentBasedSampling: true,
 		BaggageAttributes:   []string{"tenant"},
 	}
-	tr := cfg.Tracer("replay")
+	tr := mustNew(t, cfg, pipeline.WithTracerProvider(startCounter{sdk, &starts}),
+		pipeline.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))).Tracer("replay")
 	if tr.ConsumerGroup() != "replay" {
 		t.Fatalf("group %q", tr.ConsumerGroup())
 	}

@@ -111,8 +111,8 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
-		clientOpts := kafkaOptions(pc, pc.MeterProvider)
+	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		clientOpts := kafkaOptions(p, comp.telemetry.MeterProvider)
 		if sub == "list" {
 			letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
 			if err != nil {
@@ -126,21 +126,21 @@ func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 
 		if !cfg.dryRun {
 			// As every command that publishes: the pipeline topics exist.
-			if err := pipeline.EnsureTopics(ctx, pc); err != nil {
+			if err := p.EnsureTopics(ctx); err != nil {
 				return err
 			}
 		}
 		// The workers' tracer settings; the replay's pathway checkpoints: its
 		// group reads the dead letters, and what it republishes starts a
 		// pathway of its own.
-		res, err := deadletters.Replay(ctx, clientOpts, pc.Tracer(cfg.replayGroup), deadletters.ReplayConfig{
+		res, err := deadletters.Replay(ctx, clientOpts, p.Tracer(cfg.replayGroup), deadletters.ReplayConfig{
 			Topics:    cfg.deadLetterTopics(),
 			Group:     cfg.replayGroup,
 			Reason:    cfg.reason,
 			ErrorType: cfg.errorType,
 			DryRun:    cfg.dryRun,
 			Limit:     cfg.limit,
-		}, deadletters.WithTracerProvider(pc.TracerProvider), deadletters.WithLogger(comp.logger))
+		}, deadletters.WithTracerProvider(comp.telemetry.TracerProvider), deadletters.WithLogger(comp.logger))
 		// What was done is printed even when the replay stopped on an error.
 		return errors.Join(err, printReplay(stdout, cfg, res))
 	})

@@ -104,20 +104,20 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		// Stopped after serveGateway has drained: its last window holds the
 		// last requests.
-		defer publishPathways(ctx, cfg.pathways, pc, comp)()
-		return serveGateway(ctx, pc, cfg.gatewayFlags, comp.logger)
+		defer publishPathways(ctx, cfg.pathways, p, comp)()
+		return serveGateway(ctx, p, cfg.gatewayFlags, comp.logger)
 	})
 }
 
 // serveGateway serves the gateway on flags.httpListen, with its limits on
 // requests in flight, connections and slow clients (gateway.Gateway.Serve),
 // until ctx is done, then drains in-flight HTTP requests.
-func serveGateway(ctx context.Context, pc pipeline.Config, flags gatewayFlags, logger *slog.Logger) error {
+func serveGateway(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, logger *slog.Logger) error {
 	gc := flags.config()
-	g, client, err := pipeline.NewGateway(ctx, pc, gc)
+	g, client, err := p.NewGateway(ctx, gc)
 	if err != nil {
 		return err
 	}

@@ -63,9 +63,9 @@ func runLag(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
-		mon, err := lag.NewMonitor(kafkaOptions(pc, pc.MeterProvider), lag.MonitorConfig{Groups: cfg.groups, Interval: cfg.watch},
-			lag.WithMeterProvider(pc.MeterProvider), lag.WithLogger(comp.logger))
+	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		mon, err := lag.NewMonitor(kafkaOptions(p, comp.telemetry.MeterProvider), lag.MonitorConfig{Groups: cfg.groups, Interval: cfg.watch},
+			lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
 		if err != nil {
 			return err
 		}

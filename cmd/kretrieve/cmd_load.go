@@ -109,17 +109,17 @@ func runLoad(ctx context.Context, args []string, getenv func(string) string, std
 	if cfg.gatewayURL == "" {
 		cmd.connect = ensureTopics
 	}
-	return cmd.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) (err error) {
+	return cmd.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) (err error) {
 		var target loadgen.Target
 		if cfg.gatewayURL != "" {
 			target = loadgen.NewGatewayTarget(loadgen.GatewayConfig{URL: cfg.gatewayURL, InFlight: cfg.inFlight, Timeout: cfg.timeout, Telemetry: comp.telemetry})
 		} else {
-			client, err := pipeline.NewClient(ctx, pc, true)
+			client, err := p.NewClient(ctx, true)
 			if err != nil {
 				return err
 			}
-			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(pc, nil), LagGroups: pc.Topology().Groups()})
-			defer publishPathways(ctx, cfg.pathways, pc, comp)()
+			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(p, nil), LagGroups: p.Topology().Groups()})
+			defer publishPathways(ctx, cfg.pathways, p, comp)()
 		}
 
 		rep, err := loadgen.Run(ctx, loadgen.Config{

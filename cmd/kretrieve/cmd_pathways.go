@@ -76,13 +76,14 @@ func validatePathwaysTopic(topic string) error {
 // publishes nothing when f.interval is 0 or pathways are off. It never
 // fails the command: pathways are observability, so a topic that cannot be
 // created or written is logged and publishing goes on trying.
-func publishPathways(ctx context.Context, f pathwaysFlags, pc pipeline.Config, comp *component) (stop func()) {
+func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline, comp *component) (stop func()) {
+	pc := p.Config()
 	if f.interval <= 0 || pc.DisablePathways || comp.metrics == nil {
 		return func() {}
 	}
 	// Windows that cannot be delivered for a while are dropped, not
 	// retried forever ahead of the next ones (which include them).
-	client, err := kgo.NewClient(kafkaOptions(pc, nil,
+	client, err := kgo.NewClient(kafkaOptions(p, nil,
 		kgo.RecordDeliveryTimeout(max(2*f.interval, 30*time.Second)))...)
 	if err != nil {
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
@@ -170,8 +171,8 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
-		opts := kafkaOptions(pc, nil)
+	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		opts := kafkaOptions(p, nil)
 		reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
 		if err != nil {
 			return err

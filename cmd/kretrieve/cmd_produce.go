@@ -26,8 +26,8 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	return command{role: "produce", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) (err error) {
-		client, err := pipeline.NewClient(ctx, pc, cfg.wait)
+	return command{role: "produce", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pl *pipeline.Pipeline) (err error) {
+		client, err := pl.NewClient(ctx, cfg.wait)
 		if err != nil {
 			return err
 		}
@@ -35,7 +35,7 @@ func runProduce(ctx context.Context, args []string, getenv func(string) string, 
 		if cfg.wait {
 			// Stopping publishes a last window, once every outcome has been
 			// awaited: it holds the end-to-end latency of every request.
-			defer publishPathways(ctx, cfg.pathways, pc, comp)()
+			defer publishPathways(ctx, cfg.pathways, pl, comp)()
 		}
 
 		calls := make([]*producer.Call, 0, len(queries))

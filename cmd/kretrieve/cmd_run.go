@@ -13,7 +13,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -56,10 +55,14 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	pc := cfg.pipelineConfig(comp)
 	pc.Worker.Concurrency = cfg.concurrency
 	pc.RecordQueryText = cfg.recordQuery
-	if err := ensureTopics(ctx, pc); err != nil {
+	p, err := comp.pipeline(pc)
+	if err != nil {
 		return err
 	}
-	stopPathways := publishPathways(ctx, cfg.pathways, pc, comp)
+	if err := ensureTopics(ctx, p); err != nil {
+		return err
+	}
+	stopPathways := publishPathways(ctx, cfg.pathways, p, comp)
 	defer stopPathways()
 	idx, err := openIndex(ctx, cfg.index, comp.logger)
 	if err != nil {
@@ -68,11 +71,11 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer idx.Close()
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	workers, err := pipeline.StartWorkers(workerCtx, pc, idx, cfg.workersPerStage())
+	workers, err := p.StartWorkers(workerCtx, idx, cfg.workersPerStage())
 	if err != nil {
 		return err
 	}
-	client, err := pipeline.NewClient(ctx, pc, true)
+	client, err := p.NewClient(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -84,7 +87,7 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 
 	if cfg.serve && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s (interrupt to stop)\n", cfg.brokers, cfg.gateway.httpListen)
-		if serr := serveGateway(ctx, pc, cfg.gateway, comp.logger); serr != nil {
+		if serr := serveGateway(ctx, p, cfg.gateway, comp.logger); serr != nil {
 			err = errors.Join(err, serr)
 		}
 	}
@@ -97,10 +100,10 @@ func runAll(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 
 	var work []string
-	for _, st := range pc.Stages {
+	for _, st := range p.Config().Stages {
 		work = append(work, st.WorkSpans...)
 	}
-	summary := recorder.Summary(counts, wall, pc.Topology().Topics(), work)
+	summary := recorder.Summary(counts, wall, p.Topology().Topics(), work)
 	summary.TracingDisabled = !comp.telemetry.Enabled
 	summary.SpansDropped = comp.telemetry.Stats().Dropped
 	if werr := summary.WriteText(stdout); werr != nil {

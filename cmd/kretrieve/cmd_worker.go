@@ -30,25 +30,26 @@ func runWorker(ctx context.Context, role string, args []string, getenv func(stri
 	if err != nil {
 		return err
 	}
-	return command{role: role, connect: ensureTopics, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, pc pipeline.Config) error {
+	return command{role: role, configure: func(pc *pipeline.Config) {
 		pc.Worker = cfg.worker
 		pc.RecordQueryText = cfg.recordQueryText
+	}, connect: ensureTopics, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		idx, err := openIndex(ctx, cfg.index, comp.logger)
 		if err != nil {
 			return err
 		}
 		defer idx.Close()
-		w, err := pipeline.NewWorker(pc, role, idx)
+		w, err := p.NewWorker(role, idx)
 		if err != nil {
 			return err
 		}
 		// Stopped after the worker has drained and committed: its last window
 		// holds the last records.
-		defer publishPathways(ctx, cfg.pathways, pc, comp)()
+		defer publishPathways(ctx, cfg.pathways, p, comp)()
 		if cfg.lagInterval > 0 {
 			// Every worker of a group exports the group's lag; the series carry
 			// the worker's resource (service.instance.id), so take their max.
-			m, err := lag.NewMonitor(kafkaOptions(pc, nil), lag.MonitorConfig{Groups: []string{cfg.worker.Group}, Interval: cfg.lagInterval},
+			m, err := lag.NewMonitor(kafkaOptions(p, nil), lag.MonitorConfig{Groups: []string{cfg.worker.Group}, Interval: cfg.lagInterval},
 				lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
 			if err != nil {
 				return err

@@ -17,8 +17,8 @@ func TestCommandRun(t *testing.T) {
 	cfg := commonConfig{brokers: "127.0.0.1:1", logFormat: "text", logLevel: "error"}
 	boom := errors.New("boom")
 
-	err := command{role: "test", connect: func(context.Context, pipeline.Config) error { return boom }}.run(t.Context(), cfg, io.Discard,
-		func(*component, pipeline.Config) error {
+	err := command{role: "test", connect: func(context.Context, *pipeline.Pipeline) error { return boom }}.run(t.Context(), cfg, io.Discard,
+		func(*component, *pipeline.Pipeline) error {
 			t.Error("the body ran although connecting failed")
 			return nil
 		})
@@ -27,10 +27,11 @@ func TestCommandRun(t *testing.T) {
 	}
 
 	var seen *component
-	err = command{role: "test"}.run(t.Context(), cfg, io.Discard, func(comp *component, pc pipeline.Config) error {
+	configured := false
+	err = command{role: "test", configure: func(pc *pipeline.Config) { pc.RecordQueryText, configured = true, true }}.run(t.Context(), cfg, io.Discard, func(comp *component, p *pipeline.Pipeline) error {
 		seen = comp
-		if pc.ServiceName != "kretrieve-test" || pc.Logger != comp.logger {
-			t.Errorf("service %q, logger %p (component's %p)", pc.ServiceName, pc.Logger, comp.logger)
+		if pc := p.Config(); pc.ServiceName != "kretrieve-test" || p.Logger() != comp.logger || !configured || !pc.RecordQueryText {
+			t.Errorf("service %q, logger %p (component's %p), configured %v", pc.ServiceName, p.Logger(), comp.logger, pc.RecordQueryText)
 		}
 		if comp.shut {
 			t.Error("telemetry flushed before the body ended")
@@ -41,7 +42,7 @@ func TestCommandRun(t *testing.T) {
 		t.Fatalf("body error %v, flushed at the end: %v", err, seen != nil && seen.shut)
 	}
 
-	err = command{role: "test"}.run(t.Context(), cfg, io.Discard, func(comp *component, _ pipeline.Config) error {
+	err = command{role: "test"}.run(t.Context(), cfg, io.Discard, func(comp *component, _ *pipeline.Pipeline) error {
 		seen = comp
 		return comp.shutdown(time.Second)
 	})

@@ -115,10 +115,10 @@ func (c commonConfig) secured() bool {
 // them (a wrong password fails in seconds, not as silent retries). Brokers
 // that do not answer yet are only logged: the command goes on and retries
 // as it always did.
-func checkKafka(ctx context.Context, pc pipeline.Config) error {
-	err := kafkaclient.Check(ctx, pc.Kafka, pc.Logger, 0)
+func checkKafka(ctx context.Context, p *pipeline.Pipeline) error {
+	err := kafkaclient.Check(ctx, p.Config().Kafka, p.Logger(), 0)
 	if errors.Is(err, kafkaclient.ErrUnreachable) {
-		pc.Logger.WarnContext(ctx, "kafka not reachable yet, retrying", "err", err)
+		p.Logger().WarnContext(ctx, "kafka not reachable yet, retrying", "err", err)
 		return nil
 	}
 	return err
@@ -126,11 +126,11 @@ func checkKafka(ctx context.Context, pc pipeline.Config) error {
 
 // ensureTopics checks the connection (checkKafka) and creates the
 // pipeline topics that are missing, as far as the principal may.
-func ensureTopics(ctx context.Context, pc pipeline.Config) error {
-	if err := checkKafka(ctx, pc); err != nil {
+func ensureTopics(ctx context.Context, p *pipeline.Pipeline) error {
+	if err := checkKafka(ctx, p); err != nil {
 		return err
 	}
-	return pipeline.EnsureTopics(ctx, pc)
+	return p.EnsureTopics(ctx)
 }
 
 // start starts the logger and telemetry of a command talking to Kafka, as
@@ -145,10 +145,10 @@ func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, 
 }
 
 // kafkaOptions is the one place the commands build franz-go options for a
-// client of their own: pc's connection settings and logger, kotel client
+// client of their own: p's connection settings and logger, kotel client
 // metrics on mp when not nil, then extra.
-func kafkaOptions(pc pipeline.Config, mp metric.MeterProvider, extra ...kgo.Opt) []kgo.Opt {
-	return append(kafkaclient.Options(pc.Kafka, pc.Logger, mp), extra...)
+func kafkaOptions(p *pipeline.Pipeline, mp metric.MeterProvider, extra ...kgo.Opt) []kgo.Opt {
+	return append(kafkaclient.Options(p.Config().Kafka, p.Logger(), mp), extra...)
 }
 
 // kafkaConfig builds the Kafka connection configuration.
@@ -164,19 +164,13 @@ func (c commonConfig) kafkaConfig() kafkaclient.Config {
 	}
 }
 
-// pipelineConfig builds the shared component configuration.
+// pipelineConfig builds the pipeline's settings.
 func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	p := comp.telemetry
 	return pipeline.Config{
-		Kafka:          c.kafkaConfig(),
-		Topics:         c.topics,
-		Stages:         pipeline.DefaultStages(c.topics),
-		Logger:         comp.logger,
-		TracerProvider: p.TracerProvider,
-		MeterProvider:  p.MeterProvider,
-		Propagator:     p.Propagator,
-		Metrics:        comp.metrics,
-		ServiceName:    p.ServiceName,
+		Kafka:       c.kafkaConfig(),
+		Topics:      c.topics,
+		ServiceName: p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
 		ParentBasedSampling:    p.ParentBasedSampling,
 		RetrievalTrustBoundary: c.retrievalTrustBoundary,
@@ -467,5 +461,13 @@ func defaultGroups() string {
 // topology is the binary's pipeline (pipeline.DefaultStages) over the
 // configured topics.
 func (c commonConfig) topology() topology.Topology {
-	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics)}.Topology()
+	return pipeline.Config{Topics: c.topics}.Topology()
+}
+
+// pipeline builds the pipeline of pc with the component's logger, telemetry
+// and messaging metrics.
+func (comp *component) pipeline(pc pipeline.Config) (*pipeline.Pipeline, error) {
+	t := comp.telemetry
+	return pipeline.New(pc, pipeline.WithLogger(comp.logger), pipeline.WithTracerProvider(t.TracerProvider),
+		pipeline.WithMeterProvider(t.MeterProvider), pipeline.WithPropagator(t.Propagator), pipeline.WithMetrics(comp.metrics))
 }
