@@ -19,6 +19,7 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -129,19 +130,14 @@ func (e *hostileEnv) read(topic string, want int) map[string]*kgo.Record {
 func (e *hostileEnv) waitCommitted(want int64) {
 	e.t.Helper()
 	adm := kadm.NewClient(e.producer)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.Until(e.t, 20*time.Second, func() bool {
 		resp, err := adm.FetchOffsets(e.t.Context(), "hostile")
-		if err == nil {
-			if o, ok := resp.Lookup(e.in, 0); ok && o.At == want {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("committed offset of %s did not reach %d", e.in, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		o, ok := resp.Lookup(e.in, 0)
+		return ok && o.At == want
+	}, "committed offset of %s did not reach %d", e.in, want)
 }
 
 // hdr returns the value of r's header key, or "".

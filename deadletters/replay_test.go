@@ -15,6 +15,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -384,17 +385,12 @@ func TestReplayLettersOfTheWorker(t *testing.T) {
 	requestTrace := root.SpanContext().TraceID().String()
 
 	var letters []deadletters.Letter
-	deadline := time.Now().Add(15 * time.Second)
-	for len(letters) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no dead letter written")
-		}
-		if letters, err = deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, 0); err != nil {
-			t.Fatal(err)
-		}
-		if len(letters) == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
+	poll.Until(t, 15*time.Second, func() bool {
+		letters, err = deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
+		return err != nil || len(letters) > 0
+	}, "no dead letter written")
+	if err != nil {
+		t.Fatal(err)
 	}
 	stopWorker() // or it would dead-letter the replayed record again
 	l := letters[0]

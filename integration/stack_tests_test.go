@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/conformance"
+	"github.com/kretrieve/kretrieve/conformance/conformancetest"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -70,69 +71,10 @@ func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Dura
 
 const spansPerRequest = 14 // server + 3×(send, wait, process) + search + load/dedupe/rerank
 
-// checkTrace asserts the structure of one gateway request's trace.
-func checkTrace(t *testing.T, traceID string, spans []runsummary.Span) {
-	t.Helper()
-	byName := map[string][]runsummary.Span{}
-	byID := map[string]runsummary.Span{}
-	services := map[string]bool{}
-	for _, s := range spans {
-		if s.TraceID != traceID {
-			t.Errorf("span %s of trace %s in trace %s", s.Name, s.TraceID, traceID)
-		}
-		byName[s.Name] = append(byName[s.Name], s)
-		byID[s.SpanID] = s
-		services[s.Service] = true
-	}
-	one := func(name string) runsummary.Span {
-		t.Helper()
-		if len(byName[name]) != 1 {
-			t.Fatalf("trace %s: %d %q spans", traceID, len(byName[name]), name)
-		}
-		return byName[name][0]
-	}
-	root := one("POST /v1/search")
-	if root.ParentSpanID != "" || root.Kind != "server" || root.Service != "kretrieve-gateway" {
-		t.Errorf("trace %s: root %+v", traceID, root)
-	}
-	parent := root
-	for _, hop := range []struct{ topic, group, service string }{
-		{"retrieval.requests", "retrieval", "kretrieve-retrieval"},
-		{"retrieval.candidates", "enrichment", "kretrieve-enrichment"},
-		{"retrieval.results", "", "kretrieve-gateway"},
-	} {
-		send, wait, proc := one("send "+hop.topic), one("wait "+hop.topic), one("process "+hop.topic)
-		if send.ParentSpanID != parent.SpanID || wait.ParentSpanID != send.SpanID || proc.ParentSpanID != send.SpanID {
-			t.Errorf("trace %s, %s: parents send→%s wait→%s process→%s", traceID, hop.topic,
-				byID[send.ParentSpanID].Name, byID[wait.ParentSpanID].Name, byID[proc.ParentSpanID].Name)
-		}
-		if send.Kind != "producer" || proc.Kind != "consumer" || wait.Kind != "internal" {
-			t.Errorf("trace %s, %s: kinds %s %s %s", traceID, hop.topic, send.Kind, wait.Kind, proc.Kind)
-		}
-		if proc.Service != hop.service || wait.Service != hop.service {
-			t.Errorf("trace %s, %s processed by %s", traceID, hop.topic, proc.Service)
-		}
-		if g, _ := proc.Attr("messaging.consumer.group.name"); g != hop.group {
-			t.Errorf("trace %s, %s: group %q", traceID, hop.topic, g)
-		}
-		if wait.EndTimeUnixNano < wait.StartTimeUnixNano || wait.EndTimeUnixNano > proc.StartTimeUnixNano {
-			t.Errorf("trace %s, %s: wait %d..%d, process starts %d", traceID, hop.topic, wait.StartTimeUnixNano, wait.EndTimeUnixNano, proc.StartTimeUnixNano)
-		}
-		parent = proc
-	}
-	for _, svc := range []string{"kretrieve-gateway", "kretrieve-retrieval", "kretrieve-enrichment"} {
-		if !services[svc] {
-			t.Errorf("trace %s: no span from %s", traceID, svc)
-		}
-	}
-	for _, v := range conformance.Check(spans, conformance.Default()) {
-		t.Errorf("semconv: %v", v)
-	}
-}
-
 // TestFullStack runs broker, Jaeger, two retrieval workers, one enrichment
 // worker and the gateway, each in its own container, searches through the
-// gateway and checks every request's trace in Jaeger.
+// gateway and checks every request's trace in Jaeger with the trace contract
+// the in-process tier runs too (conformancetest.TestTraces).
 func TestFullStack(t *testing.T) {
 	s := &stack{}
 	s.startBroker(t)
@@ -142,21 +84,28 @@ func TestFullStack(t *testing.T) {
 	s.startWorker(t, "enrichment")
 	s.startGateway(t)
 
-	var results []searchResult
-	for i := range 20 {
-		r := gatewaySearch(t, s.gatewayURL, queries[i%len(queries)])
-		if r.status != http.StatusOK || len(r.Documents) == 0 || len(r.TraceID) != 32 {
-			t.Fatalf("search %d: %+v", i, r)
-		}
-		results = append(results, r)
-	}
-	for _, r := range results {
-		spans := fullTrace(t, s.jaegerURL, r.TraceID, spansPerRequest, 60*time.Second)
-		if len(spans) != spansPerRequest {
-			t.Fatalf("trace %s: %d spans in Jaeger, want %d", r.TraceID, len(spans), spansPerRequest)
-		}
-		checkTrace(t, r.TraceID, spans)
-	}
+	conformancetest.TestTraces(t, conformancetest.Tier{
+		Shape: conformance.Shape{
+			Root: "POST /v1/search", RootKind: "server", RootService: "kretrieve-gateway",
+			Hops: []conformance.Hop{
+				{Topic: "retrieval.requests", Group: "retrieval", Service: "kretrieve-retrieval"},
+				{Topic: "retrieval.candidates", Group: "enrichment", Service: "kretrieve-enrichment"},
+				{Topic: "retrieval.results", Service: "kretrieve-gateway"},
+			},
+			Spans: spansPerRequest,
+		},
+		Requests: 20,
+		Search: func(t *testing.T, i int) string {
+			r := gatewaySearch(t, s.gatewayURL, queries[i%len(queries)])
+			if r.status != http.StatusOK || len(r.Documents) == 0 || len(r.TraceID) != 32 {
+				t.Fatalf("search %d: %+v", i, r)
+			}
+			return r.TraceID
+		},
+		Trace: func(t *testing.T, traceID string) []runsummary.Span {
+			return fullTrace(t, s.jaegerURL, traceID, spansPerRequest, 60*time.Second)
+		},
+	})
 }
 
 // load sends n searches through the gateway, conc at a time.

@@ -14,6 +14,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -44,7 +45,26 @@ func TestBrokerRestartLosesNothing(t *testing.T) {
 	l := startLoad(t, c, n, 2*time.Minute)
 	waitProgress(t, l, n/4)
 	current.Load().Close()
-	time.Sleep(500 * time.Millisecond) // the broker is down for a while
+	// The broker stays down until a client has found it gone: hold its
+	// port, and drop the first reconnection attempt.
+	down, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("hold %s while the broker is down: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = down.Close() })
+	refused := make(chan struct{})
+	go func() {
+		if conn, err := down.Accept(); err == nil {
+			_ = conn.Close()
+			close(refused)
+		}
+	}()
+	select {
+	case <-refused:
+	case <-time.After(time.Minute):
+		t.Fatal("no client tried to reconnect to the stopped broker")
+	}
+	_ = down.Close()
 	b2, err := broker.Start(cfg)
 	if err != nil {
 		t.Fatalf("restart on %s: %v", addr, err)
@@ -126,12 +146,8 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 
 func waitProgress(t *testing.T, l *load, target int64) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for l.progress.Load() < target {
-		if time.Now().After(deadline) {
-			t.Fatalf("stuck at %d outcomes, waiting for %d", l.progress.Load(), target)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Wait(3*time.Minute, func() bool { return l.progress.Load() >= target }) {
+		t.Fatalf("stuck at %d outcomes, waiting for %d", l.progress.Load(), target)
 	}
 }
 

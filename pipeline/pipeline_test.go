@@ -186,6 +186,7 @@ func TestQueueWaitCoversConsumerPause(t *testing.T) {
 	h := newHarness(t, 3)
 	c := h.client(true)
 	calls := make([]*producer.Call, 6)
+	var lastAck time.Time
 	for i := range calls {
 		call, err := c.Start(t.Context(), messages.Request{Query: "gzip"}, true)
 		if err != nil {
@@ -194,11 +195,14 @@ func TestQueueWaitCoversConsumerPause(t *testing.T) {
 		if _, err := call.Acked(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		lastAck = time.Now()
 		calls[i] = call
 	}
-	// Every record is in Kafka now; the workers start only after the pause.
-	const pause = 400 * time.Millisecond
-	time.Sleep(pause)
+	// Every record is in Kafka now, and no consumer is: the consumer's
+	// pause lasts from the acks until the workers start. Each wait span must
+	// cover it, which asserts the wait's interval whatever its length
+	// (no fixed sleep needed to make it long).
+	workersStart := time.Now()
 	stop := h.startWorkers()
 	for _, call := range calls {
 		if _, err := call.Wait(t.Context(), resultTimeout); err != nil {
@@ -212,11 +216,12 @@ func TestQueueWaitCoversConsumerPause(t *testing.T) {
 			continue
 		}
 		n++
-		if d := s.End.Sub(s.Start); d < pause {
-			t.Errorf("wait span %v shorter than the %v pause", d, pause)
+		if s.Start.After(lastAck) || s.End.Before(workersStart) {
+			t.Errorf("wait span %v..%v does not cover the pause from the last ack at %v to the workers' start at %v", s.Start, s.End, lastAck, workersStart)
 		}
-		if ms, _ := s.Attrs["kretrieve.queue_wait.ms"].(float64); ms < float64(pause.Milliseconds()) {
-			t.Errorf("queue_wait.ms %v < %v", ms, pause.Milliseconds())
+		pause := workersStart.Sub(lastAck)
+		if ms, _ := s.Attrs["kretrieve.queue_wait.ms"].(float64); ms < float64(pause)/float64(time.Millisecond) {
+			t.Errorf("queue_wait.ms %v < the %v pause", ms, pause)
 		}
 	}
 	if n != len(calls) {

@@ -81,8 +81,9 @@ func NewAttribute(key string, value any) Attribute {
 // Duration returns the span's length in nanoseconds.
 func (s Span) Duration() int64 { return s.EndTimeUnixNano - s.StartTimeUnixNano }
 
-// fromReadOnly converts a finished SDK span.
-func fromReadOnly(ro sdktrace.ReadOnlySpan) Span {
+// FromReadOnly converts a finished SDK span, as a SpanRecorder or a span
+// processor holds it.
+func FromReadOnly(ro sdktrace.ReadOnlySpan) Span {
 	sc := ro.SpanContext()
 	s := Span{
 		TraceID:           sc.TraceID().String(),

@@ -122,7 +122,7 @@ func (r *Recorder) slowest() *Trace {
 func (t *traceSpans) export() Trace {
 	out := Trace{TraceID: t.id.String(), DurationMS: float64(t.dur) / float64(time.Millisecond), Spans: make([]Span, len(t.spans))}
 	for i, s := range t.spans {
-		out.Spans[i] = fromReadOnly(s)
+		out.Spans[i] = FromReadOnly(s)
 	}
 	sortByStart(out.Spans)
 	return out

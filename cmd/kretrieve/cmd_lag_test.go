@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 )
 
 func TestLoadLagConfig(t *testing.T) {
@@ -227,12 +228,8 @@ func TestLagCommandWatch(t *testing.T) {
 	go func() {
 		done <- runLag(ctx, []string{"--groups", "retrieval", "--watch", "50ms"}, mapEnv(f.env), &stdout, &stderr)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for strings.Count(stdout.String(), "GROUP") < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("3 tables not printed:\n%s\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Wait(20*time.Second, func() bool { return strings.Count(stdout.String(), "GROUP") >= 3 }) {
+		t.Fatalf("3 tables not printed:\n%s\n%s", stdout.String(), stderr.String())
 	}
 	cancel()
 	select {

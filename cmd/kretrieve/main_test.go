@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -338,19 +339,17 @@ func freeAddr(t *testing.T) string {
 // waitReady waits until the gateway on addr answers /readyz with 200.
 func waitReady(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	var err error
+	ready := poll.Wait(20*time.Second, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get("http://" + addr + "/readyz"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway on %s not ready: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if !ready {
+		t.Fatalf("gateway on %s not ready: %v", addr, err)
 	}
 }
 

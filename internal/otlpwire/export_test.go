@@ -1,6 +1,11 @@
 package otlpwire
 
-import sdktrace "go.opentelemetry.io/otel/sdk/trace"
+import (
+	"context"
+	"net"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
 
 // NewEncodeFunc exposes the encoder to the external tests and benchmarks:
 // the returned function encodes a batch and returns the request body,
@@ -10,5 +15,19 @@ func NewEncodeFunc() func([]sdktrace.ReadOnlySpan) []byte {
 	return func(spans []sdktrace.ReadOnlySpan) []byte {
 		e.encode(spans)
 		return e.buf.bytes()
+	}
+}
+
+// OnDialError makes e call f with every error of its transport's dials,
+// so that a test can wait for a failed connection attempt instead of
+// sleeping. Call it before the first export.
+func OnDialError(e *Exporter, f func(error)) {
+	dial := e.transport.DialContext
+	e.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			f(err)
+		}
+		return conn, err
 	}
 }

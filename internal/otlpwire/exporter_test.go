@@ -125,11 +125,24 @@ func TestRetryConnectionRefused(t *testing.T) {
 	require.NoError(t, l.Close())
 
 	exp := newExporter(t, "http://"+addr, otlpwire.Config{Retry: fastRetry, Timeout: 2 * time.Second})
+	refused := make(chan error, 1)
+	otlpwire.OnDialError(exp, func(err error) {
+		select {
+		case refused <- err:
+		default:
+		}
+	})
 	done := make(chan error, 1)
 	go func() { done <- exp.ExportSpans(context.Background(), stubSpans()) }()
 
-	// Bring the collector up at that address while the exporter retries.
-	time.Sleep(100 * time.Millisecond)
+	// Bring the collector up at that address once an attempt was refused,
+	// while the exporter retries.
+	select {
+	case err := <-refused:
+		require.ErrorContains(t, err, "refused")
+	case err := <-done:
+		t.Fatalf("export ended before any connection was refused: %v", err)
+	}
 	srv := newUnstartedCollector(t)
 	srv.Listener, err = (&net.ListenConfig{}).Listen(t.Context(), "tcp", addr)
 	require.NoError(t, err)
