@@ -5,6 +5,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/topology"
 )
 
 // Hop is one Kafka hop of a request's trace: the record sent to Topic and
@@ -12,6 +13,22 @@ import (
 // result collector). Service, when set, is the service.name that must
 // record the hop's wait and process spans.
 type Hop struct{ Topic, Group, Service string }
+
+// Hops returns the hops of a request through t, in order: each stage's
+// input, consumed by the stage's group, then the results topic, consumed
+// without a group. service, when not nil, names the service of a stage's
+// spans; results is the service of the results consumer ("" for any).
+func Hops(t topology.Topology, service func(stage string) string, results string) []Hop {
+	hops := make([]Hop, 0, len(t.Stages)+1)
+	for _, s := range t.Stages {
+		h := Hop{Topic: s.Input, Group: s.Group}
+		if service != nil {
+			h.Service = service(s.Name)
+		}
+		hops = append(hops, h)
+	}
+	return append(hops, Hop{Topic: t.Results(), Service: results})
+}
 
 // Shape is the structure of one request's trace.
 type Shape struct {

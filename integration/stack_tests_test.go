@@ -16,6 +16,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/conformance"
 	"github.com/kretrieve/kretrieve/conformance/conformancetest"
+	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -87,11 +88,7 @@ func TestFullStack(t *testing.T) {
 	conformancetest.TestTraces(t, conformancetest.Tier{
 		Shape: conformance.Shape{
 			Root: "POST /v1/search", RootKind: "server", RootService: "kretrieve-gateway",
-			Hops: []conformance.Hop{
-				{Topic: "retrieval.requests", Group: "retrieval", Service: "kretrieve-retrieval"},
-				{Topic: "retrieval.candidates", Group: "enrichment", Service: "kretrieve-enrichment"},
-				{Topic: "retrieval.results", Service: "kretrieve-gateway"},
-			},
+			Hops:  conformance.Hops(pipeline.Config{}.Topology(), func(stage string) string { return "kretrieve-" + stage }, "kretrieve-gateway"),
 			Spans: spansPerRequest,
 		},
 		Requests: 20,

@@ -9,7 +9,6 @@ import (
 	"github.com/kretrieve/kretrieve/conformance/conformancetest"
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -26,11 +25,7 @@ func TestTracesConform(t *testing.T) {
 	conformancetest.TestTraces(t, conformancetest.Tier{
 		Shape: conformance.Shape{
 			Root: "POST /v1/search", RootKind: "server",
-			Hops: []conformance.Hop{
-				{Topic: h.cfg.Topics.Requests, Group: pipeline.RetrievalGroup},
-				{Topic: h.cfg.Topics.Candidates, Group: pipeline.EnrichmentGroup},
-				{Topic: h.cfg.Topics.Results},
-			},
+			Hops:  conformance.Hops(h.cfg.Topology(), nil, ""),
 			Spans: spansPerRequest,
 		},
 		Search: func(t *testing.T, i int) string {

@@ -8,10 +8,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kretrieve/kretrieve/conformance"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/topology"
 )
 
@@ -106,12 +108,22 @@ func TestAnExtraStageIsOneDeclaration(t *testing.T) {
 	stop()
 	_ = c.Close(context.Background())
 	traces := byTrace(h.recorded())
+	sdkSpans := map[string][]runsummary.Span{}
+	for _, s := range h.spans.Ended() {
+		id := s.SpanContext().TraceID().String()
+		sdkSpans[id] = append(sdkSpans[id], runsummary.FromReadOnly(s))
+	}
+	shape := conformance.Shape{Root: "request", Hops: conformance.Hops(h.cfg.Topology(), nil, ""),
+		Spans: 1 + 3*4 + 1 + 1 + 3} // root; send, wait, process per hop; search; filter; load, dedupe, rerank
 	for _, out := range outs {
 		spans, ok := traces[out.TraceID]
 		if !ok {
 			t.Fatalf("no trace %s for request %s", out.TraceID, out.RequestID)
 		}
 		checkTrace(t, spans, h.cfg, "request")
+		for _, v := range conformance.CheckRequest(sdkSpans[out.TraceID], shape, conformance.Default()) {
+			t.Errorf("trace %s: %v", out.TraceID, v)
+		}
 	}
 }
 
