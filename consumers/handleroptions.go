@@ -9,11 +9,8 @@ import (
 // HandlerOption hands a stage handler (retrieval.Handler,
 // enrichment.Handler, or one of your own) a collaborator. A handler's
 // settings are its own Config; its collaborators are HandlerOptions.
-type HandlerOption interface{ applyHandler(*HandlerConfig) }
-
-type handlerOptionFunc func(*HandlerConfig)
-
-func (f handlerOptionFunc) applyHandler(c *HandlerConfig) { f(c) }
+// Only the With* functions make one.
+type HandlerOption = global.Option
 
 // HandlerConfig holds a stage handler's collaborators, as
 // NewHandlerConfig returns them.
@@ -24,17 +21,10 @@ type HandlerConfig struct {
 
 // WithTracerProvider sets the tracer provider of a handler's own spans;
 // nil is ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) HandlerOption {
-	return handlerOptionFunc(func(c *HandlerConfig) { c.TracerProvider = tp })
-}
+func WithTracerProvider(tp trace.TracerProvider) HandlerOption { return global.WithTracerProvider(tp) }
 
 // NewHandlerConfig applies opts and fills in the collaborators they leave
 // unset with the global ones.
 func NewHandlerConfig(opts ...HandlerOption) HandlerConfig {
-	var c HandlerConfig
-	for _, o := range opts {
-		o.applyHandler(&c)
-	}
-	c.TracerProvider = global.TracerProvider(c.TracerProvider)
-	return c
+	return HandlerConfig{TracerProvider: global.New(opts).TracerProvider}
 }

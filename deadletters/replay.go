@@ -88,38 +88,16 @@ func (c ReplayConfig) matches(l Letter) bool {
 	return strings.Contains(l.Reason, c.Reason) && (c.ErrorType == "" || l.ErrorType == c.ErrorType)
 }
 
-// Option configures Replay beyond its ReplayConfig.
-type Option interface{ apply(*options) }
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
-
-type options struct {
-	tp     trace.TracerProvider
-	logger *slog.Logger
-}
-
-// newOptions applies opts and fills in the collaborators left unset.
-func newOptions(opts []Option) options {
-	o := options{}
-	for _, opt := range opts {
-		opt.apply(&o)
-	}
-	o.tp, o.logger = global.TracerProvider(o.tp), global.Logger(o.logger)
-	return o
-}
+// Option hands Replay a collaborator: its tracer provider or logger.
+// Only the With* functions make one.
+type Option = global.Option
 
 // WithTracerProvider sets the tracer provider of the replay spans; nil is
 // ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(o *options) { o.tp = tp })
-}
+func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
 
 // WithLogger sets the logger; nil is ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) { o.logger = l })
-}
+func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
 
 // ReplayResult is what a Replay did.
 type ReplayResult struct {
@@ -190,7 +168,7 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	if cfg.Group == "" {
 		cfg.Group = DefaultReplayGroup
 	}
-	o := newOptions(opts)
+	o := global.New(opts)
 	if tracer == nil {
 		tracer = kafkatrace.New()
 	}
@@ -227,8 +205,8 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	rp := &replayer{
 		cfg:    cfg,
 		tracer: tracer,
-		spans:  o.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		logger: o.logger.With("group", cfg.Group),
+		spans:  o.TracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		logger: o.Logger.With("group", cfg.Group),
 		rd:     rd,
 		adm:    adm,
 	}

@@ -142,7 +142,7 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 		return nil, err
 	}
 	c := newConfig(cfg, opts)
-	admit, err := newAdmission(c.MaxInFlight, c.mp)
+	admit, err := newAdmission(c.MaxInFlight, c.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -161,13 +161,13 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 // incoming traceparent). The incoming trace context is limited as on Kafka
 // records (see tracecontext.LimitPropagator) before anything parses it.
 func (g *Gateway) route(pattern string, h http.HandlerFunc) {
-	prop := tracecontext.LimitPropagator(g.cfg.prop)
+	prop := tracecontext.LimitPropagator(g.cfg.Propagator)
 	if g.cfg.TrustBoundary {
-		prop = tracecontext.TrustBoundaryPropagator(g.cfg.prop, g.cfg.TrustedBaggage...)
+		prop = tracecontext.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
 	}
 	opts := []otelhttp.Option{
-		otelhttp.WithTracerProvider(g.cfg.tp),
-		otelhttp.WithMeterProvider(g.cfg.mp),
+		otelhttp.WithTracerProvider(g.cfg.TracerProvider),
+		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
 		otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
 	}
@@ -321,7 +321,7 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 }
 
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
-	g.cfg.logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
+	g.cfg.Logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
 	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
 }
 

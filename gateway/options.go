@@ -12,47 +12,33 @@ import (
 )
 
 // Option hands the Gateway a collaborator: its tracer provider, meter
-// provider, propagator or logger. Settings are fields of Config.
-type Option interface{ apply(*config) }
-
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
+// provider, propagator or logger. Settings are fields of Config. Only the
+// With* functions make one.
+type Option = global.Option
 
 // config is a Gateway's Config with its defaults, and its collaborators.
 type config struct {
 	Config
-	tp     trace.TracerProvider
-	mp     metric.MeterProvider
-	prop   propagation.TextMapPropagator
-	logger *slog.Logger
+	global.Collaborators
 }
 
 // WithTracerProvider sets the tracer provider of the server spans; nil is
 // ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(c *config) { c.tp = tp })
-}
+func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
 
 // WithMeterProvider sets the meter provider of the HTTP and admission
 // metrics; nil is ignored. Default: the global provider
 // (otel.GetMeterProvider()).
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(c *config) { c.mp = mp })
-}
+func WithMeterProvider(mp metric.MeterProvider) Option { return global.WithMeterProvider(mp) }
 
 // WithPropagator sets the propagator that reads the incoming trace context
 // (limited, and at a trust boundary filtered, as Config says); nil is
 // ignored. Default: the global propagator (otel.GetTextMapPropagator()).
-func WithPropagator(p propagation.TextMapPropagator) Option {
-	return optionFunc(func(c *config) { c.prop = p })
-}
+func WithPropagator(p propagation.TextMapPropagator) Option { return global.WithPropagator(p) }
 
 // WithLogger sets the logger of failed requests and of the server's errors;
 // nil is ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) { c.logger = l })
-}
+func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
 
 // newConfig returns cfg with its defaults and the collaborators of opts,
 // the global ones where opts leave them unset.
@@ -69,13 +55,7 @@ func newConfig(cfg Config, opts []Option) config {
 	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
-	c := config{Config: cfg}
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	c.tp, c.mp = global.TracerProvider(c.tp), global.MeterProvider(c.mp)
-	c.prop, c.logger = global.Propagator(c.prop), global.Logger(c.logger)
-	return c
+	return config{Config: cfg, Collaborators: global.New(opts)}
 }
 
 // setDefault sets *p to def when it is zero.

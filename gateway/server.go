@@ -75,7 +75,7 @@ func (g *Gateway) server() *http.Server {
 		// stops reading at twice that (plus its own 4 KiB).
 		MaxHeaderBytes: 2 * c.MaxHeaderBytes,
 		// TLS handshake failures and the like, at warn.
-		ErrorLog: slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn),
+		ErrorLog: slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
 }
 

@@ -83,42 +83,24 @@ func (c MonitorConfig) Validate() error {
 }
 
 // Option hands a Monitor a collaborator: its meter provider or logger.
-type Option interface{ apply(*options) }
-
-type optionFunc func(*options)
-
-func (f optionFunc) apply(o *options) { f(o) }
-
-// options are a Monitor's collaborators.
-type options struct {
-	mp     metric.MeterProvider
-	logger *slog.Logger
-}
+// Only the With* functions make one.
+type Option = global.Option
 
 // WithMeterProvider sets the meter provider the gauges are registered on;
 // nil is ignored. Default: the global provider (otel.GetMeterProvider()).
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(o *options) { o.mp = mp })
-}
+func WithMeterProvider(mp metric.MeterProvider) Option { return global.WithMeterProvider(mp) }
 
 // WithLogger sets the logger measurement errors are logged on; nil is
 // ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) { o.logger = l })
-}
+func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
 
 // newConfig returns cfg with its defaults and the collaborators of opts,
 // the global ones where opts leave them unset.
-func newConfig(cfg MonitorConfig, opts []Option) (MonitorConfig, options) {
+func newConfig(cfg MonitorConfig, opts []Option) (MonitorConfig, global.Collaborators) {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
-	var o options
-	for _, opt := range opts {
-		opt.apply(&o)
-	}
-	o.mp, o.logger = global.MeterProvider(o.mp), global.Logger(o.logger)
-	return cfg, o
+	return cfg, global.New(opts)
 }
 
 // NewMonitor returns a Monitor of cfg.Groups measuring with
@@ -133,10 +115,10 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 		opts:     slices.Clone(baseOpts),
 		groups:   slices.Clone(cfg.Groups),
 		interval: cfg.Interval,
-		logger:   o.logger,
+		logger:   o.Logger,
 		attrs:    map[attrKey]metric.ObserveOption{},
 	}
-	meter := o.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	meter := o.MeterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
 	m.records, err = meter.Int64ObservableGauge(telemetry.MetricLagRecords,
 		metric.WithUnit(telemetry.MetricLagRecordsUnit),

@@ -7,61 +7,49 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
-// Option hands New one of the pipeline's collaborators.
+// Option hands New one of the pipeline's collaborators. Only the With*
+// functions make one.
 type Option interface{ apply(*Pipeline) }
 
-type optionFunc func(*Pipeline)
+// collaborator is an option every component takes.
+type collaborator global.Option
 
-func (f optionFunc) apply(p *Pipeline) { f(p) }
+func (o collaborator) apply(p *Pipeline) { o(&p.collab) }
+
+// metricsOption sets the messaging metrics.
+type metricsOption struct{ m *kafkatrace.Metrics }
+
+func (o metricsOption) apply(p *Pipeline) { p.metrics = o.m }
 
 // WithTracerProvider sets the tracer provider of every span the pipeline
 // records; nil is ignored. Default: the global tracer provider.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(p *Pipeline) {
-		if tp != nil {
-			p.tp = tp
-		}
-	})
+	return collaborator(global.WithTracerProvider(tp))
 }
 
 // WithMeterProvider sets the meter provider of the Kafka clients' and the
 // collector's metrics; nil is ignored. Default: the global meter provider.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(p *Pipeline) {
-		if mp != nil {
-			p.mp = mp
-		}
-	})
+	return collaborator(global.WithMeterProvider(mp))
 }
 
 // WithPropagator sets the propagator of the trace context in record
 // headers and HTTP requests; nil is ignored. Default: the global
 // propagator.
-func WithPropagator(prop propagation.TextMapPropagator) Option {
-	return optionFunc(func(p *Pipeline) {
-		if prop != nil {
-			p.prop = prop
-		}
-	})
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return collaborator(global.WithPropagator(p))
 }
 
 // WithLogger sets the logger of every component; nil is ignored.
 // Default: slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(p *Pipeline) {
-		if l != nil {
-			p.logger = l
-		}
-	})
-}
+func WithLogger(l *slog.Logger) Option { return collaborator(global.WithLogger(l)) }
 
 // WithMetrics sets the messaging metrics every Kafka client records into;
 // register them with the meter provider's readers through
 // tracing.NewMetricsProducer (sdkmetric.WithProducer, or
 // tracing.WithMetricProducer). Default: no messaging metrics.
-func WithMetrics(m *kafkatrace.Metrics) Option {
-	return optionFunc(func(p *Pipeline) { p.metrics = m })
-}
+func WithMetrics(m *kafkatrace.Metrics) Option { return metricsOption{m} }

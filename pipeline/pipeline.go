@@ -11,9 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/corpus"
@@ -126,10 +123,7 @@ func topologyOf(stages []Stage) topology.Topology {
 // clients and gateway, all the same way, for the binary and the tests.
 type Pipeline struct {
 	cfg     Config
-	tp      trace.TracerProvider
-	mp      metric.MeterProvider
-	prop    propagation.TextMapPropagator
-	logger  *slog.Logger
+	collab  global.Collaborators
 	metrics *kafkatrace.Metrics
 }
 
@@ -144,10 +138,7 @@ func New(cfg Config, opts ...Option) (*Pipeline, error) {
 	for _, o := range opts {
 		o.apply(p)
 	}
-	p.tp = global.TracerProvider(p.tp)
-	p.mp = global.MeterProvider(p.mp)
-	p.prop = global.Propagator(p.prop)
-	p.logger = global.Logger(p.logger)
+	p.collab = p.collab.Filled()
 	return p, nil
 }
 
@@ -162,9 +153,9 @@ func (p *Pipeline) Topology() topology.Topology { return p.cfg.Topology() }
 func (p *Pipeline) tracer(group string, boundary bool) *kafkatrace.Tracer {
 	c := p.cfg
 	opts := []kafkatrace.Option{
-		kafkatrace.WithTracerProvider(p.tp),
+		kafkatrace.WithTracerProvider(p.collab.TracerProvider),
 		kafkatrace.WithMetrics(p.metrics),
-		kafkatrace.WithPropagator(p.prop),
+		kafkatrace.WithPropagator(p.collab.Propagator),
 		kafkatrace.WithClientID(c.Kafka.ClientID),
 		kafkatrace.WithConsumerGroup(group),
 		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
@@ -196,7 +187,7 @@ func (p *Pipeline) Tracer(group string) *kafkatrace.Tracer {
 // cluster (see kafkaclient.Options): its connection, logger and client
 // metrics on the meter provider, then hooks.
 func (p *Pipeline) ClientOptions(hooks ...kgo.Hook) []kgo.Opt {
-	return kafkaclient.Options(p.cfg.Kafka, p.logger, p.mp, hooks...)
+	return kafkaclient.Options(p.cfg.Kafka, p.collab.Logger, p.collab.MeterProvider, hooks...)
 }
 
 // EnsureTopics creates the pipeline topics and their dead-letter topics when missing.
@@ -226,12 +217,12 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 	wc.Topic = st.Input
 	applyLimits(&wc, st.Limits)
 	h, err := st.NewHandler(StageEnv{Config: cfg, Stage: st.Stage, Index: idx,
-		TracerProvider: p.tp, MeterProvider: p.mp, Logger: p.logger})
+		TracerProvider: p.collab.TracerProvider, MeterProvider: p.collab.MeterProvider, Logger: p.collab.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	boundary := i == 0 && cfg.RetrievalTrustBoundary
-	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.logger))
+	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.collab.Logger))
 }
 
 // NewClient returns a request client publishing to the requests topic. With
@@ -246,12 +237,12 @@ func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Clien
 	}
 	var col *producer.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, p.ClientOptions(), tracer, p.Topology(), producer.WithLogger(p.logger)); err != nil {
+		if col, err = producer.NewCollector(ctx, p.ClientOptions(), tracer, p.Topology(), producer.WithLogger(p.collab.Logger)); err != nil {
 			pubClient.Close()
 			return nil, err
 		}
 	}
-	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, producer.WithTracerProvider(p.tp)), nil
+	return producer.NewClient(ctx, producer.NewPublisher(pubClient, requests), col, producer.WithTracerProvider(p.collab.TracerProvider)), nil
 }
 
 // Workers runs a set of workers until their context is done.
@@ -337,11 +328,11 @@ func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := client.Collector.RegisterMetrics(p.mp); err != nil {
-		p.logger.WarnContext(ctx, "collector metrics not registered", "err", err)
+	if _, err := client.Collector.RegisterMetrics(p.collab.MeterProvider); err != nil {
+		p.collab.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
 	g, err := gateway.New(gw, client, p.Ready(),
-		gateway.WithTracerProvider(p.tp), gateway.WithMeterProvider(p.mp), gateway.WithPropagator(p.prop), gateway.WithLogger(p.logger))
+		gateway.WithTracerProvider(p.collab.TracerProvider), gateway.WithMeterProvider(p.collab.MeterProvider), gateway.WithPropagator(p.collab.Propagator), gateway.WithLogger(p.collab.Logger))
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err
@@ -367,4 +358,4 @@ func OpenIndex(ctx context.Context, dir string) (*search.Index, error) {
 }
 
 // Logger returns the pipeline's logger.
-func (p *Pipeline) Logger() *slog.Logger { return p.logger }
+func (p *Pipeline) Logger() *slog.Logger { return p.collab.Logger }

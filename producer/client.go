@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/telemetry"
@@ -40,8 +41,8 @@ type Client struct {
 // until Close, with ctx's values but not its cancellation. Its option is
 // WithTracerProvider.
 func NewClient(ctx context.Context, pub *Publisher, col *Collector, opts ...Option) *Client {
-	cfg := newConfig(opts)
-	c := &Client{Collector: col, pub: pub, tracer: cfg.tp.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
+	cfg := global.New(opts)
+	c := &Client{Collector: col, pub: pub, tracer: cfg.TracerProvider.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
 	if col == nil {
 		close(c.done)
 		return c

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/telemetry"
@@ -68,7 +69,7 @@ type Collector struct {
 // process spans and should have no consumer group. Its option is
 // WithLogger. Call Run to process.
 func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, t topology.Topology, opts ...Option) (*Collector, error) {
-	cfg := newConfig(opts)
+	cfg := global.New(opts)
 	names := []string{t.Results()}
 	for _, in := range t.Inputs() {
 		names = append(names, messages.DLQTopic(in))
@@ -99,7 +100,7 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 	}
 	c := &Collector{
 		client:    client,
-		logger:    cfg.logger,
+		logger:    cfg.Logger,
 		waiting:   make(map[string]chan Outcome),
 		delivered: make(map[string]time.Time),
 		abandoned: make(map[string]time.Time),

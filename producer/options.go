@@ -9,38 +9,14 @@ import (
 )
 
 // Option hands a Client or a Collector a collaborator: its tracer
-// provider or logger. An option that does not concern the component it is
-// given to is ignored.
-type Option interface{ apply(*config) }
-
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
-
-// config holds the collaborators of a Client or a Collector.
-type config struct {
-	tp     trace.TracerProvider
-	logger *slog.Logger
-}
-
-// newConfig applies opts and fills in the collaborators they leave unset.
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	c.tp, c.logger = global.TracerProvider(c.tp), global.Logger(c.logger)
-	return c
-}
+// provider or logger. Only the With* functions make one; an option that
+// does not concern the component it is given to is ignored.
+type Option = global.Option
 
 // WithTracerProvider sets the tracer provider of a Client's request spans;
 // nil is ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(c *config) { c.tp = tp })
-}
+func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
 
 // WithLogger sets the logger of a Collector; nil is ignored. Default:
 // slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *config) { c.logger = l })
-}
+func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }

@@ -1,16 +1,11 @@
 package global
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/kretrieve/kretrieve/internal/srcscan"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -42,40 +37,29 @@ var allowed = map[string]string{}
 // of the module calls otel.GetTracerProvider, otel.GetMeterProvider or
 // otel.GetTextMapPropagator.
 func TestOnlyHomeOfTheGlobals(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := srcscan.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found: %v", err)
+	files, err := srcscan.GoFiles(root, false)
+	if err != nil {
+		t.Fatal(err)
 	}
 	found := map[string]bool{}
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	for _, rel := range files {
+		calls, err := srcscan.Calls(filepath.Join(root, rel), "go.opentelemetry.io/otel")
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
+		for _, call := range calls {
+			if !globalGetters[call] {
+				continue
 			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		for _, call := range globalCalls(t, p) {
 			found[rel] = true
 			if rel != "internal/global/global.go" && allowed[rel] == "" {
 				t.Errorf("%s calls otel.%s: use package internal/global", rel, call)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !found["internal/global/global.go"] {
 		t.Error("the scan did not find this package's own calls")
@@ -87,33 +71,19 @@ func TestOnlyHomeOfTheGlobals(t *testing.T) {
 	}
 }
 
-// globalCalls returns the otel.Get* functions that the file at path calls.
-func globalCalls(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatal(err)
+// TestOptionsIgnoreNilAndApplyInOrder: a later option wins, a nil one
+// (or a nil argument) changes nothing, and New fills in the rest.
+func TestOptionsIgnoreNilAndApplyInOrder(t *testing.T) {
+	first, second := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
+	tp := tracenoop.NewTracerProvider()
+	c := New([]Option{WithLogger(first), WithLogger(second), WithLogger(nil), nil, WithTracerProvider(tp), WithTracerProvider(nil)})
+	if c.Logger != second {
+		t.Error("the later logger did not win, or nil overrode it")
 	}
-	local := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == "go.opentelemetry.io/otel" {
-			local = "otel"
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
-		}
+	if c.TracerProvider != tp {
+		t.Errorf("tracer provider %T, want the one set", c.TracerProvider)
 	}
-	if local == "" {
-		return nil
+	if c.MeterProvider != otel.GetMeterProvider() || c.Propagator != otel.GetTextMapPropagator() {
+		t.Error("unset collaborators are not the globals")
 	}
-	var calls []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == local && globalGetters[sel.Sel.Name] {
-				calls = append(calls, sel.Sel.Name)
-			}
-		}
-		return true
-	})
-	return calls
 }

@@ -1,15 +1,11 @@
 package testsleeps
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/srcscan"
 )
 
 // allowed are the time.Sleep calls left in the module's tests, by file
@@ -34,33 +30,23 @@ var allowed = map[string]struct {
 // time.Sleep calls than the allow-list grants, and for every allow-list
 // entry with fewer (so that the list shrinks when a sleep goes).
 func TestNoNewSleepsInTests(t *testing.T) {
-	root := moduleRoot(t)
-	got := map[string]int{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		n, err := sleeps(path)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			rel, _ := filepath.Rel(root, path)
-			got[filepath.ToSlash(rel)] = n
-		}
-		return nil
-	})
+	root, err := srcscan.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
+	}
+	files, err := srcscan.GoFiles(root, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, rel := range files {
+		n, err := sleeps(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			got[rel] = n
+		}
 	}
 	if len(got) == 0 {
 		t.Fatal("no time.Sleep found anywhere: the scan is broken (the allow-list names some)")
@@ -77,53 +63,17 @@ func TestNoNewSleepsInTests(t *testing.T) {
 	}
 }
 
-// sleeps counts the calls of time.Sleep in the Go file path, whatever name
+// sleeps counts the uses of time.Sleep in the Go file path, whatever name
 // it imports package time under.
 func sleeps(path string) (int, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	if err != nil {
-		return 0, err
-	}
-	name := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == "time" {
-			name = "time"
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-		}
-	}
-	if name == "" || name == "_" {
-		return 0, nil
-	}
+	names, err := srcscan.Calls(path, "time")
 	n := 0
-	ast.Inspect(f, func(node ast.Node) bool {
-		if sel, ok := node.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sleep" {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == name {
-				n++
-			}
+	for _, name := range names {
+		if name == "Sleep" {
+			n++
 		}
-		return true
-	})
-	return n, nil
-}
-
-// moduleRoot is the directory of the go.mod above the test's directory.
-func moduleRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return n, err
 }
 
 // TestSleepsCountsEveryImportName: the scan finds time.Sleep under an
