@@ -2,7 +2,6 @@ package global
 
 import (
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/srcscan"
@@ -25,8 +24,6 @@ func TestNilFallsBackToTheGlobals(t *testing.T) {
 	}
 }
 
-// globalGetters are the functions that read the OpenTelemetry globals.
-var globalGetters = map[string]bool{"GetTracerProvider": true, "GetMeterProvider": true, "GetTextMapPropagator": true}
 
 // allowed are the non-test files besides this package's that may read the
 // OpenTelemetry globals, and why.
@@ -37,35 +34,20 @@ var allowed = map[string]string{}
 // of the module calls otel.GetTracerProvider, otel.GetMeterProvider or
 // otel.GetTextMapPropagator.
 func TestOnlyHomeOfTheGlobals(t *testing.T) {
-	root, err := srcscan.ModuleRoot()
+	found, err := srcscan.ModuleCalls(false, "go.opentelemetry.io/otel", "GetTracerProvider", "GetMeterProvider", "GetTextMapPropagator")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := srcscan.GoFiles(root, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := map[string]bool{}
-	for _, rel := range files {
-		calls, err := srcscan.Calls(filepath.Join(root, rel), "go.opentelemetry.io/otel")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, call := range calls {
-			if !globalGetters[call] {
-				continue
-			}
-			found[rel] = true
-			if rel != "internal/global/global.go" && allowed[rel] == "" {
-				t.Errorf("%s calls otel.%s: use package internal/global", rel, call)
-			}
+	for file := range found {
+		if file != "internal/global/global.go" && allowed[file] == "" {
+			t.Errorf("%s reads the OTel globals (otel.Get...): use package internal/global", file)
 		}
 	}
-	if !found["internal/global/global.go"] {
+	if found["internal/global/global.go"] == 0 {
 		t.Error("the scan did not find this package's own calls")
 	}
 	for f := range allowed {
-		if !found[f] {
+		if found[f] == 0 {
 			t.Errorf("%s no longer reads the globals: remove it from allowed", f)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,4 +93,38 @@ func Calls(path, importPath string) ([]string, error) {
 		return true
 	})
 	return names, nil
+}
+
+// ModuleFiles is GoFiles over the module the working directory is in,
+// and that module's root.
+func ModuleFiles(tests bool) (root string, files []string, err error) {
+	if root, err = ModuleRoot(); err != nil {
+		return "", nil, err
+	}
+	files, err = GoFiles(root, tests)
+	return root, files, err
+}
+
+// ModuleCalls counts, for each Go file of the module (its _test.go files
+// when tests is set, the others otherwise), the uses of the named members
+// of importPath (see Calls), keyed by the file's slash path relative to
+// the module root; files with none are left out.
+func ModuleCalls(tests bool, importPath string, names ...string) (map[string]int, error) {
+	root, files, err := ModuleFiles(tests)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, rel := range files {
+		used, err := Calls(filepath.Join(root, rel), importPath)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range used {
+			if slices.Contains(names, u) {
+				out[rel]++
+			}
+		}
+	}
+	return out, nil
 }

@@ -36,11 +36,7 @@ func TestCallsUnderAnyImportName(t *testing.T) {
 }
 
 func TestGoFilesSplitsTests(t *testing.T) {
-	root, err := ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := GoFiles(root, false)
+	root, src, err := ModuleFiles(false)
 	if err != nil {
 		t.Fatal(err)
 	}
