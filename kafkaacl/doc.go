@@ -3,7 +3,7 @@
 // default, then gateway, producer, dlq, lag and pathways) the topics and consumer groups it uses and the one operation it
 // needs on each. The topics are the pipeline topics, their dead-letter
 // topics and the pathways topic the long-running commands publish their
-// pathway aggregates to (package pathway/aggregate).
+// pathway aggregates to (package pathwaytopic).
 //
 // It is the single source for the ACL table of docs/security.md ([Markdown]), for the
 // development broker's --acl-roles (kretrieve broker) and for the tests that

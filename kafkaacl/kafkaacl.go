@@ -17,7 +17,7 @@ import (
 const DefaultReplayGroup = "kretrieve-dlq-replay"
 
 // DefaultPathwaysTopic is the default topic of the pathway aggregates: the
-// same as aggregate.DefaultTopic (a test keeps them equal).
+// same as pathwaytopic.DefaultTopic (a test keeps them equal).
 const DefaultPathwaysTopic = "kretrieve.pathways"
 
 // The names of the roles that are not stages; each stage's role is named

@@ -24,7 +24,7 @@ import (
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/pathway/aggregate"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -44,18 +44,18 @@ type pathwaysFlags struct {
 }
 
 func (p *pathwaysFlags) declare(s *settings) {
-	s.duration(&p.interval, "pathways-interval", aggregate.DefaultInterval, "how often to publish this process's pathway aggregates for `kretrieve pathways` (0: never)")
+	s.duration(&p.interval, "pathways-interval", pathwaytopic.DefaultInterval, "how often to publish this process's pathway aggregates for `kretrieve pathways` (0: never)")
 	declarePathwaysTopic(s, &p.topic)
 }
 
 func declarePathwaysTopic(s *settings, p *string) {
-	s.str(p, "pathways-topic", aggregate.DefaultTopic, "compacted topic of the pathway aggregates (created when missing)")
+	s.str(p, "pathways-topic", pathwaytopic.DefaultTopic, "compacted topic of the pathway aggregates (created when missing)")
 }
 
 func (p pathwaysFlags) validate() error {
 	var errs []error
-	if p.interval != 0 && (p.interval < aggregate.MinInterval || p.interval > aggregate.MaxInterval) {
-		errs = append(errs, fmt.Errorf("pathways-interval: 0 or between %s and %s", aggregate.MinInterval, aggregate.MaxInterval))
+	if p.interval != 0 && (p.interval < pathwaytopic.MinInterval || p.interval > pathwaytopic.MaxInterval) {
+		errs = append(errs, fmt.Errorf("pathways-interval: 0 or between %s and %s", pathwaytopic.MinInterval, pathwaytopic.MaxInterval))
 	}
 	return errors.Join(append(errs, validatePathwaysTopic(p.topic))...)
 }
@@ -71,7 +71,7 @@ func validatePathwaysTopic(topic string) error {
 
 // publishPathways publishes the process's pathway aggregates every
 // f.interval until the returned function is called, which publishes a last
-// window (within aggregate.FinalTimeout) and returns: call it once the
+// window (within pathwaytopic.FinalTimeout) and returns: call it once the
 // component has drained, so the last window holds its last records. It
 // publishes nothing when f.interval is 0 or pathways are off. It never
 // fails the command: pathways are observability, so a topic that cannot be
@@ -90,12 +90,12 @@ func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline,
 		return func() {}
 	}
 	ectx, cancel := context.WithTimeout(ctx, kafkaclient.DefaultCheckTimeout)
-	if err := aggregate.EnsureTopic(ectx, client, pc.Kafka.ReplicationFactor, f.topic); err != nil {
+	if err := pathwaytopic.EnsureTopic(ectx, client, pc.Kafka.ReplicationFactor, f.topic); err != nil {
 		comp.logger.WarnContext(ctx, "pathways topic not created", "topic", f.topic, "err", err)
 	}
 	cancel()
-	pub, err := aggregate.NewPublisher(client, comp.metrics, aggregate.WithTopic(f.topic), aggregate.WithInterval(f.interval),
-		aggregate.WithService(pc.ServiceName), aggregate.WithLogger(comp.logger))
+	pub, err := pathwaytopic.NewPublisher(client, comp.metrics, pathwaytopic.WithTopic(f.topic), pathwaytopic.WithInterval(f.interval),
+		pathwaytopic.WithService(pc.ServiceName), pathwaytopic.WithLogger(comp.logger))
 	if err != nil {
 		client.Close()
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
@@ -173,7 +173,7 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 	}
 	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		opts := kafkaOptions(p, nil)
-		reader, err := aggregate.NewReader(opts, aggregate.WithTopic(cfg.topic), aggregate.WithLogger(comp.logger))
+		reader, err := pathwaytopic.NewReader(opts, pathwaytopic.WithTopic(cfg.topic), pathwaytopic.WithLogger(comp.logger))
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ func runPathways(ctx context.Context, args []string, getenv func(string) string,
 
 // pathwaysSource gathers what `kretrieve pathways` shows.
 type pathwaysSource struct {
-	reader *aggregate.Reader
+	reader *pathwaytopic.Reader
 	adm    *kadm.Client
 	opts   []kgo.Opt
 	groups []string
@@ -311,7 +311,7 @@ type pathwayStage struct {
 	Error       string  `json:"error,omitempty"`
 }
 
-func newPathwaysReport(topic string, v aggregate.View) pathwaysReport {
+func newPathwaysReport(topic string, v pathwaytopic.View) pathwaysReport {
 	rep := pathwaysReport{Time: v.Time.UTC(), Topic: topic, Skipped: v.Skipped, Instances: []pathwayInstance{}, Pathways: []pathwayRow{}}
 	for _, in := range v.Instances {
 		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,

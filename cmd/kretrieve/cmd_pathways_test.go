@@ -19,12 +19,12 @@ import (
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/kafkaacl"
-	"github.com/kretrieve/kretrieve/pathway/aggregate"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
 
 func TestPathwaysTopicDefaultsMatch(t *testing.T) {
-	if kafkaacl.DefaultPathwaysTopic != aggregate.DefaultTopic {
-		t.Fatalf("kafkaacl.DefaultPathwaysTopic %q, aggregate.DefaultTopic %q", kafkaacl.DefaultPathwaysTopic, aggregate.DefaultTopic)
+	if kafkaacl.DefaultPathwaysTopic != pathwaytopic.DefaultTopic {
+		t.Fatalf("kafkaacl.DefaultPathwaysTopic %q, pathwaytopic.DefaultTopic %q", kafkaacl.DefaultPathwaysTopic, pathwaytopic.DefaultTopic)
 	}
 }
 
@@ -65,11 +65,11 @@ func TestLoadPathwaysConfig(t *testing.T) {
 		t.Fatalf("worker: %+v %v", wc.pathways, err)
 	}
 	gc, err := loadGatewayConfig(nil, mapEnv(map[string]string{"KRETRIEVE_PATHWAYS_INTERVAL": "0"}), &bytes.Buffer{})
-	if err != nil || gc.pathways.interval != 0 || gc.pathways.topic != aggregate.DefaultTopic {
+	if err != nil || gc.pathways.interval != 0 || gc.pathways.topic != pathwaytopic.DefaultTopic {
 		t.Fatalf("gateway: %+v %v", gc.pathways, err)
 	}
 	rc, err := loadRunConfig(nil, mapEnv(nil), &bytes.Buffer{})
-	if err != nil || rc.pathways.interval != aggregate.DefaultInterval {
+	if err != nil || rc.pathways.interval != pathwaytopic.DefaultInterval {
 		t.Fatalf("run: %+v %v", rc.pathways, err)
 	}
 	if _, err := loadWorkerConfig("enrichment", []string{"--pathways-interval", "1ms"}, mapEnv(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "pathways-interval") {
@@ -312,7 +312,7 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	defer cl.Close()
 	if err := cl.ProduceSync(t.Context(),
 		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
-		&kgo.Record{Topic: aggregate.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
+		&kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
 	).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

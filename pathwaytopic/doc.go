@@ -1,4 +1,4 @@
-// Package aggregate carries the pathway latencies of every kretrieve
+// Package pathwaytopic carries the pathway latencies of every kretrieve
 // process over Kafka, so that one command can show the whole pipeline
 // across processes and machines with nothing but Kafka.
 //
@@ -45,4 +45,4 @@
 // The package imports franz-go, kafkaclient (topic creation) and kafkatrace
 // (the type of the pathway state); it does not import pipeline/, producer/
 // or consumers/.
-package aggregate
+package pathwaytopic

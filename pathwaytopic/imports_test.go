@@ -1,4 +1,4 @@
-package aggregate
+package pathwaytopic
 
 import (
 	"go/parser"
