@@ -24,7 +24,6 @@ func TestNilFallsBackToTheGlobals(t *testing.T) {
 	}
 }
 
-
 // allowed are the non-test files besides this package's that may read the
 // OpenTelemetry globals, and why.
 // None today; an entry needs a reason the package doc can live with.
