@@ -161,20 +161,38 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 			t.Fatalf("request %d lost: status %d", i, r.status)
 		}
 	}
-	// Poll Jaeger for all traces together until every one is complete or
-	// nothing has changed for a while (the killed container's unexported
-	// spans never arrive).
+	// Only the killed container's spans may be missing: the ones it had
+	// ended but not exported when SIGKILL came. Every span of the processes
+	// that stayed up must be there. Poll Jaeger for all traces together
+	// until every one is complete, or the live processes' spans are all in
+	// and nothing has changed for a while.
+	live := map[string]int{"kretrieve-gateway": 4, "kretrieve-enrichment": 6} // per request
+	liveComplete := func(spans []runsummary.Span) bool {
+		n := map[string]int{}
+		for _, sp := range spans {
+			n[sp.Service]++
+		}
+		for svc, want := range live {
+			if n[svc] < want {
+				return false
+			}
+		}
+		return true
+	}
 	traces := make([][]runsummary.Span, len(results))
-	complete, stable := 0, 0
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && stable < 10; {
+	complete, liveDone, stable := 0, 0, 0
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && (liveDone < len(results) || stable < 10); {
 		before := complete
-		complete = 0
+		complete, liveDone = 0, 0
 		for i, r := range results {
 			if len(traces[i]) < spansPerRequest {
 				traces[i], _ = conformance.FetchJaegerTrace(t.Context(), httpClient, s.jaegerURL, r.TraceID)
 			}
 			if len(traces[i]) >= spansPerRequest {
 				complete++
+			}
+			if liveComplete(traces[i]) {
+				liveDone++
 			}
 		}
 		if complete == len(results) {
@@ -188,18 +206,18 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	for i, r := range results {
-		names := map[string]bool{}
-		for _, sp := range traces[i] {
-			names[sp.Name] = true
-		}
-		for _, n := range []string{"POST /v1/search", "send retrieval.requests", "process retrieval.results"} {
-			if !names[n] {
-				t.Errorf("trace %s lacks %q", r.TraceID, n)
+		if !liveComplete(traces[i]) {
+			n := map[string]int{}
+			for _, sp := range traces[i] {
+				n[sp.Service]++
 			}
+			t.Errorf("trace %s misses spans of a process that was never killed: spans by service %v, want at least %v", r.TraceID, n, live)
 		}
 	}
-	t.Logf("complete traces: %d of %d (the rest miss spans the killed container had not exported)", complete, len(results))
-	if complete < len(results)*9/10 {
+	t.Logf("complete traces: %d of %d (the rest miss only spans the killed retrieval container had not exported)", complete, len(results))
+	// The killed worker held at most the requests of its last export
+	// interval and its export in flight: far fewer than a quarter of the run.
+	if complete < len(results)*3/4 {
 		t.Errorf("only %d of %d traces complete", complete, len(results))
 	}
 }
