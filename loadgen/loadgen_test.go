@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,5 +134,39 @@ func TestRunSweep(t *testing.T) {
 		if s.OfferedPS != []float64{200, 400}[i] || s.Sent != 10 || s.Completed != 10 || s.AchievedPS <= 0 {
 			t.Errorf("step %d: %+v", i, s)
 		}
+	}
+}
+
+// failingTarget fails every other request and times out the rest.
+type failingTarget struct{ n atomic.Int64 }
+
+func (*failingTarget) name() string                          { return "failing" }
+func (*failingTarget) start(context.Context)                 {}
+func (*failingTarget) finish(context.Context, *Report) error { return nil }
+func (f *failingTarget) do(context.Context, string) result {
+	if f.n.Add(1)%2 == 0 {
+		return result{outcome: outcomeTimeout}
+	}
+	return result{outcome: outcomeFailed, transport: true}
+}
+
+// TestProgressCountsFailures: failed and timed-out requests are counted as
+// failures on the progress line, not as completed, and in the report's
+// failure rate.
+func TestProgressCountsFailures(t *testing.T) {
+	var progress strings.Builder
+	rep, err := Run(t.Context(), Config{InFlight: 2, Requests: 10, Queries: []string{"q"}, Progress: &progress}, &failingTarget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Completed != 0 || rep.Failures() != 10 || rep.FailureRate() != 1 {
+		t.Fatalf("completed %d failures %d rate %v", rep.Completed, rep.Failures(), rep.FailureRate())
+	}
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "sent 10 completed 0 failed 10 ") {
+		t.Fatalf("last progress line %q", last)
+	}
+	if (Report{}).FailureRate() != 0 {
+		t.Fatal("nothing sent: failure rate not 0")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -50,6 +49,18 @@ type Report struct {
 	// WarmupRequests is how many requests a sweep sent before its first
 	// step, not counted anywhere else.
 	WarmupRequests int64 `json:"warmup_requests,omitempty"`
+}
+
+// Failures counts the requests sent that did not complete: failed (gateway
+// transport errors and non-2xx answers among them) or timed out.
+func (r Report) Failures() int64 { return r.Failed + r.TimedOut }
+
+// FailureRate is Failures over Sent, 0 when nothing was sent.
+func (r Report) FailureRate() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return float64(r.Failures()) / float64(r.Sent)
 }
 
 // Latency is a latency distribution's quantiles and maximum, in
@@ -279,6 +290,15 @@ func newLatencyHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 }
 
+// counts returns the phase's counts so far for the progress line: sent,
+// completed, and failures (failed or timed out). Only the sending
+// goroutine calls it (it alone writes sent).
+func (p *phase) counts() progressCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return progressCounts{sent: p.sent, completed: p.completed, failures: p.failed + p.timedOut}
+}
+
 func (p *phase) record(res result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -357,11 +377,10 @@ type driver struct {
 // is in.
 func (d *driver) drive(ctx context.Context, rate, requests int, duration time.Duration) *phase {
 	var (
-		p        = newPhase()
-		finished atomic.Int64
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, d.inFlight)
-		start    = time.Now()
+		p     = newPhase()
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, d.inFlight)
+		start = time.Now()
 	)
 	for i := 0; ctx.Err() == nil; i++ {
 		if requests > 0 && i >= requests || duration > 0 && time.Since(start) >= duration {
@@ -387,13 +406,12 @@ func (d *driver) drive(ctx context.Context, rate, requests int, duration time.Du
 		wg.Go(func() {
 			defer func() { <-slots }()
 			p.record(d.target.do(ctx, query))
-			finished.Add(1)
 		})
-		d.progress.update(p.sent, finished.Load(), start)
+		d.progress.update(p.counts(), start)
 	}
 	wg.Wait()
 	p.wall = time.Since(start)
-	d.progress.done(p.sent, finished.Load(), start)
+	d.progress.done(p.counts(), start)
 	return p
 }
 
@@ -429,13 +447,19 @@ func watchPeakLag(ctx context.Context, opts []kgo.Opt, groups []string, peak fun
 	}
 }
 
-// progress shows sent/completed counts: redrawn in place on a terminal,
-// a plain line every few seconds otherwise.
+// progress shows sent, completed and failed counts: redrawn in place on a
+// terminal, a plain line every few seconds otherwise.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	last  time.Time
 	every time.Duration
+}
+
+// progressCounts are the counts a progress line shows: a failure (failed
+// or timed out) is not completed.
+type progressCounts struct {
+	sent, completed, failures int64
 }
 
 func newProgress(w io.Writer) *progress {
@@ -448,25 +472,25 @@ func newProgress(w io.Writer) *progress {
 	return p
 }
 
-func (p *progress) update(sent, done int64, start time.Time) {
+func (p *progress) update(c progressCounts, start time.Time) {
 	if time.Since(p.last) < p.every {
 		return
 	}
 	p.last = time.Now()
-	p.print(sent, done, start)
+	p.print(c, start)
 }
 
-func (p *progress) print(sent, done int64, start time.Time) {
-	rate := float64(done) / max(time.Since(start).Seconds(), 1e-9)
+func (p *progress) print(c progressCounts, start time.Time) {
+	rate := float64(c.completed+c.failures) / max(time.Since(start).Seconds(), 1e-9)
 	if p.tty {
-		fmt.Fprintf(p.w, "\rsent %d  completed %d  %.0f req/s   ", sent, done, rate)
+		fmt.Fprintf(p.w, "\rsent %d  completed %d  failed %d  %.0f req/s   ", c.sent, c.completed, c.failures, rate)
 	} else {
-		fmt.Fprintf(p.w, "sent %d completed %d rate %.0f/s\n", sent, done, rate)
+		fmt.Fprintf(p.w, "sent %d completed %d failed %d rate %.0f/s\n", c.sent, c.completed, c.failures, rate)
 	}
 }
 
-func (p *progress) done(sent, done int64, start time.Time) {
-	p.print(sent, done, start)
+func (p *progress) done(c progressCounts, start time.Time) {
+	p.print(c, start)
 	if p.tty {
 		fmt.Fprintln(p.w)
 	}

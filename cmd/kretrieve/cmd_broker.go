@@ -10,11 +10,7 @@ import (
 )
 
 // runBroker serves an embedded broker until ctx is done.
-func runBroker(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadBrokerConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runBroker(ctx context.Context, cfg brokerConfig, stdout, stderr io.Writer) error {
 	logger, err := tracing.NewLogger(stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err

@@ -24,9 +24,9 @@ type conformanceConfig struct {
 	logLevel  string
 }
 
-func loadConformanceConfig(args []string, getenv func(string) string, out io.Writer) (conformanceConfig, error) {
-	var c conformanceConfig
-	s := newSettings("conformance", getenv, out)
+// flags declares the flags of a conformanceConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *conformanceConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
 	s.str(&c.service, "service", "", "check the recent traces of this service")
 	s.str(&c.traceID, "trace-id", "", "check this trace")
@@ -34,24 +34,22 @@ func loadConformanceConfig(args []string, getenv func(string) string, out io.Wri
 	s.boolean(&c.allowKey, "allow-raw-key", false, "do not report messaging.kafka.message.key (kretrieve records a hash instead)")
 	s.boolean(&c.noWait, "no-queue-wait", false, "do not require kretrieve's wait <topic> span beside process spans")
 	declareLogging(s, &c.logFormat, &c.logLevel)
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		if (c.service == "") == (c.traceID == "") {
+			return errors.New("give exactly one of --service and --trace-id")
+		}
+		return nil
 	}
-	if (c.service == "") == (c.traceID == "") {
-		return c, errors.New("give exactly one of --service and --trace-id")
-	}
-	return c, nil
 }
 
 // runConformance checks traces in Jaeger against the messaging semantic
 // conventions and prints the violations; it fails when there are any.
-func runConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConformanceConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runConformance(ctx context.Context, cfg conformanceConfig, stdout, stderr io.Writer) error {
 	client := &http.Client{Timeout: 30 * time.Second}
-	var spans []runsummary.Span
+	var (
+		spans []runsummary.Span
+		err   error
+	)
 	if cfg.traceID != "" {
 		spans, err = conformance.FetchJaegerTrace(ctx, client, cfg.jaeger, cfg.traceID)
 	} else {

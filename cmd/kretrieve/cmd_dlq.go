@@ -19,16 +19,6 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
-const dlqUsage = `Usage:
-  kretrieve dlq list   [flags]   print dead letters, oldest first (a table, or --json lines)
-  kretrieve dlq replay [flags]   republish dead letters to their original topic, each in a new trace
-
-Both read the dead-letter topics up to their end when the command starts.
-replay commits its progress to --replay-group: a dead letter is replayed once
-per group. Letters that --reason or --error-type pass over are committed too;
-preview with --dry-run. "kretrieve dlq SUBCOMMAND -h" lists the flags.
-`
-
 // dlqConfig configures the dlq list and replay subcommands.
 type dlqConfig struct {
 	commonConfig
@@ -42,38 +32,34 @@ type dlqConfig struct {
 	replayGroup string
 }
 
-func loadDLQConfig(sub string, args []string, getenv func(string) string, out io.Writer) (dlqConfig, error) {
-	c := dlqConfig{sub: sub}
-	s := newSettings("dlq "+sub, getenv, out)
+// flags declares the flags of a dlqConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *dlqConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "dlq", kafkaclient.DefaultBrokers)
 	s.str(&c.dlqTopics, "dlq-topic", "", "comma-separated dead-letter topics (default: the .dlq topics of the requests, candidates and results topics)")
-	s.integer(&c.limit, "limit", 0, "most dead letters to "+sub+" (0: all)")
+	s.integer(&c.limit, "limit", 0, "most dead letters to "+c.sub+" (0: all)")
 	s.boolean(&c.json, "json", false, "print JSON lines")
-	if sub == "replay" {
+	if c.sub == "replay" {
 		s.str(&c.reason, "reason", "", "replay only dead letters whose reason contains this text (case-sensitive); the others are skipped and committed")
 		s.str(&c.errorType, "error-type", "", "replay only dead letters of this error type, permanent or transient; the others are skipped and committed")
 		s.boolean(&c.dryRun, "dry-run", false, "print what would be replayed; publish and commit nothing")
 		s.str(&c.replayGroup, "replay-group", deadletters.DefaultReplayGroup, "consumer group that records which dead letters were replayed")
 	}
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		var errs []error
+		if c.limit < 0 {
+			errs = append(errs, errors.New("limit: must not be negative"))
+		}
+		switch c.errorType {
+		case "", deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient:
+		default:
+			errs = append(errs, fmt.Errorf("error-type: %q is neither %s nor %s", c.errorType, deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient))
+		}
+		if c.sub == "replay" && strings.TrimSpace(c.replayGroup) == "" {
+			errs = append(errs, errors.New("replay-group: required"))
+		}
+		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
 	}
-	var errs []error
-	if s.fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", s.fs.Args()))
-	}
-	if c.limit < 0 {
-		errs = append(errs, errors.New("limit: must not be negative"))
-	}
-	switch c.errorType {
-	case "", deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient:
-	default:
-		errs = append(errs, fmt.Errorf("error-type: %q is neither %s nor %s", c.errorType, deadletters.ErrorTypePermanent, deadletters.ErrorTypeTransient))
-	}
-	if sub == "replay" && strings.TrimSpace(c.replayGroup) == "" {
-		errs = append(errs, errors.New("replay-group: required"))
-	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
 }
 
 // deadLetterTopics returns the --dlq-topic list, or the pipeline's
@@ -92,28 +78,10 @@ func (c dlqConfig) deadLetterTopics() []string {
 }
 
 // runDLQ lists or replays dead letters.
-func runDLQ(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, dlqUsage)
-		return errors.New("dlq: missing subcommand: list or replay")
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "list", "replay":
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, dlqUsage)
-		return nil
-	default:
-		fmt.Fprint(stderr, dlqUsage)
-		return fmt.Errorf("dlq: unknown subcommand %q", sub)
-	}
-	cfg, err := loadDLQConfig(sub, rest, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runDLQ(ctx context.Context, cfg dlqConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		clientOpts := kafkaOptions(p, comp.telemetry.MeterProvider)
-		if sub == "list" {
+		if cfg.sub == "list" {
 			letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
 			if err != nil {
 				return err

@@ -72,14 +72,14 @@ func TestLoadDLQConfig(t *testing.T) {
 
 func TestRunDLQUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := runDLQ(t.Context(), nil, mapEnv(nil), &stdout, &stderr); err == nil || !strings.Contains(stderr.String(), "dlq replay") {
+	if err := run(t.Context(), []string{"dlq"}, mapEnv(nil), &stdout, &stderr); err == nil || !strings.Contains(stderr.String(), "dlq replay") {
 		t.Fatalf("no subcommand: %v\n%s", err, stderr.String())
 	}
-	if err := runDLQ(t.Context(), []string{"purge"}, mapEnv(nil), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "purge") {
+	if err := run(t.Context(), []string{"dlq", "purge"}, mapEnv(nil), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "purge") {
 		t.Fatalf("unknown subcommand: %v", err)
 	}
 	stdout.Reset()
-	if err := runDLQ(t.Context(), []string{"help"}, mapEnv(nil), &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "dlq list") {
+	if err := run(t.Context(), []string{"dlq", "help"}, mapEnv(nil), &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "dlq list") {
 		t.Fatalf("help: %v\n%s", err, stdout.String())
 	}
 }
@@ -152,7 +152,7 @@ func TestDLQListCommand(t *testing.T) {
 	env, _ := dlqFixture(t)
 
 	var stdout, stderr bytes.Buffer
-	if err := runDLQ(t.Context(), []string{"list", "--json"}, env, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "list", "--json"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("list --json: %v\n%s", err, stderr.String())
 	}
 	var lines []letterLine
@@ -179,7 +179,7 @@ func TestDLQListCommand(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := runDLQ(t.Context(), []string{"list", "--limit", "2"}, mapEnvWith(env, "KRETRIEVE_DLQ_TOPIC", "retrieval.requests.dlq"), &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "list", "--limit", "2"}, mapEnvWith(env, "KRETRIEVE_DLQ_TOPIC", "retrieval.requests.dlq"), &stdout, &stderr); err != nil {
 		t.Fatalf("list: %v\n%s", err, stderr.String())
 	}
 	rows := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -217,7 +217,7 @@ func TestDLQReplayCommand(t *testing.T) {
 	}
 
 	var stdout, stderr bytes.Buffer
-	if err := runDLQ(t.Context(), []string{"replay", "--dry-run", "--error-type", "transient"}, env, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "replay", "--dry-run", "--error-type", "transient"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("dry run: %v\n%s", err, stderr.String())
 	}
 	want := "would replay retrieval.candidates.dlq/0@0 -> retrieval.candidates original_trace_id=-\n" +
@@ -231,7 +231,7 @@ func TestDLQReplayCommand(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := runDLQ(t.Context(), []string{"replay", "--json"}, env, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "replay", "--json"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("replay: %v\n%s", err, stderr.String())
 	}
 	var replayed []replayLine
@@ -268,7 +268,7 @@ func TestDLQReplayCommand(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := runDLQ(t.Context(), []string{"replay"}, env, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "replay"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("second replay: %v\n%s", err, stderr.String())
 	}
 	if stdout.String() != "replayed 0, skipped 0, failed 0 (group kretrieve-dlq-replay)\n" || published() != 3 {
@@ -277,7 +277,7 @@ func TestDLQReplayCommand(t *testing.T) {
 
 	// Another group starts from the beginning; its text lines name both traces.
 	stdout.Reset()
-	if err := runDLQ(t.Context(), []string{"replay", "--replay-group", "again", "--limit", "1", "--dlq-topic", "retrieval.requests.dlq"}, env, &stdout, &stderr); err != nil {
+	if err := run(t.Context(), []string{"dlq", "replay", "--replay-group", "again", "--limit", "1", "--dlq-topic", "retrieval.requests.dlq"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("replay again: %v\n%s", err, stderr.String())
 	}
 	if !regexp.MustCompile(`^replayed retrieval\.requests\.dlq/0@0 -> retrieval\.requests/0@\d+ trace_id=[0-9a-f]{32} original_trace_id=0af7651916cd43dd8448eb211c80319c\nreplayed 1, skipped 0, failed 0 \(group again\)\n$`).MatchString(stdout.String()) {

@@ -84,26 +84,21 @@ func (g gatewayFlags) config() gateway.Config {
 		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections}
 }
 
-func loadGatewayConfig(args []string, getenv func(string) string, out io.Writer) (gatewayConfig, error) {
-	var c gatewayConfig
-	s := newSettings("gateway", getenv, out)
+// flags declares the flags of a gatewayConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *gatewayConfig) flags(s *settings) (check func(args []string) error) {
 	c.commonConfig.declare(s, "gateway", kafkaclient.DefaultBrokers)
 	c.gatewayFlags.declare(s)
 	c.declareTrustedBaggage(s)
 	s.duration(&c.timeout, "timeout", gateway.DefaultTimeout, "how long POST /v1/search waits for the result")
 	c.pathways.declare(s)
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		return errors.Join(c.commonConfig.validate(), validateBrokers(c.brokers), c.gatewayFlags.validate(), c.pathways.validate())
 	}
-	return c, errors.Join(c.commonConfig.validate(), validateBrokers(c.brokers), c.gatewayFlags.validate(), c.pathways.validate())
 }
 
 // runGateway serves the HTTP gateway until ctx is done.
-func runGateway(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) (err error) {
-	cfg, err := loadGatewayConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err error) {
 	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		// Stopped after serveGateway has drained: its last window holds the
 		// last requests.

@@ -26,33 +26,28 @@ type indexConfig struct {
 	logLevel  string
 }
 
-func loadIndexConfig(args []string, getenv func(string) string, out io.Writer) (indexConfig, error) {
-	var c indexConfig
-	s := newSettings("index", getenv, out)
+// flags declares the flags of a indexConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *indexConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.index, "index", "", "directory to create the index in (must not exist or be empty)")
 	s.str(&c.name, "index-name", "", "index name shown on spans (default: go-stdlib, or the JSONL file's base name)")
 	s.str(&c.jsonl, "jsonl", "", `index FILE's documents, one JSON object per line: {"id","title","body","url","metadata":{...}} (default: the Go standard library docs)`)
 	s.boolean(&c.strict, "strict", false, "with --jsonl: reject the whole file at the first bad line instead of skipping bad lines")
 	s.str(&c.goroot, "goroot", "", "Go installation to take the standard library docs from (default: this toolchain's GOROOT)")
 	declareLogging(s, &c.logFormat, &c.logLevel)
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		if c.index == "" {
+			return errors.New("index: the directory to build is required (--index DIR)")
+		}
+		if c.strict && c.jsonl == "" {
+			return errors.New("strict: only applies with --jsonl")
+		}
+		return nil
 	}
-	if c.index == "" {
-		return c, errors.New("index: the directory to build is required (--index DIR)")
-	}
-	if c.strict && c.jsonl == "" {
-		return c, errors.New("strict: only applies with --jsonl")
-	}
-	return c, nil
 }
 
 // runIndex builds an on-disk index that workers open read-only with --index.
-func runIndex(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadIndexConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runIndex(ctx context.Context, cfg indexConfig, stdout, stderr io.Writer) error {
 	logger, err := tracing.NewLogger(stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err

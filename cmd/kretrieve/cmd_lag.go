@@ -24,33 +24,29 @@ type lagConfig struct {
 	watch  time.Duration
 }
 
-func loadLagConfig(args []string, getenv func(string) string, out io.Writer) (lagConfig, error) {
-	var c lagConfig
+// flags declares the flags of a lagConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 	var groups string
-	s := newSettings("lag", getenv, out)
 	c.declare(s, "lag", kafkaclient.DefaultBrokers)
 	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups")
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
-	if err := s.parse(args); err != nil {
-		return c, err
-	}
-	var errs []error
-	if s.fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", s.fs.Args()))
-	}
-	for _, g := range strings.Split(groups, ",") {
-		if g = strings.TrimSpace(g); g != "" {
-			c.groups = append(c.groups, g)
+	return func(args []string) error {
+		var errs []error
+		for _, g := range strings.Split(groups, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				c.groups = append(c.groups, g)
+			}
 		}
+		if len(c.groups) == 0 {
+			errs = append(errs, errors.New("groups: at least one group is required"))
+		}
+		if c.watch < 0 {
+			errs = append(errs, errors.New("watch: must not be negative"))
+		}
+		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
 	}
-	if len(c.groups) == 0 {
-		errs = append(errs, errors.New("groups: at least one group is required"))
-	}
-	if c.watch < 0 {
-		errs = append(errs, errors.New("watch: must not be negative"))
-	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
 }
 
 // runLag prints the lag of consumer groups in records and in seconds, once
@@ -58,11 +54,7 @@ func loadLagConfig(args []string, getenv func(string) string, out io.Writer) (la
 // exported as the kretrieve.consumer.lag gauges when OTEL_* configures a
 // metrics exporter. Once, it fails when a group or partition could not be
 // measured; watching, it logs that and goes on.
-func runLag(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg, err := loadLagConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runLag(ctx context.Context, cfg lagConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		mon, err := lag.NewMonitor(kafkaOptions(p, comp.telemetry.MeterProvider), lag.MonitorConfig{Groups: cfg.groups, Interval: cfg.watch},
 			lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))

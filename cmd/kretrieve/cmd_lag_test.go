@@ -125,7 +125,7 @@ func TestLagCommandPrintsTable(t *testing.T) {
 	f := newLagFixture(t)
 	var stdout, stderr bytes.Buffer
 	before := time.Now()
-	err := runLag(t.Context(), []string{"--groups", "retrieval"}, mapEnv(f.env), &stdout, &stderr)
+	err := run(t.Context(), []string{"lag", "--groups", "retrieval"}, mapEnv(f.env), &stdout, &stderr)
 	after := time.Now()
 	if err != nil {
 		t.Fatalf("lag: %v\n%s", err, stderr.String())
@@ -164,7 +164,7 @@ func TestLagCommandJSONLines(t *testing.T) {
 	f.env["KRETRIEVE_JSON"] = "true" // and the default groups: retrieval, enrichment
 	var stdout, stderr bytes.Buffer
 	before := time.Now()
-	err := runLag(t.Context(), nil, mapEnv(f.env), &stdout, &stderr)
+	err := run(t.Context(), []string{"lag"}, mapEnv(f.env), &stdout, &stderr)
 	after := time.Now()
 	// enrichment does not exist: reported, and the command fails.
 	if err == nil || !strings.Contains(err.Error(), "group enrichment") || !strings.Contains(err.Error(), "GROUP_ID_NOT_FOUND") {
@@ -226,7 +226,7 @@ func TestLagCommandWatch(t *testing.T) {
 	var stdout, stderr lagOutput
 	done := make(chan error, 1)
 	go func() {
-		done <- runLag(ctx, []string{"--groups", "retrieval", "--watch", "50ms"}, mapEnv(f.env), &stdout, &stderr)
+		done <- run(ctx, []string{"lag", "--groups", "retrieval", "--watch", "50ms"}, mapEnv(f.env), &stdout, &stderr)
 	}()
 	if !poll.Wait(20*time.Second, func() bool { return strings.Count(stdout.String(), "GROUP") >= 3 }) {
 		t.Fatalf("3 tables not printed:\n%s\n%s", stdout.String(), stderr.String())

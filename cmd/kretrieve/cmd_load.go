@@ -43,9 +43,9 @@ type loadConfig struct {
 	pathways pathwaysFlags
 }
 
-func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (loadConfig, error) {
-	var c loadConfig
-	s := newSettings("load", getenv, out)
+// flags declares the flags of a loadConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *loadConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "load", kafkaclient.DefaultBrokers)
 	s.str(&c.gatewayURL, "gateway-url", "", "drive the HTTP gateway at this base URL (POST /v1/search, e.g. http://127.0.0.1:8080) instead of Kafka")
 	s.integer(&c.rate, "rate", 0, "open loop: requests per second (0: closed loop at --in-flight)")
@@ -60,32 +60,31 @@ func loadLoadConfig(args []string, getenv func(string) string, out io.Writer) (l
 	s.str(&c.curveLabel, "curve-label", "", "with --sweep: added to the curve's title, e.g. the gateway's sampling (default: this process's OTEL_* sampling)")
 	c.spans.declare(s)
 	c.pathways.declare(s)
-	if err := s.parse(args); err != nil {
-		return c, err
-	}
-	var errs []error
-	if sweep != "" {
-		rates, err := parseSweep(sweep)
-		errs = append(errs, err)
-		c.sweep = rates
-		if c.rate > 0 {
-			errs = append(errs, errors.New("give --rate or --sweep, not both"))
+	return func(args []string) error {
+		var errs []error
+		if sweep != "" {
+			rates, err := parseSweep(sweep)
+			errs = append(errs, err)
+			c.sweep = rates
+			if c.rate > 0 {
+				errs = append(errs, errors.New("give --rate or --sweep, not both"))
+			}
+		} else if c.curve != "" {
+			errs = append(errs, errors.New("--curve needs --sweep"))
 		}
-	} else if c.curve != "" {
-		errs = append(errs, errors.New("--curve needs --sweep"))
-	}
-	if c.requests <= 0 && c.duration <= 0 {
-		errs = append(errs, errors.New("give --requests or --duration"))
-	}
-	if c.rate < 0 || c.inFlight < 1 || c.timeout <= 0 {
-		errs = append(errs, errors.New("rate must not be negative; in-flight and timeout must be positive"))
-	}
-	if c.gatewayURL != "" {
-		if u, err := url.Parse(c.gatewayURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("gateway-url: %q is not an http(s) URL", c.gatewayURL))
+		if c.requests <= 0 && c.duration <= 0 {
+			errs = append(errs, errors.New("give --requests or --duration"))
 		}
+		if c.rate < 0 || c.inFlight < 1 || c.timeout <= 0 {
+			errs = append(errs, errors.New("rate must not be negative; in-flight and timeout must be positive"))
+		}
+		if c.gatewayURL != "" {
+			if u, err := url.Parse(c.gatewayURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("gateway-url: %q is not an http(s) URL", c.gatewayURL))
+			}
+		}
+		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.spans.validate(), c.pathways.validate())...)
 	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.spans.validate(), c.pathways.validate())...)
 }
 
 // loadReport is what `kretrieve load` prints; its JSON keys are documented in docs/performance.md.
@@ -99,11 +98,7 @@ type loadReport = loadgen.Report
 // spans, peak consumer lag (Kafka) and the slowest request's spans. With
 // --sweep it runs open loop at each rate in turn and adds a row per rate,
 // and draws their latency curve with --curve.
-func runLoad(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg, err := loadLoadConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runLoad(ctx context.Context, cfg loadConfig, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	recorder := cfg.spans.recorder()
 	cmd := command{role: "load", telemetry: []tracing.Option{tracing.WithSpanProcessor(recorder)}}
 	if cfg.gatewayURL == "" {

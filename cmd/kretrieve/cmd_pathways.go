@@ -125,28 +125,24 @@ type pathwaysConfig struct {
 	watch  time.Duration
 }
 
-func loadPathwaysConfig(args []string, getenv func(string) string, out io.Writer) (pathwaysConfig, error) {
-	var c pathwaysConfig
+// flags declares the flags of a pathwaysConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *pathwaysConfig) flags(s *settings) (check func(args []string) error) {
 	var groups string
-	s := newSettings("pathways", getenv, out)
 	c.declare(s, "pathways", kafkaclient.DefaultBrokers)
 	declarePathwaysTopic(s, &c.topic)
 	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups whose lag to show (none: no lag)")
 	s.boolean(&c.json, "json", false, "print one JSON document (with --watch, one a line)")
 	s.boolean(&c.once, "once", false, "print once and exit (the default when stdout is not a terminal, and with --json)")
 	s.duration(&c.watch, "watch", 0, "refresh every DURATION until interrupted (0: every "+pathwaysRefresh.String()+" on a terminal, once otherwise)")
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		var errs []error
+		c.groups = splitList(groups)
+		if c.watch < 0 {
+			errs = append(errs, errors.New("watch: must not be negative"))
+		}
+		return errors.Join(append(errs, validatePathwaysTopic(c.topic), c.validate(), validateBrokers(c.brokers))...)
 	}
-	var errs []error
-	if s.fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments %q", s.fs.Args()))
-	}
-	c.groups = splitList(groups)
-	if c.watch < 0 {
-		errs = append(errs, errors.New("watch: must not be negative"))
-	}
-	return c, errors.Join(append(errs, validatePathwaysTopic(c.topic), c.validate(), validateBrokers(c.brokers))...)
 }
 
 // refresh returns how often to print (0: once) and whether to redraw in
@@ -166,11 +162,7 @@ func (c pathwaysConfig) refresh(terminal bool) (every time.Duration, redraw bool
 // runPathways prints the pathways of the running pipeline from the
 // aggregates its processes publish, with the lag and dead letters of each
 // stage: once, or refreshed until ctx is done.
-func runPathways(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg, err := loadPathwaysConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runPathways(ctx context.Context, cfg pathwaysConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		opts := kafkaOptions(p, nil)
 		reader, err := pathwaytopic.NewReader(opts, pathwaytopic.WithTopic(cfg.topic), pathwaytopic.WithLogger(comp.logger))

@@ -17,11 +17,7 @@ import (
 
 // runProduce publishes one request per query and prints its request and
 // trace ids; with --wait it prints each result as it arrives.
-func runProduce(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg, err := loadProduceConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runProduce(ctx context.Context, cfg produceConfig, stdout, stderr io.Writer) (err error) {
 	queries, err := readQueries(cfg.queries, cfg.file)
 	if err != nil {
 		return err

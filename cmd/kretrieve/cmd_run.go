@@ -26,11 +26,7 @@ var demoQueries string
 // summary computed from the spans the run recorded, with the slowest
 // request's waterfall, and writes the slowest requests' spans to
 // --spans-file.
-func runAll(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg, err := loadRunConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err error) {
 	recorder := cfg.spans.recorder()
 	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, tracing.WithSpanProcessor(recorder))
 	if err != nil {

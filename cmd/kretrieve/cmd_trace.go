@@ -23,35 +23,30 @@ type traceConfig struct {
 	id        string
 }
 
-func loadTraceConfig(args []string, getenv func(string) string, out io.Writer) (traceConfig, error) {
-	var c traceConfig
-	s := newSettings("trace", getenv, out)
+// flags declares the flags of a traceConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
 	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file) instead of Jaeger; without TRACE_ID, list its traces")
 	s.integer(&c.width, "width", 60, "width of the bars")
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		switch {
+		case len(args) == 1:
+			c.id = strings.ToLower(args[0])
+		case len(args) == 0 && c.spansFile != "":
+		default:
+			return errors.New("usage: kretrieve trace [flags] TRACE_ID, or kretrieve trace --spans-file FILE [TRACE_ID]")
+		}
+		if c.width < 10 {
+			return errors.New("width: must be at least 10")
+		}
+		return nil
 	}
-	switch {
-	case s.fs.NArg() == 1:
-		c.id = strings.ToLower(s.fs.Arg(0))
-	case s.fs.NArg() == 0 && c.spansFile != "":
-	default:
-		return c, errors.New("usage: kretrieve trace [flags] TRACE_ID, or kretrieve trace --spans-file FILE [TRACE_ID]")
-	}
-	if c.width < 10 {
-		return c, errors.New("width: must be at least 10")
-	}
-	return c, nil
 }
 
 // runTrace draws the waterfall of one trace in the terminal, from Jaeger or
 // from a spans file.
-func runTrace(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadTraceConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runTrace(ctx context.Context, cfg traceConfig, stdout, stderr io.Writer) error {
 	if cfg.spansFile != "" {
 		return traceFromFile(stdout, cfg)
 	}

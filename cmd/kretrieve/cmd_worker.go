@@ -25,11 +25,7 @@ func openIndex(ctx context.Context, dir string, logger *slog.Logger) (*search.In
 }
 
 // runWorker runs a worker of the stage named role until ctx is done.
-func runWorker(ctx context.Context, role string, args []string, getenv func(string) string, stderr io.Writer) (err error) {
-	cfg, err := loadWorkerConfig(role, args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Writer) (err error) {
 	return command{role: role, configure: func(pc *pipeline.Config) {
 		pc.Worker = cfg.worker
 		pc.RecordQueryText = cfg.recordQueryText

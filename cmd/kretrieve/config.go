@@ -199,9 +199,9 @@ func declareRecordQueryText(s *settings, p *bool) {
 	s.boolean(p, "record-query-text", false, "record query text on search spans (debugging only: queries are user data)")
 }
 
-func loadWorkerConfig(role string, args []string, getenv func(string) string, out io.Writer) (workerConfig, error) {
-	var c workerConfig
-	s := newSettings(role, getenv, out)
+// flags declares the flags of a workerConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *workerConfig) flags(s *settings, role string) (check func(args []string) error) {
 	c.declare(s, role, kafkaclient.DefaultBrokers)
 	s.str(&c.worker.Group, "group", role, "consumer group")
 	s.integer(&c.worker.Concurrency, "concurrency", 6, "records processed at once, each of a different partition (a partition's records are processed in order)")
@@ -225,15 +225,14 @@ func loadWorkerConfig(role string, args []string, getenv func(string) string, ou
 		c.declareTrustedBaggage(s)
 	}
 	c.declareBaggageAttributes(s)
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		c.worker.CommitTimeout = c.shutdownTimeout
+		c.worker.FetchMaxBytes = int32(min(max(fetchMax, 0), 1<<30))
+		if st, ok := c.topology().Stage(role); ok {
+			c.worker.Topic = st.Input
+		}
+		return errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate())
 	}
-	c.worker.CommitTimeout = c.shutdownTimeout
-	c.worker.FetchMaxBytes = int32(min(max(fetchMax, 0), 1<<30))
-	if st, ok := c.topology().Stage(role); ok {
-		c.worker.Topic = st.Input
-	}
-	return c, errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate())
 }
 
 func validateBrokers(brokers string) error {
@@ -250,13 +249,13 @@ type brokerConfig struct {
 	logLevel  string
 }
 
-func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) (brokerConfig, error) {
+// flags declares the flags of a brokerConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *brokerConfig) flags(s *settings) (check func(args []string) error) {
 	var (
-		c                               brokerConfig
 		usersFile, superusers, aclRoles string
 		users                           kafkaclient.Secret
 	)
-	s := newSettings("broker", getenv, out)
 	s.str(&c.broker.Listen, "listen", broker.DefaultListen, "address to listen on")
 	s.str(&c.broker.DataDir, "data-dir", "", "directory to persist topics, records and offsets in (default: memory only)")
 	s.boolean(&c.broker.SyncWrites, "sync-writes", false, "fsync every produced batch (with --data-dir)")
@@ -270,45 +269,44 @@ func loadBrokerConfig(args []string, getenv func(string) string, out io.Writer) 
 	s.str(&superusers, "superusers", "", "comma-separated SASL users that bypass ACLs")
 	s.boolean(&c.broker.EnforceACLs, "acls", false, "enforce ACLs: refuse what no ACL allows (needs SASL users; superusers bypass); also creates the pipeline and pathways topics (default names), which roles may not")
 	s.str(&aclRoles, "acl-roles", "", "comma-separated ROLE=USER: give USER the least-privilege ACLs of ROLE ("+strings.Join(kafkaacl.RoleNames(), ", ")+"; default topic and group names)")
-	if err := s.parse(args); err != nil {
-		return c, err
-	}
-	var errs []error
-	list, err := broker.ParseUsers(users.Reveal(), usersFile)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	index := map[string]int{}
-	for i, u := range list {
-		index[u.Name] = i
-	}
-	for _, name := range splitList(superusers) {
-		if i, ok := index[name]; ok {
-			list[i].Superuser = true
-		} else {
-			errs = append(errs, fmt.Errorf("superusers: %q is not a SASL user", name))
+	return func(args []string) error {
+		var errs []error
+		list, err := broker.ParseUsers(users.Reveal(), usersFile)
+		if err != nil {
+			errs = append(errs, err)
 		}
-	}
-	for _, pair := range splitList(aclRoles) {
-		role, user, ok := strings.Cut(pair, "=")
-		r, err := kafkaacl.Lookup(strings.TrimSpace(role), kafkaacl.DefaultNames())
-		i, known := index[strings.TrimSpace(user)]
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Errorf("acl-roles: %q is not ROLE=USER", pair))
-		case err != nil:
-			errs = append(errs, fmt.Errorf("acl-roles: %w", err))
-		case !known:
-			errs = append(errs, fmt.Errorf("acl-roles: %q is not a SASL user", strings.TrimSpace(user)))
-		default:
-			list[i].ACLs = append(list[i].ACLs, r.Rules...)
+		index := map[string]int{}
+		for i, u := range list {
+			index[u.Name] = i
 		}
+		for _, name := range splitList(superusers) {
+			if i, ok := index[name]; ok {
+				list[i].Superuser = true
+			} else {
+				errs = append(errs, fmt.Errorf("superusers: %q is not a SASL user", name))
+			}
+		}
+		for _, pair := range splitList(aclRoles) {
+			role, user, ok := strings.Cut(pair, "=")
+			r, err := kafkaacl.Lookup(strings.TrimSpace(role), kafkaacl.DefaultNames())
+			i, known := index[strings.TrimSpace(user)]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("acl-roles: %q is not ROLE=USER", pair))
+			case err != nil:
+				errs = append(errs, fmt.Errorf("acl-roles: %w", err))
+			case !known:
+				errs = append(errs, fmt.Errorf("acl-roles: %q is not a SASL user", strings.TrimSpace(user)))
+			default:
+				list[i].ACLs = append(list[i].ACLs, r.Rules...)
+			}
+		}
+		c.broker.Users = list
+		if c.broker.EnforceACLs {
+			c.broker.Topics = kafkaacl.DefaultNames().AllTopics()
+		}
+		return errors.Join(append(errs, c.broker.Validate())...)
 	}
-	c.broker.Users = list
-	if c.broker.EnforceACLs {
-		c.broker.Topics = kafkaacl.DefaultNames().AllTopics()
-	}
-	return c, errors.Join(append(errs, c.broker.Validate())...)
 }
 
 // splitList splits a comma-separated list, dropping blanks.
@@ -336,9 +334,9 @@ type produceConfig struct {
 	pathways pathwaysFlags
 }
 
-func loadProduceConfig(args []string, getenv func(string) string, out io.Writer) (produceConfig, error) {
-	var c produceConfig
-	s := newSettings("produce", getenv, out)
+// flags declares the flags of a produceConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *produceConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "produce", kafkaclient.DefaultBrokers)
 	s.str(&c.file, "file", "", "read queries from FILE, one per line (- for stdin)")
 	s.integer(&c.topK, "top-k", messages.DefaultTopK, "documents per result")
@@ -346,21 +344,20 @@ func loadProduceConfig(args []string, getenv func(string) string, out io.Writer)
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for a result")
 	c.pathways.declare(s)
-	if err := s.parse(args); err != nil {
-		return c, err
+	return func(args []string) error {
+		c.queries = args
+		var errs []error
+		if len(c.queries) == 0 && c.file == "" {
+			errs = append(errs, errors.New("give queries as arguments or --file"))
+		}
+		if c.topK < messages.MinTopK || c.topK > messages.MaxTopK {
+			errs = append(errs, fmt.Errorf("top-k: must be between %d and %d", messages.MinTopK, messages.MaxTopK))
+		}
+		if c.timeout <= 0 {
+			errs = append(errs, errors.New("timeout: must be positive"))
+		}
+		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.pathways.validate())...)
 	}
-	c.queries = s.fs.Args()
-	var errs []error
-	if len(c.queries) == 0 && c.file == "" {
-		errs = append(errs, errors.New("give queries as arguments or --file"))
-	}
-	if c.topK < messages.MinTopK || c.topK > messages.MaxTopK {
-		errs = append(errs, fmt.Errorf("top-k: must be between %d and %d", messages.MinTopK, messages.MaxTopK))
-	}
-	if c.timeout <= 0 {
-		errs = append(errs, errors.New("timeout: must be positive"))
-	}
-	return c, errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.pathways.validate())...)
 }
 
 // runConfig configures the all-in-one run command.
@@ -381,9 +378,9 @@ type runConfig struct {
 	pathways    pathwaysFlags
 }
 
-func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (runConfig, error) {
-	var c runConfig
-	s := newSettings("run", getenv, out)
+// flags declares the flags of a runConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "run", "")
 	s.str(&c.listen, "listen", "127.0.0.1:0", "embedded broker address when --brokers is empty (port 0: any free port)")
 	s.integer(&c.requests, "requests", 1000, "requests to send")
@@ -405,31 +402,30 @@ func loadRunConfig(args []string, getenv func(string) string, out io.Writer) (ru
 	}
 	s.integer(&c.concurrency, "concurrency", 6, "partitions each worker processes at once")
 	c.pathways.declare(s)
-	if err := s.parse(args); err != nil {
-		return c, err
-	}
-	var errs []error
-	if c.requests < 0 {
-		errs = append(errs, errors.New("requests: must not be negative"))
-	}
-	if c.inFlight < 1 || c.concurrency < 1 {
-		errs = append(errs, errors.New("in-flight and concurrency: must be at least 1"))
-	}
-	for _, name := range pipelineStages() {
-		if *c.replicas[name] < 1 {
-			errs = append(errs, fmt.Errorf("%s-workers: must be at least 1", name))
+	return func(args []string) error {
+		var errs []error
+		if c.requests < 0 {
+			errs = append(errs, errors.New("requests: must not be negative"))
 		}
+		if c.inFlight < 1 || c.concurrency < 1 {
+			errs = append(errs, errors.New("in-flight and concurrency: must be at least 1"))
+		}
+		for _, name := range pipelineStages() {
+			if *c.replicas[name] < 1 {
+				errs = append(errs, fmt.Errorf("%s-workers: must be at least 1", name))
+			}
+		}
+		if c.brokers == "" && c.secured() {
+			errs = append(errs, errors.New("tls-* and sasl-* settings need --brokers: the embedded broker of run speaks plaintext without SASL (start `kretrieve broker` with TLS and SASL users instead)"))
+		}
+		c.gateway.timeout = c.timeout
+		if c.serve {
+			errs = append(errs, c.gateway.validate())
+		} else if c.timeout <= 0 {
+			errs = append(errs, errors.New("timeout: must be positive"))
+		}
+		return errors.Join(append(errs, c.validate(), c.spans.validate(), c.pathways.validate())...)
 	}
-	if c.brokers == "" && c.secured() {
-		errs = append(errs, errors.New("tls-* and sasl-* settings need --brokers: the embedded broker of run speaks plaintext without SASL (start `kretrieve broker` with TLS and SASL users instead)"))
-	}
-	c.gateway.timeout = c.timeout
-	if c.serve {
-		errs = append(errs, c.gateway.validate())
-	} else if c.timeout <= 0 {
-		errs = append(errs, errors.New("timeout: must be positive"))
-	}
-	return c, errors.Join(append(errs, c.validate(), c.spans.validate(), c.pathways.validate())...)
 }
 
 // newLogger builds the process logger on stderr.

@@ -149,15 +149,15 @@ func mustRole(t *testing.T, name string) kafkaacl.Role {
 	return r
 }
 
-// TestHelpNeverShowsSecrets: -h prints every default, but not a password
-// taken from a variable.
+// TestHelpNeverShowsSecrets: -h prints every default on stdout and
+// succeeds, but does not show a password taken from a variable.
 func TestHelpNeverShowsSecrets(t *testing.T) {
 	env := mapEnv(map[string]string{"KRETRIEVE_SASL_PASSWORD": testPassword, "KRETRIEVE_SASL_USERS": "alice:" + testPassword, "KRETRIEVE_SASL_USERNAME": "alice"})
 	for _, cmd := range []string{"retrieval", "gateway", "produce", "broker", "lag"} {
 		var stdout, stderr bytes.Buffer
 		err := run(t.Context(), []string{cmd, "-h"}, env, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
-		if err == nil || !strings.Contains(out, "KRETRIEVE_SASL_") || strings.Contains(out, testPassword) {
+		if err != nil || !strings.Contains(stdout.String(), "KRETRIEVE_SASL_") || strings.Contains(out, testPassword) {
 			t.Fatalf("%s -h (err %v):\n%s", cmd, err, out)
 		}
 	}

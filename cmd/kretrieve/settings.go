@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
@@ -24,16 +27,40 @@ func envName(flagName string) string {
 
 // settings binds flags to KRETRIEVE_* variables: a set variable replaces the
 // flag's default, and a flag given on the command line wins over both.
+// The flags are declared on a command's pflag set; cobra parses them.
 type settings struct {
-	fs     *flag.FlagSet
+	fs     *pflag.FlagSet
 	getenv func(string) string
 	errs   []error
 }
 
-func newSettings(name string, getenv func(string) string, out io.Writer) *settings {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
+func newSettings(fs *pflag.FlagSet, getenv func(string) string) *settings {
 	return &settings{fs: fs, getenv: getenv}
+}
+
+// cli is what every command reads its variables from and writes to: main's
+// environment and standard streams, or a test's.
+type cli struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+// command declares cmd's flags with declare, which returns the check to
+// run on them once they are parsed (given the positional arguments), and
+// makes cmd run body when the variables and that check pass.
+func (e *cli) command(cmd *cobra.Command, declare func(*settings) (check func(args []string) error), body func(ctx context.Context) error) *cobra.Command {
+	s := newSettings(cmd.Flags(), e.getenv)
+	check := declare(s)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := s.err(); err != nil {
+			return err
+		}
+		if err := check(args); err != nil {
+			return err
+		}
+		return body(cmd.Context())
+	}
+	return cmd
 }
 
 // env returns the variable's value and whether it is set (non-empty).
@@ -42,7 +69,19 @@ func (s *settings) env(flagName string) (string, bool) {
 	return v, v != ""
 }
 
-func (s *settings) usage(flagName, usage string) string {
+// placeholder is the first word of a usage that names a flag's value.
+var placeholder = regexp.MustCompile(`\b(FILE|DIR|URL|ADDR|DURATION)\b`)
+
+// usage appends the flag's variable to its usage. pflag shows a backquoted
+// word of the usage as the value's placeholder ("--file FILE"), so
+// backquotes become quotes and, for a flag that takes a value, the first
+// FILE, DIR, URL, ADDR or DURATION of the text is the placeholder (else
+// the type: string, int, duration).
+func (s *settings) usage(flagName, usage string, takesValue bool) string {
+	usage = strings.ReplaceAll(usage, "`", "'")
+	if m := placeholder.FindStringIndex(usage); takesValue && m != nil {
+		usage = usage[:m[0]] + "`" + usage[m[0]:m[1]] + "`" + usage[m[1]:]
+	}
 	return fmt.Sprintf("%s [$%s]", usage, envName(flagName))
 }
 
@@ -54,7 +93,7 @@ func (s *settings) str(p *string, name, def, usage string) {
 	if v, ok := s.env(name); ok {
 		def = v
 	}
-	s.fs.StringVar(p, name, def, s.usage(name, usage))
+	s.fs.StringVar(p, name, def, s.usage(name, usage, true))
 }
 
 func (s *settings) integer(p *int, name string, def int, usage string) {
@@ -66,7 +105,7 @@ func (s *settings) integer(p *int, name string, def int, usage string) {
 			def = n
 		}
 	}
-	s.fs.IntVar(p, name, def, s.usage(name, usage))
+	s.fs.IntVar(p, name, def, s.usage(name, usage, true))
 }
 
 func (s *settings) boolean(p *bool, name string, def bool, usage string) {
@@ -78,7 +117,7 @@ func (s *settings) boolean(p *bool, name string, def bool, usage string) {
 			def = b
 		}
 	}
-	s.fs.BoolVar(p, name, def, s.usage(name, usage))
+	s.fs.BoolVar(p, name, def, s.usage(name, usage, false))
 }
 
 func (s *settings) duration(p *time.Duration, name string, def time.Duration, usage string) {
@@ -90,7 +129,7 @@ func (s *settings) duration(p *time.Duration, name string, def time.Duration, us
 			def = d
 		}
 	}
-	s.fs.DurationVar(p, name, def, s.usage(name, usage))
+	s.fs.DurationVar(p, name, def, s.usage(name, usage, true))
 }
 
 // secret declares a flag holding a secret: its variable's value is taken
@@ -100,31 +139,22 @@ func (s *settings) secret(p *kafkaclient.Secret, name, usage string) {
 	if v, ok := s.env(name); ok {
 		*p = kafkaclient.NewSecret(v)
 	}
-	s.fs.Var(secretFlag{p}, name, s.usage(name, usage))
+	s.fs.Var(secretFlag{p}, name, s.usage(name, usage, true))
 }
 
-// secretFlag is a flag.Value whose String never shows the value.
+// secretFlag is a pflag.Value whose String never shows the value.
 type secretFlag struct{ p *kafkaclient.Secret }
 
 func (secretFlag) String() string { return "" }
+
+func (secretFlag) Type() string { return "string" }
 
 func (f secretFlag) Set(v string) error {
 	*f.p = kafkaclient.NewSecret(v)
 	return nil
 }
 
-// parse parses args after every flag is declared; variable errors come first.
-func (s *settings) parse(args []string) error {
-	if err := errors.Join(s.errs...); err != nil {
-		return err
-	}
-	return s.fs.Parse(args)
-}
-
-// variables lists the variables of the declared flags, sorted.
-func (s *settings) variables() []string {
-	var out []string
-	s.fs.VisitAll(func(f *flag.Flag) { out = append(out, envName(f.Name)) })
-	sort.Strings(out)
-	return out
+// err reports the variables that do not parse as their flag's type.
+func (s *settings) err() error {
+	return errors.Join(s.errs...)
 }
