@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +32,9 @@ type loadConfig struct {
 	timeout    time.Duration
 	json       bool
 	gatewayURL string
+	// maxErrorRate is the largest share of failed or timed-out requests
+	// (of those sent) with which load exits 0.
+	maxErrorRate float64
 	// sweep, curve and curveLabel: see cmd_load_sweep.go.
 	sweep      []int
 	curve      string
@@ -54,9 +56,10 @@ func (c *loadConfig) flags(s *settings) (check func(args []string) error) {
 	s.duration(&c.duration, "duration", 0, "stop sending after this long (0: until --requests)")
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result (gateway mode: for each HTTP response)")
 	s.boolean(&c.json, "json", false, "print the report as JSON")
+	s.float(&c.maxErrorRate, "max-error-rate", 0, "exit non-zero when more than this share of the requests sent fail or time out (0.01: 1 %; 0: any failure)")
 	var sweep string
 	s.str(&sweep, "sweep", "", "rate sweep: open loop at each of these requests per second in turn (e.g. 100,200,400), --requests or --duration each, after a warm-up")
-	s.str(&c.curve, "curve", "", "with --sweep: write the latency curve (p50, p99, p99.9 against achieved throughput) to this SVG file")
+	s.str(&c.curve, "curve", "", "with --sweep: write the latency curve (p50, p99, p99.9 against achieved throughput) to this SVG FILE (-: stdout)")
 	s.str(&c.curveLabel, "curve-label", "", "with --sweep: added to the curve's title, e.g. the gateway's sampling (default: this process's OTEL_* sampling)")
 	c.spans.declare(s)
 	c.pathways.declare(s)
@@ -75,6 +78,10 @@ func (c *loadConfig) flags(s *settings) (check func(args []string) error) {
 		if c.requests <= 0 && c.duration <= 0 {
 			errs = append(errs, errors.New("give --requests or --duration"))
 		}
+		if c.maxErrorRate < 0 || c.maxErrorRate > 1 {
+			errs = append(errs, errors.New("max-error-rate: must be between 0 and 1"))
+		}
+		errs = append(errs, checkStdout("spans-file", c.spans.path, "curve", c.curve))
 		if c.rate < 0 || c.inFlight < 1 || c.timeout <= 0 {
 			errs = append(errs, errors.New("rate must not be negative; in-flight and timeout must be positive"))
 		}
@@ -125,20 +132,24 @@ func runLoad(ctx context.Context, cfg loadConfig, getenv func(string) string, st
 		rep.DroppedSpans = comp.telemetry.Stats().Dropped
 		spans := recorder.Summary(runsummary.Requests{}, time.Duration(rep.WallSeconds*float64(time.Second)), nil, nil)
 		rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
-		if n, werr := cfg.spans.write(recorder); werr != nil {
+		if n, werr := cfg.spans.write(recorder, stdout); werr != nil {
 			err = errors.Join(err, werr)
 		} else if cfg.spans.path != "" {
-			fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, cfg.spans.path)
+			fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(cfg.spans.path))
 		}
+		report := reportWriter(stdout, stderr, cfg.spans.path, cfg.curve)
 		if cfg.json {
-			enc := json.NewEncoder(stdout)
+			enc := json.NewEncoder(report)
 			enc.SetIndent("", "  ")
 			err = errors.Join(err, enc.Encode(rep))
 		} else {
-			err = errors.Join(err, writeLoadReport(stdout, rep, cfg.topology().Names()))
+			err = errors.Join(err, writeLoadReport(report, rep, cfg.topology().Names()))
 		}
 		if cfg.curve != "" {
-			err = errors.Join(err, writeCurve(cfg, getenv, rep, stderr))
+			err = errors.Join(err, writeCurve(cfg, getenv, rep, stdout, stderr))
+		}
+		if rate := rep.FailureRate(); rate > cfg.maxErrorRate {
+			err = errors.Join(err, fmt.Errorf("%d of %d requests failed or timed out (%.2f%%), above --max-error-rate %g", rep.Failures(), rep.Sent, 100*rate, cfg.maxErrorRate))
 		}
 		return err
 	})
@@ -218,13 +229,13 @@ func writeSweep(w io.Writer, steps []loadgen.SweepStep) error {
 	return tw.Flush()
 }
 
-// writeCurve draws the sweep's latency curve to cfg.curve.
-func writeCurve(cfg loadConfig, getenv func(string) string, rep loadReport, stderr io.Writer) error {
+// writeCurve draws the sweep's latency curve to cfg.curve ("-": stdout).
+func writeCurve(cfg loadConfig, getenv func(string) string, rep loadReport, stdout, stderr io.Writer) error {
 	c := loadcurve.Curve{Title: curveTitle(cfg, getenv)}
 	for _, s := range rep.Sweep {
 		c.Points = append(c.Points, loadcurve.Point{Offered: s.OfferedPS, Achieved: s.AchievedPS, P50: s.EndToEndMS.P50, P99: s.EndToEndMS.P99, P999: s.EndToEndMS.P999})
 	}
-	f, err := os.Create(cfg.curve)
+	f, err := createOutput(cfg.curve, stdout)
 	if err != nil {
 		return fmt.Errorf("curve: %w", err)
 	}
@@ -235,7 +246,7 @@ func writeCurve(cfg loadConfig, getenv func(string) string, rep loadReport, stde
 	if err != nil {
 		return fmt.Errorf("curve: %w", err)
 	}
-	fmt.Fprintf(stderr, "latency curve written to %s\n", cfg.curve)
+	fmt.Fprintf(stderr, "latency curve written to %s\n", outputName(cfg.curve))
 	return nil
 }
 

@@ -91,17 +91,24 @@ func TestLoadThroughGateway(t *testing.T) {
 
 	// Non-2xx answers are errors, counted by status: 504 from the stalled
 	// gateway (timed out), 404 from a path the gateway does not serve.
-	r := runLoadJSON(t, mapEnv(nil), "load", "--gateway-url", "http://"+stalled, "--requests", "6", "--in-flight", "3", "--json")
+	r := runLoadJSON(t, mapEnv(nil), "load", "--gateway-url", "http://"+stalled, "--requests", "6", "--in-flight", "3", "--json", "--max-error-rate", "1")
 	if r.Sent != 6 || r.Completed != 0 || r.TimedOut != 6 || r.ErrorsByStatus[504] != 6 || r.Slowest != nil {
 		t.Fatalf("stalled gateway: %+v", r)
 	}
-	r = runLoadJSON(t, mapEnv(nil), "load", "--gateway-url", "http://"+addr+"/nowhere", "--requests", "4", "--json")
+	r = runLoadJSON(t, mapEnv(nil), "load", "--gateway-url", "http://"+addr+"/nowhere", "--requests", "4", "--json", "--max-error-rate", "1")
 	if r.Completed != 0 || r.Failed != 4 || r.ErrorsByStatus[404] != 4 || r.TimedOut != 0 {
 		t.Fatalf("404s: %+v", r)
 	}
+	// Every request failing fails the command, after the report, with
+	// one line saying why (--max-error-rate defaults to 0); the progress
+	// line counts the failures apart from the completed.
 	var stdout, stderr bytes.Buffer
-	if err := run(t.Context(), []string{"load", "--gateway-url", "http://" + stalled, "--requests", "2"}, mapEnv(nil), &stdout, &stderr); err != nil {
-		t.Fatal(err)
+	err := run(t.Context(), []string{"load", "--gateway-url", "http://" + stalled, "--requests", "2"}, mapEnv(nil), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 requests failed or timed out (100.00%), above --max-error-rate 0") {
+		t.Fatalf("all requests failed: err %v", err)
+	}
+	if !strings.Contains(stderr.String(), "sent 2 completed 0 failed 2 ") {
+		t.Fatalf("progress:\n%s", stderr.String())
 	}
 	if !regexp.MustCompile(`\nhttp errors +504: 2\n`).MatchString(stdout.String()) || strings.Contains(stdout.String(), "peak lag") {
 		t.Fatalf("text report:\n%s", stdout.String())
@@ -189,11 +196,14 @@ func TestLoadSweep(t *testing.T) {
 	}
 
 	for args, want := range map[string]string{
-		"--sweep 100,x":           "not a positive rate",
-		"--sweep 100,0":           "not a positive rate",
-		"--sweep 100 --rate 10":   "not both",
-		"--curve c.svg":           "needs --sweep",
-		"--sweep 10 --requests 0": "give --requests or --duration",
+		"--sweep 100,x":                       "not a positive rate",
+		"--sweep 100,0":                       "not a positive rate",
+		"--sweep 100 --rate 10":               "not both",
+		"--curve c.svg":                       "needs --sweep",
+		"--max-error-rate 1.5":                "max-error-rate: must be between 0 and 1",
+		"--max-error-rate x":                  "invalid argument",
+		"--sweep 10 --curve - --spans-file -": "--curve, --spans-file: only one output can be - (stdout)",
+		"--sweep 10 --requests 0":             "give --requests or --duration",
 	} {
 		if _, err := loadLoadConfig(strings.Fields(args), mapEnv(nil), &stderr); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want %q", args, err, want)

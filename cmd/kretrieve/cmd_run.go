@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -102,16 +101,16 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 	summary := recorder.Summary(counts, wall, p.Topology().Topics(), work)
 	summary.TracingDisabled = !comp.telemetry.Enabled
 	summary.SpansDropped = comp.telemetry.Stats().Dropped
-	if werr := summary.WriteText(stdout); werr != nil {
+	if werr := summary.WriteText(reportWriter(stdout, stderr, cfg.summaryJSON, cfg.spans.path)); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	if cfg.summaryJSON != "" {
-		err = errors.Join(err, writeSummaryJSON(cfg.summaryJSON, summary))
+		err = errors.Join(err, writeSummaryJSON(cfg.summaryJSON, summary, stdout))
 	}
-	if n, werr := cfg.spans.write(recorder); werr != nil {
+	if n, werr := cfg.spans.write(recorder, stdout); werr != nil {
 		err = errors.Join(err, werr)
 	} else if cfg.spans.path != "" {
-		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, cfg.spans.path)
+		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(cfg.spans.path))
 	}
 	if counts.Completed != counts.Sent {
 		err = errors.Join(err, fmt.Errorf("%d of %d requests did not complete", counts.Sent-counts.Completed, counts.Sent))
@@ -166,8 +165,9 @@ func send(ctx context.Context, client *producer.Client, cfg runConfig) runsummar
 	return counts
 }
 
-func writeSummaryJSON(path string, s runsummary.Summary) error {
-	f, err := os.Create(path)
+// writeSummaryJSON writes the summary as JSON to path ("-": stdout).
+func writeSummaryJSON(path string, s runsummary.Summary, stdout io.Writer) error {
+	f, err := createOutput(path, stdout)
 	if err != nil {
 		return err
 	}

@@ -392,7 +392,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	c.declareBaggageAttributes(s)
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
-	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE")
+	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE (-: stdout, and the text summary to stderr)")
 	c.spans.declare(s)
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
 	c.replicas = map[string]*int{}
@@ -407,6 +407,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 		if c.requests < 0 {
 			errs = append(errs, errors.New("requests: must not be negative"))
 		}
+		errs = append(errs, checkStdout("summary-json", c.summaryJSON, "spans-file", c.spans.path))
 		if c.inFlight < 1 || c.concurrency < 1 {
 			errs = append(errs, errors.New("in-flight and concurrency: must be at least 1"))
 		}

@@ -120,6 +120,18 @@ func (s *settings) boolean(p *bool, name string, def bool, usage string) {
 	s.fs.BoolVar(p, name, def, s.usage(name, usage, false))
 }
 
+func (s *settings) float(p *float64, name string, def float64, usage string) {
+	if v, ok := s.env(name); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			s.badEnv(name, v, errors.New("not a number"))
+		} else {
+			def = f
+		}
+	}
+	s.fs.Float64Var(p, name, def, s.usage(name, usage, true))
+}
+
 func (s *settings) duration(p *time.Duration, name string, def time.Duration, usage string) {
 	if v, ok := s.env(name); ok {
 		d, err := time.ParseDuration(v)

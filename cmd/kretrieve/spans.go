@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/telemetry"
@@ -20,7 +20,7 @@ type spansFileFlags struct {
 }
 
 func (f *spansFileFlags) declare(s *settings) {
-	s.str(&f.path, "spans-file", "", "write the spans this process recorded of the slowest completed requests (--spans-file-requests) to FILE as JSON lines; draw one with `kretrieve trace --spans-file FILE TRACE_ID`")
+	s.str(&f.path, "spans-file", "", "write the spans this process recorded of the slowest completed requests (--spans-file-requests) to FILE (-: stdout) as JSON lines; draw one with `kretrieve trace --spans-file FILE TRACE_ID`")
 	s.integer(&f.requests, "spans-file-requests", 100, fmt.Sprintf("how many of the slowest completed requests --spans-file holds (1-%d; kept in memory until the end)", maxSpansFileRequests))
 }
 
@@ -42,14 +42,14 @@ func (f spansFileFlags) recorder() *runsummary.Recorder {
 	return runsummary.NewRecorder(telemetry.SpanRequest, string(telemetry.RequestOutcome), runsummary.WithKeepSlowest(keep))
 }
 
-// write writes the recorder's kept traces to the spans file, if any, and
-// returns how many.
-func (f spansFileFlags) write(rec *runsummary.Recorder) (int, error) {
+// write writes the recorder's kept traces to the spans file, if any ("-":
+// stdout), and returns how many.
+func (f spansFileFlags) write(rec *runsummary.Recorder, stdout io.Writer) (int, error) {
 	if f.path == "" {
 		return 0, nil
 	}
 	traces := rec.Traces()
-	file, err := os.Create(f.path)
+	file, err := createOutput(f.path, stdout)
 	if err != nil {
 		return 0, fmt.Errorf("spans file: %w", err)
 	}
