@@ -29,7 +29,7 @@ type indexConfig struct {
 // flags declares the flags of a indexConfig on s and returns the check of
 // their values, run once they are parsed.
 func (c *indexConfig) flags(s *settings) (check func(args []string) error) {
-	s.str(&c.index, "index", "", "directory to create the index in (must not exist or be empty)")
+	s.str(&c.index, "index", "", "DIR to create the index in (must not exist or be empty)")
 	s.str(&c.name, "index-name", "", "index name shown on spans (default: go-stdlib, or the JSONL file's base name)")
 	s.str(&c.jsonl, "jsonl", "", `index FILE's documents, one JSON object per line: {"id","title","body","url","metadata":{...}} (default: the Go standard library docs)`)
 	s.boolean(&c.strict, "strict", false, "with --jsonl: reject the whole file at the first bad line instead of skipping bad lines")

@@ -58,6 +58,13 @@ func (v versionInfo) write(w io.Writer, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(v)
 	}
+	_, err := io.WriteString(w, v.text())
+	return err
+}
+
+// text is v as lines: the version, then the module, the revision
+// ("+dirty" for uncommitted changes) and the Go version.
+func (v versionInfo) text() string {
 	rev := v.Revision
 	if rev == "" {
 		rev = "unknown"
@@ -65,8 +72,7 @@ func (v versionInfo) write(w io.Writer, asJSON bool) error {
 	if v.Dirty {
 		rev += "+dirty"
 	}
-	_, err := fmt.Fprintf(w, "kretrieve %s\n  module:   %s\n  revision: %s\n  go:       %s %s\n", v.Version, v.Module, rev, v.Go, v.Platform)
-	return err
+	return fmt.Sprintf("kretrieve %s\n  module:   %s\n  revision: %s\n  go:       %s %s\n", v.Version, v.Module, rev, v.Go, v.Platform)
 }
 
 // versionCommand is "kretrieve version".

@@ -192,7 +192,7 @@ type workerConfig struct {
 
 // declareIndex declares the flag naming the index directory.
 func declareIndex(s *settings, p *string) {
-	s.str(p, "index", "", "index directory built by `kretrieve index` (default: build the Go standard library docs in memory)")
+	s.str(p, "index", "", "index DIR built by `kretrieve index` (default: build the Go standard library docs in memory)")
 }
 
 func declareRecordQueryText(s *settings, p *bool) {
