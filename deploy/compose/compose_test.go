@@ -538,10 +538,10 @@ func TestKretrieveRunsRealSubcommandsAndFlags(t *testing.T) {
 				flag, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 				kind, ok := flags[flag]
 				if !ok {
-					t.Errorf("flag --%s: not declared in %s", flag, cmdDir)
+					t.Errorf("flag --%s: not declared by cmd/kretrieve", flag)
 					continue
 				}
-				if !hasValue && kind != "boolean" {
+				if !hasValue && kind != "bool" {
 					i++ // its value
 				}
 				if documented := vars[envName(flag)]; !slices.Contains(documented, pr.cmd()) {

@@ -20,7 +20,6 @@ import (
 	"github.com/kretrieve/kretrieve/internal/configdoc"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/topology"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,8 +28,14 @@ import (
 // a worker command of its name and needs a manifest.
 var stages = pipeline.Config{}.Topology().Stages
 
-// subcommands are the kretrieve commands (cmd/kretrieve/main.go).
-var subcommands = append(topology.Topology{Stages: stages}.Names(), "broker", "produce", "gateway", "index", "run", "lag", "dlq")
+// binaryCommands are the kretrieve commands and their flags, as
+// cmd/kretrieve lists its command tree (testdata/commands.json, kept equal
+// to the tree by its TestCommandsFile).
+var binaryCommands, binaryCommandsErr = configdoc.ReadCommands("../../" + configdoc.CommandsPath)
+
+// subcommands are the kretrieve commands, by the argument that selects
+// them.
+var subcommands = configdoc.Names(binaryCommands)
 
 // Defaults of the binary (cmd/kretrieve) the checks fall back to when a
 // variable is not set.
@@ -892,5 +897,37 @@ func TestEveryStageIsDeployedAndScaled(t *testing.T) {
 		case !scaled[d]:
 			t.Errorf("stage %s: no ScaledObject scales Deployment %s", st.Name, d)
 		}
+	}
+}
+
+// TestBinaryCommands: the command list reads, has every stage's worker
+// command, and the defaults the checks fall back to are the binary's.
+func TestBinaryCommands(t *testing.T) {
+	if binaryCommandsErr != nil {
+		t.Fatal(binaryCommandsErr)
+	}
+	for _, st := range stages {
+		if !slices.Contains(subcommands, st.Name) {
+			t.Errorf("no worker command %q among %v", st.Name, subcommands)
+		}
+	}
+	defaults := map[[2]string]string{
+		{"retrieval", "shutdown-timeout"}: defaultShutdownTimeout.String(),
+		{"gateway", "timeout"}:            defaultGatewayTimeout.String(),
+		{"gateway", "partitions"}:         strconv.Itoa(defaultPartitions),
+		{"gateway", "brokers"}:            defaultBrokers,
+	}
+	for _, c := range binaryCommands {
+		for _, f := range c.Flags {
+			if want, ok := defaults[[2]string{c.Command, f.Name}]; ok {
+				if f.Default != want {
+					t.Errorf("%s --%s: the binary's default is %q, the checks assume %q", c.Command, f.Name, f.Default, want)
+				}
+				delete(defaults, [2]string{c.Command, f.Name})
+			}
+		}
+	}
+	if len(defaults) > 0 {
+		t.Errorf("flags not found: %v", defaults)
 	}
 }

@@ -1,9 +1,10 @@
 // Package configdoc reads the variables docs/configuration.md documents —
 // the KRETRIEVE_* rows of its "Flags and KRETRIEVE_* variables" table with
 // the commands each applies to, and the OTEL_* variables of its tracing
-// table — so tests of the deployment files (deploy/k8s, deploy/compose) can
-// check them against the documentation. It is a test helper; nothing in the
-// binary imports it.
+// table — and the binary's commands and flags that cmd/kretrieve lists in
+// testdata/commands.json, so tests of the deployment files (deploy/k8s,
+// deploy/compose) can check them against the documentation and the binary.
+// It is a test helper; nothing in the binary imports it.
 package configdoc
 
 import (

@@ -2,6 +2,7 @@ package configdoc
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -22,5 +23,36 @@ func TestReadRepositoryREADME(t *testing.T) {
 	}
 	if EnvName("topic-requests") != "KRETRIEVE_TOPIC_REQUESTS" {
 		t.Fatal(EnvName("topic-requests"))
+	}
+}
+
+// TestReadCommands: the binary's command list reads, dlq's subcommands
+// are one name, and a flag several commands declare has the same variable
+// and type in each (what Flags relies on).
+func TestReadCommands(t *testing.T) {
+	cmds, err := ReadCommands("../../" + CommandsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Names(cmds)
+	for _, want := range []string{"broker", "retrieval", "enrichment", "run", "dlq"} {
+		if n := len(slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s != want })); n != 1 {
+			t.Errorf("%s: %d times in %v", want, n, names)
+		}
+	}
+	seen := map[string]Flag{}
+	for _, c := range cmds {
+		for _, f := range c.Flags {
+			if f.Variable != EnvName(f.Name) {
+				t.Errorf("%s --%s: variable %s", c.Command, f.Name, f.Variable)
+			}
+			if g, ok := seen[f.Name]; ok && g.Type != f.Type {
+				t.Errorf("--%s: type %s and %s", f.Name, g.Type, f.Type)
+			}
+			seen[f.Name] = f
+		}
+	}
+	if flags := Flags(cmds); flags["wait"].Type != "bool" || flags["brokers"].Type != "string" || len(flags) != len(seen) {
+		t.Errorf("flags: wait %+v brokers %+v", flags["wait"], flags["brokers"])
 	}
 }
