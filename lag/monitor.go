@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -46,6 +47,11 @@ type Monitor struct {
 	reg      metric.Registration
 	records  metric.Int64ObservableGauge
 	seconds  metric.Float64ObservableGauge
+
+	// uncommitted holds the groups logged as having no commits yet: a
+	// group a fresh worker has not committed in is logged once, at info.
+	// Only Run's goroutine uses it.
+	uncommitted map[string]bool
 
 	mu    sync.Mutex
 	last  []PartitionLag
@@ -141,7 +147,8 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 
 // Run measures immediately and then every interval until ctx is done, and
 // returns nil then. Errors are logged (a failed measurement at warn, each
-// group with entries that could not be measured at warn) and do not stop it.
+// group with entries that could not be measured at warn, a group with no
+// commits yet once at info) and do not stop it.
 func (m *Monitor) Run(ctx context.Context) error {
 	t := time.NewTicker(m.interval)
 	defer t.Stop()
@@ -164,7 +171,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 }
 
 // logEntryErrors logs one line per group with entries that could not be
-// measured, with the first error.
+// measured, with the first error, at warn. A group that does not exist
+// (kerr.GroupIDNotFound: nobody has committed in it yet, as on a fresh
+// worker) is no failure: it is logged once at info, and at debug after.
 func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 	for i := 0; i < len(lags); {
 		group, failed, first := lags[i].Group, 0, error(nil)
@@ -176,7 +185,18 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 				}
 			}
 		}
-		if failed > 0 {
+		switch {
+		case failed == 0:
+			delete(m.uncommitted, group)
+		case errors.Is(first, kerr.GroupIDNotFound) && m.uncommitted[group]:
+			m.logger.DebugContext(ctx, "consumer group has no commits yet", "group", group)
+		case errors.Is(first, kerr.GroupIDNotFound):
+			if m.uncommitted == nil {
+				m.uncommitted = map[string]bool{}
+			}
+			m.uncommitted[group] = true
+			m.logger.InfoContext(ctx, "consumer group has no commits yet: its lag is measured once it commits", "group", group)
+		default:
 			m.logger.WarnContext(ctx, "consumer lag partly measured", "group", group, "failed", failed, "err", first)
 		}
 	}

@@ -194,3 +194,25 @@ func TestNewMonitorLagRejectsNegativeInterval(t *testing.T) {
 		t.Fatal("negative interval accepted")
 	}
 }
+
+// TestMonitorFreshGroupIsNoWarning: a group nobody has committed in yet
+// (GROUP_ID_NOT_FOUND, as on every fresh worker) is logged once at info,
+// not as a warning at each measurement.
+func TestMonitorFreshGroupIsNoWarning(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	m, err := lag.NewMonitor(f.opts, lag.MonitorConfig{Groups: []string{"orders", "fresh"}, Interval: 20 * time.Millisecond}, lag.WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_ = m.Run(ctx)
+	out := logs.String()
+	if strings.Contains(out, "level=WARN") || strings.Count(out, "consumer group has no commits yet") != 1 || !strings.Contains(out, "group=fresh") {
+		t.Fatalf("logs:\n%s", out)
+	}
+}
+
