@@ -308,11 +308,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			// not committed: the group redelivers them.
 			break
 		}
-		fetches.EachError(func(topic string, partition int32, err error) {
-			if !errors.Is(err, context.Canceled) { // a poll woken for a rewind
-				w.logger.WarnContext(ctx, "fetch error", "topic", topic, "partition", partition, "err", err)
-			}
-		})
+		fetches.EachError(func(topic string, partition int32, err error) { w.logFetchError(ctx, topic, partition, err) })
 		// Rebalances are blocked from the poll until AllowRebalance, so
 		// every record handed out belongs to a partition this member owns,
 		// and a rewind (SetOffsets) never races a revoke.
@@ -321,6 +317,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.logger.InfoContext(ctx, "worker stopping", "processed", w.processed.Load(), "dead_lettered", w.dead.Load())
 	return nil
+}
+
+// logFetchError logs a fetch error at warn, unless it is a poll woken for
+// a rewind. The worker's logger carries its topic already (one key a line):
+// a different one, such as "" for an error of the whole client, is
+// fetch_topic.
+func (w *Worker) logFetchError(ctx context.Context, topic string, partition int32, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	args := []any{"partition", partition, "err", err}
+	if topic != w.cfg.Topic {
+		args = append([]any{"fetch_topic", topic}, args...)
+	}
+	w.logger.WarnContext(ctx, "fetch error", args...)
 }
 
 // pollContext returns the context of the next poll: it is cancelled when a
