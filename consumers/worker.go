@@ -871,8 +871,9 @@ func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[str
 				switch {
 				case !ok:
 				case p.ErrorCode != 0:
+					// The worker's logger carries the topic, the only one it commits.
 					w.logger.ErrorContext(ctx, "commit failed for partition; will retry on the next commit",
-						"topic", t.Topic, "partition", p.Partition, "error_code", p.ErrorCode)
+						"partition", p.Partition, "error_code", p.ErrorCode)
 					setOffset(w.uncommitted, t.Topic, p.Partition, eo)
 				default:
 					if u, ok := w.uncommitted[t.Topic][p.Partition]; ok && u.Offset <= eo.Offset {
