@@ -215,4 +215,3 @@ func TestMonitorFreshGroupIsNoWarning(t *testing.T) {
 		t.Fatalf("logs:\n%s", out)
 	}
 }
-
