@@ -77,7 +77,6 @@ func (v versionInfo) text() string {
 
 // versionCommand is "kretrieve version".
 func (e *cli) versionCommand() *cobra.Command {
-	var asJSON bool
 	return e.command(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version, VCS revision and Go version of this binary",
@@ -87,8 +86,9 @@ from the build information Go embeds in the binary.`,
 		Example: `  kretrieve version
   kretrieve version --json`,
 		Args: noArgs,
-	}, func(s *settings) func([]string) error {
+	}, func(s *settings) (func([]string) error, func(context.Context) error) {
+		var asJSON bool
 		s.boolean(&asJSON, "json", false, "print one JSON object")
-		return func([]string) error { return nil }
-	}, func(context.Context) error { return readVersion().write(e.stdout, asJSON) })
+		return func([]string) error { return nil }, func(context.Context) error { return readVersion().write(e.stdout, asJSON) }
+	})
 }

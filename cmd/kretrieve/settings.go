@@ -45,12 +45,28 @@ type cli struct {
 	stdout, stderr io.Writer
 }
 
-// command declares cmd's flags with declare, which returns the check to
-// run on them once they are parsed (given the positional arguments), and
-// makes cmd run body when the variables and that check pass.
-func (e *cli) command(cmd *cobra.Command, declare func(*settings) (check func(args []string) error), body func(ctx context.Context) error) *cobra.Command {
+// binding declares a command's flags on s and returns the check to run on
+// their values once they are parsed (given the positional arguments), and
+// the command's body, which runs with them.
+type binding func(s *settings) (check func(args []string) error, body func(ctx context.Context) error)
+
+// bind is the binding of a command whose configuration C declares its
+// flags with (*C).flags and that run runs.
+func bind[C any, P interface {
+	*C
+	flags(*settings) (check func(args []string) error)
+}](run func(context.Context, C) error) binding {
+	return func(s *settings) (func([]string) error, func(context.Context) error) {
+		var c C
+		return P(&c).flags(s), func(ctx context.Context) error { return run(ctx, c) }
+	}
+}
+
+// command declares cmd's flags with b and makes cmd run b's body when the
+// variables and b's check pass.
+func (e *cli) command(cmd *cobra.Command, b binding) *cobra.Command {
 	s := newSettings(cmd.Flags(), e.getenv)
-	check := declare(s)
+	check, body := b(s)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := s.err(); err != nil {
 			return err
