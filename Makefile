@@ -12,7 +12,7 @@ all: lint test build
 
 ## build: the kretrieve binary (static) in bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/kretrieve
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/kretrieve
 
 ## test: every test, with the race detector (needs no Docker)
 test:
