@@ -116,8 +116,11 @@ func explain(c Config, err error, timedOut bool, timeout time.Duration) error {
 		return fmt.Errorf("kafka %s: %w (client: tls %v, sasl %q)", brokers, err, tlsOn, mech)
 	case strings.Contains(err.Error(), "appear to be a tls alert"):
 		return fmt.Errorf("kafka %s: the broker speaks TLS but this client does not: enable tls: %w", brokers, err)
-	case timedOut || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &opErr) && opErr.Op == "dial":
+	case timedOut || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("kafka %s: %w within %s: %w", brokers, ErrUnreachable, timeout, err)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// Refused at once: "within" the timeout would be misleading.
+		return fmt.Errorf("kafka %s: %w: %w", brokers, ErrUnreachable, err)
 	}
 	return fmt.Errorf("kafka %s: %w", brokers, err)
 }
