@@ -104,7 +104,7 @@ func runGateway(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+	return command{role: "gateway", connect: ensureTopicsWhenReachable}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		// Stopped after serveGateway has drained: its last window holds the
 		// last requests.
 		defer publishPathways(ctx, cfg.pathways, p, comp)()

@@ -110,27 +110,48 @@ func (c commonConfig) secured() bool {
 	return c.kafkaTLS.On() || s.Mechanism != "" || s.Username != "" || !s.Password.IsZero() || s.PasswordFile != "" || s.AllowPlainWithoutTLS
 }
 
-// checkKafka connects once with the command's TLS and SASL settings and
-// fails fast, with a message naming what to fix, when the brokers refuse
-// them (a wrong password fails in seconds, not as silent retries). Brokers
-// that do not answer yet are only logged: the command goes on and retries
-// as it always did.
+// checkKafka connects with the command's TLS and SASL settings and fails
+// fast, with a message naming what to fix, when the brokers refuse them (a
+// wrong password fails in seconds, not as silent retries). Brokers that do
+// not answer are retried for a few seconds (kafkaclient.OneShot), then the
+// command fails with one message naming them: the policy of a command that
+// does one job and exits.
 func checkKafka(ctx context.Context, p *pipeline.Pipeline) error {
-	err := kafkaclient.Check(ctx, p.Config().Kafka, p.Logger(), 0)
-	if errors.Is(err, kafkaclient.ErrUnreachable) {
-		p.Logger().WarnContext(ctx, "kafka not reachable yet, retrying", "err", err)
-		return nil
-	}
-	return err
+	return waitKafka(ctx, p, kafkaclient.OneShot())
 }
 
 // ensureTopics checks the connection (checkKafka) and creates the
 // pipeline topics that are missing, as far as the principal may.
 func ensureTopics(ctx context.Context, p *pipeline.Pipeline) error {
-	if err := checkKafka(ctx, p); err != nil {
+	return connectKafka(ctx, p, kafkaclient.OneShot())
+}
+
+// ensureTopicsWhenReachable is ensureTopics for a long-running command (a
+// worker, the gateway): brokers that do not answer are retried with
+// backoff until they do, each retry logged at warn, so that a pod started
+// before Kafka starts working by itself when Kafka appears. Security
+// errors still fail at once.
+func ensureTopicsWhenReachable(ctx context.Context, p *pipeline.Pipeline) error {
+	return connectKafka(ctx, p, kafkaclient.UntilReachable())
+}
+
+// connectKafka waits for the brokers by policy, then creates the missing
+// pipeline topics.
+func connectKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.RetryPolicy) error {
+	if err := waitKafka(ctx, p, policy); err != nil {
 		return err
 	}
 	return p.EnsureTopics(ctx)
+}
+
+// waitKafka runs kafkaclient.WaitReachable by policy; an unreachable
+// broker's error says how to point the command elsewhere.
+func waitKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.RetryPolicy) error {
+	err := kafkaclient.WaitReachable(ctx, p.Config().Kafka, p.Logger(), policy)
+	if errors.Is(err, kafkaclient.ErrUnreachable) {
+		return fmt.Errorf("%w: is a broker running there? set --brokers or KRETRIEVE_BROKERS", err)
+	}
+	return err
 }
 
 // start starts the logger and telemetry of a command talking to Kafka, as
