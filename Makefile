@@ -66,12 +66,25 @@ fuzz:
 		done; \
 	done
 
-## image: the kretrieve image FROM scratch (needs a Docker engine)
-image: build
+# The image's binary is cross-compiled for linux/IMAGE_ARCH whatever the host
+# (a macOS host used to package a darwin binary); IMAGE_ARCH defaults to the
+# host's architecture. An IMAGE_ARCH other than the Docker engine's is passed
+# as --platform, which needs BuildKit (docker buildx; Docker Desktop has it):
+# the legacy builder cannot build a foreign-platform image FROM scratch.
+# CA_BUNDLE is the host's CA certificates (Debian, Alpine, Fedora through its
+# compat link, macOS).
+IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
+CA_BUNDLE   ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem))
+DOCKER_ARCH  = $(shell docker version -f '{{.Server.Arch}}' 2>/dev/null)
+
+## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
+image:
+	@[ -n "$(CA_BUNDLE)" ] || { echo "make image: no CA bundle found; set CA_BUNDLE=/path/to/ca-certificates.pem"; exit 1; }
 	rm -rf build/image && mkdir -p build/image
-	cp $(BIN) Dockerfile build/image/
-	cp /etc/ssl/certs/ca-certificates.crt build/image/
-	docker build -q -t $(IMAGE) build/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o build/image/kretrieve ./cmd/kretrieve
+	cp Dockerfile build/image/
+	cp $(CA_BUNDLE) build/image/ca-certificates.crt
+	docker build -q $(if $(filter-out $(DOCKER_ARCH),$(IMAGE_ARCH)),--platform linux/$(IMAGE_ARCH)) -t $(IMAGE) build/image
 
 ## jaeger-image: Jaeger v2 built from its Go module, FROM scratch
 jaeger-image:
