@@ -90,7 +90,7 @@ image:
 jaeger-image:
 	JAEGER_IMAGE_TAG=$(JAEGER_IMAGE) tools/jaeger/build.sh
 
-## integration: the testcontainers tier (needs a Docker engine; see README)
+## integration: the testcontainers tier, its own module integration/ (needs a Docker engine; see README)
 ## KAFKA_IMAGE=apache/kafka:4.1.1 runs it against real Kafka; JAEGER_IMAGE=jaegertracing/jaeger:2.13.0 uses upstream Jaeger.
 integration:
 	@docker info >/dev/null 2>&1 || { echo "make integration: no Docker engine is reachable. Start one, e.g.:"; \
@@ -98,8 +98,8 @@ integration:
 		echo "  then wait for /var/run/docker.sock and run make integration again."; exit 1; }
 	$(MAKE) image
 	@if [ "$(JAEGER_IMAGE)" = "kretrieve/jaeger:local" ]; then $(MAKE) jaeger-image; fi
-	TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$(JAEGER_IMAGE) \
-		$(GO) test -tags integration -count=1 -timeout 20m -v ./integration/
+	cd integration && TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$(JAEGER_IMAGE) \
+		$(GO) test -tags integration -count=1 -timeout 20m -v ./...
 
 ## up / down: the whole stack with Docker Compose (needs internet for upstream images)
 up: image
