@@ -6,7 +6,7 @@ REQUESTS ?= 1000
 IMAGE        ?= kretrieve:local
 JAEGER_IMAGE ?= kretrieve/jaeger:local
 
-.PHONY: all build test lint run bench fuzz clean image jaeger-image integration up down
+.PHONY: all build test lint tools vulncheck run bench fuzz clean image jaeger-image integration up down
 
 all: lint test build
 
@@ -18,10 +18,57 @@ build:
 test:
 	$(GO) test -race -count=1 ./...
 
-## lint: gofmt and go vet
-lint:
+# Linters, installed from the Go module proxy at pinned versions into
+# TOOLS_BIN (one directory per version, so a version bump reinstalls).
+TOOLS_BIN           ?= $(CURDIR)/bin/tools
+STATICCHECK_VERSION ?= v0.8.2
+GOVULNCHECK_VERSION ?= v1.9.0
+STATICCHECK          = $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+GOVULNCHECK          = $(TOOLS_BIN)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
+# govulncheck's vulnerability database (govulncheck -db): https://vuln.go.dev,
+# or file:///path for a local copy of it.
+GOVULNDB            ?= https://vuln.go.dev
+# 1: fail when GOVULNDB cannot be reached instead of skipping govulncheck.
+GOVULNCHECK_REQUIRED ?= 0
+
+## lint: gofmt, go vet and staticcheck on both modules (the main one and
+## integration/, with its build tag), then govulncheck (see vulncheck)
+lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd integration && $(GO) vet -tags integration ./...
+	$(STATICCHECK) ./...
+	cd integration && $(STATICCHECK) -tags integration ./...
+	@$(MAKE) --no-print-directory vulncheck
+
+## vulncheck: govulncheck on both modules. Its vulnerability database is not
+## in the module proxy: an offline machine cannot reach it (nor the
+## golang.org/x/vulndb module to build one from), so when GOVULNDB is an
+## http(s) address that does not answer, govulncheck is SKIPPED with a message
+## saying so -- not passed. GOVULNCHECK_REQUIRED=1 makes that an error.
+vulncheck: $(GOVULNCHECK)
+	@for mod in . integration; do \
+		echo "govulncheck ($$mod, db $(GOVULNDB))"; \
+		out="$$(cd $$mod && $(GOVULNCHECK) -db $(GOVULNDB) ./... 2>&1)"; rc=$$?; \
+		case "$$rc:$(GOVULNDB)" in \
+		0:*) echo "$$out";; \
+		*:http*) if echo "$$out" | grep -q '^govulncheck: fetching vulnerabilities'; then \
+				echo "govulncheck SKIPPED: its vulnerability database $(GOVULNDB) is not reachable (offline?); nothing was checked:"; \
+				echo "  $$(echo "$$out" | tail -1)"; \
+				if [ "$(GOVULNCHECK_REQUIRED)" = 1 ]; then exit 1; fi; \
+			else echo "$$out"; exit $$rc; fi;; \
+		*) echo "$$out"; exit $$rc;; \
+		esac; \
+	done
+
+## tools: the pinned staticcheck and govulncheck in TOOLS_BIN
+tools: $(STATICCHECK) $(GOVULNCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(GOVULNCHECK):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
 ## run: the all-in-one demo: embedded broker, workers, REQUESTS requests, summary
 run:
