@@ -6,12 +6,13 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/srcscan"
 )
 
 // referenceDoc is a markdown file of the telemetry reference: Path relative
@@ -45,15 +46,12 @@ var notYetDocumented = []string{
 func vocabulary(t *testing.T) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	names, err := filepath.Glob("*.go")
+	names, err := srcscan.GoFiles(".", false) // the package has no subdirectories
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []*ast.File
 	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,11 +12,10 @@ import (
 	"github.com/kretrieve/kretrieve/broker"
 )
 
-// lineSignal is a stderr that keeps what is written and closes seen the
-// first time a write contains want.
+// lineSignal is a stderr that keeps what is written (lagOutput) and closes
+// seen the first time a write contains want.
 type lineSignal struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
+	lagOutput
 	want string
 	once sync.Once
 	seen chan struct{}
@@ -28,18 +26,10 @@ func newLineSignal(want string) *lineSignal {
 }
 
 func (w *lineSignal) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if bytes.Contains(p, []byte(w.want)) {
 		w.once.Do(func() { close(w.seen) })
 	}
-	return w.buf.Write(p)
-}
-
-func (w *lineSignal) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
+	return w.lagOutput.Write(p)
 }
 
 // TestLongRunningCommandsWaitForTheBroker: workers and the gateway started
@@ -88,19 +78,13 @@ func TestLongRunningCommandsWaitForTheBroker(t *testing.T) {
 	}
 	t.Cleanup(b.Close)
 	waitReady(t, httpAddr)
-	resp, err := http.Post("http://"+httpAddr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
-	if err != nil {
-		t.Fatal(err)
+	// The workers answer: a request through them completes.
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"produce", "--wait", "--timeout", "30s", "parse the query string"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("produce --wait: %v\n%s", err, stderr.String())
 	}
-	defer resp.Body.Close()
-	var body struct {
-		Documents []struct{ ID string } `json:"documents"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK || len(body.Documents) == 0 || body.Documents[0].ID != "url" {
-		t.Fatalf("status %d body %+v", resp.StatusCode, body)
+	if !strings.Contains(stdout.String(), "url") {
+		t.Fatalf("produce --wait printed no result with the url document:\n%s", stdout.String())
 	}
 }
 
