@@ -6,7 +6,7 @@ REQUESTS ?= 1000
 IMAGE        ?= kretrieve:local
 JAEGER_IMAGE ?= kretrieve/jaeger:local
 
-.PHONY: all build test lint run bench fuzz clean image jaeger-image integration up down
+.PHONY: all build test lint tools vulncheck run bench fuzz clean image jaeger-image integration up down
 
 all: lint test build
 
@@ -18,10 +18,57 @@ build:
 test:
 	$(GO) test -race -count=1 ./...
 
-## lint: gofmt and go vet
-lint:
+# Linters, installed from the Go module proxy at pinned versions into
+# TOOLS_BIN (one directory per version, so a version bump reinstalls).
+TOOLS_BIN           ?= $(CURDIR)/bin/tools
+STATICCHECK_VERSION ?= v0.8.2
+GOVULNCHECK_VERSION ?= v1.9.0
+STATICCHECK          = $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+GOVULNCHECK          = $(TOOLS_BIN)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
+# govulncheck's vulnerability database (govulncheck -db): https://vuln.go.dev,
+# or file:///path for a local copy of it.
+GOVULNDB            ?= https://vuln.go.dev
+# 1: fail when GOVULNDB cannot be reached instead of skipping govulncheck.
+GOVULNCHECK_REQUIRED ?= 0
+
+## lint: gofmt, go vet and staticcheck on both modules (the main one and
+## integration/, with its build tag), then govulncheck (see vulncheck)
+lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd integration && $(GO) vet -tags integration ./...
+	$(STATICCHECK) ./...
+	cd integration && $(STATICCHECK) -tags integration ./...
+	@$(MAKE) --no-print-directory vulncheck
+
+## vulncheck: govulncheck on both modules. Its vulnerability database is not
+## in the module proxy: an offline machine cannot reach it (nor the
+## golang.org/x/vulndb module to build one from), so when GOVULNDB is an
+## http(s) address that does not answer, govulncheck is SKIPPED with a message
+## saying so -- not passed. GOVULNCHECK_REQUIRED=1 makes that an error.
+vulncheck: $(GOVULNCHECK)
+	@for mod in . integration; do \
+		echo "govulncheck ($$mod, db $(GOVULNDB))"; \
+		out="$$(cd $$mod && $(GOVULNCHECK) -db $(GOVULNDB) ./... 2>&1)"; rc=$$?; \
+		case "$$rc:$(GOVULNDB)" in \
+		0:*) echo "$$out";; \
+		*:http*) if echo "$$out" | grep -q '^govulncheck: fetching vulnerabilities'; then \
+				echo "govulncheck SKIPPED: its vulnerability database $(GOVULNDB) is not reachable (offline?); nothing was checked:"; \
+				echo "  $$(echo "$$out" | tail -1)"; \
+				if [ "$(GOVULNCHECK_REQUIRED)" = 1 ]; then exit 1; fi; \
+			else echo "$$out"; exit $$rc; fi;; \
+		*) echo "$$out"; exit $$rc;; \
+		esac; \
+	done
+
+## tools: the pinned staticcheck and govulncheck in TOOLS_BIN
+tools: $(STATICCHECK) $(GOVULNCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(GOVULNCHECK):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
 ## run: the all-in-one demo: embedded broker, workers, REQUESTS requests, summary
 run:
@@ -66,18 +113,31 @@ fuzz:
 		done; \
 	done
 
-## image: the kretrieve image FROM scratch (needs a Docker engine)
-image: build
+# The image's binary is cross-compiled for linux/IMAGE_ARCH whatever the host
+# (a macOS host used to package a darwin binary); IMAGE_ARCH defaults to the
+# host's architecture. An IMAGE_ARCH other than the Docker engine's is passed
+# as --platform, which needs BuildKit (docker buildx; Docker Desktop has it):
+# the legacy builder cannot build a foreign-platform image FROM scratch.
+# CA_BUNDLE is the host's CA certificates (Debian, Alpine, Fedora through its
+# compat link, macOS).
+IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
+CA_BUNDLE   ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem))
+DOCKER_ARCH  = $(shell docker version -f '{{.Server.Arch}}' 2>/dev/null)
+
+## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
+image:
+	@[ -n "$(CA_BUNDLE)" ] || { echo "make image: no CA bundle found; set CA_BUNDLE=/path/to/ca-certificates.pem"; exit 1; }
 	rm -rf build/image && mkdir -p build/image
-	cp $(BIN) Dockerfile build/image/
-	cp /etc/ssl/certs/ca-certificates.crt build/image/
-	docker build -q -t $(IMAGE) build/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o build/image/kretrieve ./cmd/kretrieve
+	cp Dockerfile build/image/
+	cp $(CA_BUNDLE) build/image/ca-certificates.crt
+	docker build -q $(if $(filter-out $(DOCKER_ARCH),$(IMAGE_ARCH)),--platform linux/$(IMAGE_ARCH)) -t $(IMAGE) build/image
 
 ## jaeger-image: Jaeger v2 built from its Go module, FROM scratch
 jaeger-image:
 	JAEGER_IMAGE_TAG=$(JAEGER_IMAGE) tools/jaeger/build.sh
 
-## integration: the testcontainers tier (needs a Docker engine; see README)
+## integration: the testcontainers tier, its own module integration/ (needs a Docker engine; see README)
 ## KAFKA_IMAGE=apache/kafka:4.1.1 runs it against real Kafka; JAEGER_IMAGE=jaegertracing/jaeger:2.13.0 uses upstream Jaeger.
 integration:
 	@docker info >/dev/null 2>&1 || { echo "make integration: no Docker engine is reachable. Start one, e.g.:"; \
@@ -85,8 +145,8 @@ integration:
 		echo "  then wait for /var/run/docker.sock and run make integration again."; exit 1; }
 	$(MAKE) image
 	@if [ "$(JAEGER_IMAGE)" = "kretrieve/jaeger:local" ]; then $(MAKE) jaeger-image; fi
-	TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$(JAEGER_IMAGE) \
-		$(GO) test -tags integration -count=1 -timeout 20m -v ./integration/
+	cd integration && TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$(JAEGER_IMAGE) \
+		$(GO) test -tags integration -count=1 -timeout 20m -v ./...
 
 ## up / down: the whole stack with Docker Compose (needs internet for upstream images)
 up: image

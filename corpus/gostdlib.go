@@ -131,6 +131,7 @@ feed:
 // first that is not empty, and checks that it has a src directory.
 func resolveGOROOT(ctx context.Context, goroot string) (string, error) {
 	if goroot == "" {
+		//lint:ignore SA1019 the build's GOROOT is the first guess on purpose (a development binary on the machine that built it); "go env GOROOT" follows when it is empty (-trimpath).
 		goroot = runtime.GOROOT()
 	}
 	if goroot == "" {

@@ -201,13 +201,6 @@ func requestHeaderBytes(r *http.Request) int {
 	return n
 }
 
-// searchRequest is the HTTP body of both API calls.
-type searchRequest struct {
-	RequestID string `json:"request_id,omitempty"`
-	Query     string `json:"query"`
-	TopK      *int   `json:"top_k,omitempty"`
-}
-
 // SearchResponse is the body of a completed POST /v1/search.
 type SearchResponse struct {
 	RequestID string              `json:"request_id"`

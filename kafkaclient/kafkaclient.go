@@ -25,7 +25,15 @@ const (
 	DefaultBrokers           = "127.0.0.1:9092"
 	DefaultPartitions        = 6
 	DefaultReplicationFactor = -1 // the broker's default.replication.factor
+	// DefaultCompression is Kafka's own producer default
+	// (compression.type=none): every client can read the batches, none
+	// needs a codec library.
+	DefaultCompression = "none"
 )
+
+// Compressions are the values of Config.Compression, Kafka's
+// compression.type names.
+var Compressions = []string{"none", "gzip", "snappy", "lz4", "zstd"}
 
 // Config is the connection and topic-creation configuration shared by every
 // component.
@@ -53,6 +61,12 @@ type Config struct {
 	// anyway (franz-go sends at most one produce request per partition at
 	// a time), so 0 keeps throughput.
 	Linger time.Duration
+	// Compression is the codec of produced batches, one of Compressions.
+	// Default: DefaultCompression, "none" (not franz-go's default, snappy,
+	// which some clients cannot read without an extra library, e.g.
+	// kafka-python without python-snappy). A codec trades producer and
+	// consumer CPU for fewer bytes on the wire and on the brokers' disks.
+	Compression string
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -65,6 +79,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = DefaultReplicationFactor
+	}
+	if c.Compression == "" {
+		c.Compression = DefaultCompression
 	}
 	return c
 }
@@ -89,6 +106,9 @@ func (c Config) Validate() error {
 	if c.Linger < 0 || c.Linger > MaxLinger {
 		errs = append(errs, fmt.Errorf("linger: must be between 0 and %s", MaxLinger))
 	}
+	if _, ok := compressionCodec(c.Compression); !ok {
+		errs = append(errs, fmt.Errorf("compression: %q is not one of %s", c.Compression, strings.Join(Compressions, ", ")))
+	}
 	errs = append(errs, c.TLS.validate(), c.SASL.validate(c.TLS.On()))
 	return errors.Join(errs...)
 }
@@ -104,8 +124,8 @@ func ParseBrokers(s string) []string {
 	return out
 }
 
-// Options returns franz-go options for c: seed brokers, client id, TLS and
-// SASL, franz-go's own logs through kslog at warn and above, kotel client
+// Options returns franz-go options for c: seed brokers, client id, linger
+// and compression of produced batches, TLS and SASL, franz-go's own logs through kslog at warn and above, kotel client
 // metrics on mp (when not nil), and the given hooks (typically a
 // kafkatrace.Tracer). Call c.Validate first: a TLS file that cannot be read
 // here makes every connection fail with that error.
@@ -122,6 +142,9 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 		opts = append(opts, kgo.ClientID(c.ClientID))
 	}
 	opts = append(opts, kgo.ProducerLinger(c.Linger))
+	if codec, ok := compressionCodec(c.Compression); ok {
+		opts = append(opts, kgo.ProducerBatchCompression(codec))
+	}
 	opts = append(opts, securityOptions(c)...)
 	if mp != nil {
 		hooks = append(hooks, kotel.NewMeter(kotel.MeterProvider(mp)))
@@ -130,6 +153,23 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 		opts = append(opts, kgo.WithHooks(hooks...))
 	}
 	return opts
+}
+
+// compressionCodec returns the codec named name ("" is the default).
+func compressionCodec(name string) (kgo.CompressionCodec, bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "none":
+		return kgo.NoCompression(), true
+	case "gzip":
+		return kgo.GzipCompression(), true
+	case "snappy":
+		return kgo.SnappyCompression(), true
+	case "lz4":
+		return kgo.Lz4Compression(), true
+	case "zstd":
+		return kgo.ZstdCompression(), true
+	}
+	return kgo.CompressionCodec{}, false
 }
 
 // warnLogger caps franz-go's log level at warn: its info and debug logs are

@@ -140,7 +140,7 @@ func TestBaggageNeverBecomesAttributes(t *testing.T) {
 		m := map[string]string{}
 		for _, s := range spans {
 			for _, kv := range s.Attributes() {
-				m[string(kv.Key)] = kv.Value.Emit()
+				m[string(kv.Key)] = kv.Value.String()
 			}
 		}
 		return m

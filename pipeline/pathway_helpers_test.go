@@ -52,7 +52,7 @@ func (h hop) String() string {
 	return fmt.Sprintf("%q %s %s←%s", h.cp.Edge(), h.cp.Direction, pathway.HashString(h.hash), pathway.HashString(h.parent))
 }
 
-func (h hop) key() seriesKey { return seriesKey{cp: h.cp, hash: h.hash, parent: h.parent} }
+func (h hop) key() seriesKey { return seriesKey(h) }
 
 // chain returns the hops of a pathway through cps, in order, continuing
 // the pathway whose hash is parent (0: the pathway starts at cps[0]).
@@ -117,7 +117,7 @@ func checkSeries(t *testing.T, series map[seriesKey]kafkatrace.PathwayStats, wan
 	for k, s := range series {
 		w, ok := expected[k]
 		if !ok {
-			t.Errorf("unexpected series %v: %d measurements", hop{cp: k.cp, hash: k.hash, parent: k.parent}, s.Edge.Count)
+			t.Errorf("unexpected series %v: %d measurements", hop(k), s.Edge.Count)
 			continue
 		}
 		if s.Edge.Count != s.Origin.Count {
@@ -181,11 +181,11 @@ func checkOriginCoversEdge(t *testing.T, series map[seriesKey]kafkatrace.Pathway
 			continue
 		}
 		if s.Origin.Sum < s.Edge.Sum {
-			t.Errorf("%v: from-origin sum %v < edge sum %v", hop{cp: k.cp, hash: k.hash, parent: k.parent}, s.Origin.Sum, s.Edge.Sum)
+			t.Errorf("%v: from-origin sum %v < edge sum %v", hop(k), s.Origin.Sum, s.Edge.Sum)
 		}
 		for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
 			if o, e := s.Origin.Quantile(q), s.Edge.Quantile(q); o < e {
-				t.Errorf("%v: from-origin q%v %v < edge q%v %v", hop{cp: k.cp, hash: k.hash, parent: k.parent}, q, o, q, e)
+				t.Errorf("%v: from-origin q%v %v < edge q%v %v", hop(k), q, o, q, e)
 			}
 		}
 	}
@@ -435,7 +435,7 @@ func waitCommitted(t *testing.T, h *harness, group, topic string) {
 func describeSeries(series map[seriesKey]kafkatrace.PathwayStats) string {
 	var lines []string
 	for k, s := range series {
-		lines = append(lines, fmt.Sprintf("%v n=%d", hop{cp: k.cp, hash: k.hash, parent: k.parent}, s.Edge.Count))
+		lines = append(lines, fmt.Sprintf("%v n=%d", hop(k), s.Edge.Count))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")

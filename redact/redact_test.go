@@ -31,8 +31,8 @@ func TestQueryCarriesNoText(t *testing.T) {
 		t.Fatalf("Query = %v", kvs)
 	}
 	for _, kv := range kvs {
-		if strings.Contains(kv.Value.Emit(), "secret") {
-			t.Errorf("%s carries the query text: %s", kv.Key, kv.Value.Emit())
+		if strings.Contains(kv.Value.String(), "secret") {
+			t.Errorf("%s carries the query text: %s", kv.Key, kv.Value.String())
 		}
 	}
 }

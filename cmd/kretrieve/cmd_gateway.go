@@ -99,7 +99,7 @@ func (c *gatewayConfig) flags(s *settings) (check func(args []string) error) {
 
 // runGateway serves the HTTP gateway until ctx is done.
 func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err error) {
-	return command{role: "gateway", connect: ensureTopics}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+	return command{role: "gateway", connect: ensureTopicsWhenReachable}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		// Stopped after serveGateway has drained: its last window holds the
 		// last requests.
 		defer publishPathways(ctx, cfg.pathways, p, comp)()

@@ -31,6 +31,7 @@ type commonConfig struct {
 	partitions        int
 	replicationFactor int
 	linger            time.Duration
+	compression       string
 	logFormat         string
 	logLevel          string
 	kafkaTLS          kafkaclient.TLSConfig
@@ -65,6 +66,7 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.str(&c.topics.Results, "topic-results", messages.DefaultResultsTopic, "results topic")
 	s.integer(&c.partitions, "partitions", kafkaclient.DefaultPartitions, "partitions of topics created at start-up")
 	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
+	s.str(&c.compression, "compression", kafkaclient.DefaultCompression, "compression of produced batches: "+strings.Join(kafkaclient.Compressions, ", ")+" (none: every client reads it; a codec trades CPU for bytes on the wire)")
 	s.duration(&c.linger, "linger", 0, "how long the producer waits to fill a batch: 0 sends at once (lowest latency); a few ms make fuller batches at a steady high rate, adding that much to every hop")
 	declareLogging(s, &c.logFormat, &c.logLevel)
 	c.declareSecurity(s)
@@ -100,7 +102,7 @@ func (c commonConfig) validate() error {
 	if c.replicationFactor < -1 || c.replicationFactor == 0 || c.replicationFactor > 1<<15-1 {
 		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
 	}
-	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl, Linger: c.linger}.Validate()) // brokers: validateBrokers
+	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl, Linger: c.linger, Compression: c.compression}.Validate()) // brokers: validateBrokers
 	return errors.Join(errs...)
 }
 
@@ -110,27 +112,48 @@ func (c commonConfig) secured() bool {
 	return c.kafkaTLS.On() || s.Mechanism != "" || s.Username != "" || !s.Password.IsZero() || s.PasswordFile != "" || s.AllowPlainWithoutTLS
 }
 
-// checkKafka connects once with the command's TLS and SASL settings and
-// fails fast, with a message naming what to fix, when the brokers refuse
-// them (a wrong password fails in seconds, not as silent retries). Brokers
-// that do not answer yet are only logged: the command goes on and retries
-// as it always did.
+// checkKafka connects with the command's TLS and SASL settings and fails
+// fast, with a message naming what to fix, when the brokers refuse them (a
+// wrong password fails in seconds, not as silent retries). Brokers that do
+// not answer are retried for a few seconds (kafkaclient.OneShot), then the
+// command fails with one message naming them: the policy of a command that
+// does one job and exits.
 func checkKafka(ctx context.Context, p *pipeline.Pipeline) error {
-	err := kafkaclient.Check(ctx, p.Config().Kafka, p.Logger(), 0)
-	if errors.Is(err, kafkaclient.ErrUnreachable) {
-		p.Logger().WarnContext(ctx, "kafka not reachable yet, retrying", "err", err)
-		return nil
-	}
-	return err
+	return waitKafka(ctx, p, kafkaclient.OneShot())
 }
 
 // ensureTopics checks the connection (checkKafka) and creates the
 // pipeline topics that are missing, as far as the principal may.
 func ensureTopics(ctx context.Context, p *pipeline.Pipeline) error {
-	if err := checkKafka(ctx, p); err != nil {
+	return connectKafka(ctx, p, kafkaclient.OneShot())
+}
+
+// ensureTopicsWhenReachable is ensureTopics for a long-running command (a
+// worker, the gateway): brokers that do not answer are retried with
+// backoff until they do, each retry logged at warn, so that a pod started
+// before Kafka starts working by itself when Kafka appears. Security
+// errors still fail at once.
+func ensureTopicsWhenReachable(ctx context.Context, p *pipeline.Pipeline) error {
+	return connectKafka(ctx, p, kafkaclient.UntilReachable())
+}
+
+// connectKafka waits for the brokers by policy, then creates the missing
+// pipeline topics.
+func connectKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.RetryPolicy) error {
+	if err := waitKafka(ctx, p, policy); err != nil {
 		return err
 	}
 	return p.EnsureTopics(ctx)
+}
+
+// waitKafka runs kafkaclient.WaitReachable by policy; an unreachable
+// broker's error says how to point the command elsewhere.
+func waitKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.RetryPolicy) error {
+	err := kafkaclient.WaitReachable(ctx, p.Config().Kafka, p.Logger(), policy)
+	if errors.Is(err, kafkaclient.ErrUnreachable) {
+		return fmt.Errorf("%w: is a broker running there? set --brokers or KRETRIEVE_BROKERS", err)
+	}
+	return err
 }
 
 // start starts the logger and telemetry of a command talking to Kafka, as
@@ -161,6 +184,7 @@ func (c commonConfig) kafkaConfig() kafkaclient.Config {
 		TLS:               c.kafkaTLS,
 		SASL:              c.sasl,
 		Linger:            c.linger,
+		Compression:       c.compression,
 	}
 }
 

@@ -46,8 +46,8 @@ func TestStoreErrorQuotingTheQueryIsWithheld(t *testing.T) {
 	}
 	for _, ev := range span.Events() {
 		for _, kv := range ev.Attributes {
-			if strings.Contains(kv.Value.Emit(), "canary") {
-				t.Errorf("span event %s: %s = %q", ev.Name, kv.Key, kv.Value.Emit())
+			if strings.Contains(kv.Value.String(), "canary") {
+				t.Errorf("span event %s: %s = %q", ev.Name, kv.Key, kv.Value.String())
 			}
 		}
 	}

@@ -28,19 +28,19 @@ func (f fakeSearcher) Search(context.Context, string, int) ([]search.Hit, error)
 func (fakeSearcher) Name() string { return "fake" }
 func (fakeSearcher) Len() int     { return 42 }
 
-func handle(t *testing.T, s retrieval.Searcher, recordText bool, value string) ([]*kgo.Record, error, *tracetest.SpanRecorder) {
+func handle(t *testing.T, s retrieval.Searcher, recordText bool, value string) ([]*kgo.Record, *tracetest.SpanRecorder, error) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	h := retrieval.Handler(s, retrieval.Config{RecordQueryText: recordText}, consumers.WithTracerProvider(tp))
 	outs, err := h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("key-1"), Value: []byte(value)}, Attempt: 1})
-	return outs, err, rec
+	return outs, rec, err
 }
 
 func TestSearchSpanAndCandidates(t *testing.T) {
 	s := fakeSearcher{hits: []search.Hit{{ID: "a", Score: 2}, {ID: "b", Score: 1}}}
 	for _, recordText := range []bool{false, true} {
-		outs, err, rec := handle(t, s, recordText, `{"query":"secret query","top_k":5}`)
+		outs, rec, err := handle(t, s, recordText, `{"query":"secret query","top_k":5}`)
 		if err != nil || len(outs) != 1 {
 			t.Fatalf("outs %v err %v", outs, err)
 		}
@@ -67,15 +67,15 @@ func TestSearchSpanAndCandidates(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	_, err, _ := handle(t, fakeSearcher{}, false, `{"query":""}`)
+	_, _, err := handle(t, fakeSearcher{}, false, `{"query":""}`)
 	if !consumers.IsPermanent(err) {
 		t.Fatalf("invalid request: %v", err)
 	}
-	_, err, _ = handle(t, fakeSearcher{err: errors.New("index busy")}, false, `{"query":"q"}`)
+	_, _, err = handle(t, fakeSearcher{err: errors.New("index busy")}, false, `{"query":"q"}`)
 	if err == nil || consumers.IsPermanent(err) {
 		t.Fatalf("search failure should be transient: %v", err)
 	}
-	_, err, _ = handle(t, fakeSearcher{err: search.ErrInvalidQuery}, false, `{"query":"q"}`)
+	_, _, err = handle(t, fakeSearcher{err: search.ErrInvalidQuery}, false, `{"query":"q"}`)
 	if !consumers.IsPermanent(err) {
 		t.Fatalf("invalid query should be permanent: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestSearchErrorQuotingTheQueryIsWithheld(t *testing.T) {
 	const query = "my secret canary query"
 	for _, base := range []error{errors.New("index busy"), search.ErrInvalidQuery} {
 		leaky := fmt.Errorf("cannot run %q: %w", query, base)
-		_, err, rec := handle(t, fakeSearcher{err: leaky}, true, `{"query":"`+query+`"}`)
+		_, rec, err := handle(t, fakeSearcher{err: leaky}, true, `{"query":"`+query+`"}`)
 		if err == nil || strings.Contains(err.Error(), "canary") || !errors.Is(err, base) {
 			t.Fatalf("error %v: quotes the query or lost %v", err, base)
 		}
@@ -101,8 +101,8 @@ func TestSearchErrorQuotingTheQueryIsWithheld(t *testing.T) {
 		}
 		for _, ev := range span.Events() {
 			for _, kv := range ev.Attributes {
-				if kv.Key != "kretrieve.query.text" && strings.Contains(kv.Value.Emit(), "canary") {
-					t.Errorf("search span event %s: %s = %q", ev.Name, kv.Key, kv.Value.Emit())
+				if kv.Key != "kretrieve.query.text" && strings.Contains(kv.Value.String(), "canary") {
+					t.Errorf("search span event %s: %s = %q", ev.Name, kv.Key, kv.Value.String())
 				}
 			}
 		}
