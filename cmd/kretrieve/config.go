@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -451,11 +449,6 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 		}
 		return errors.Join(append(errs, c.validate(), c.spans.validate(), c.pathways.validate())...)
 	}
-}
-
-// newLogger builds the process logger on stderr.
-func newLogger(format, level string) (*slog.Logger, error) {
-	return tracing.NewLogger(os.Stderr, format, level)
 }
 
 // pipelineStages names the binary's stages (pipeline.DefaultStages): each
