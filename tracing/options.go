@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -22,13 +23,19 @@ type config struct {
 	logger          *slog.Logger
 	exporterTimeout time.Duration
 	exportRetry     bool
+	shutdownTimeout time.Duration
+	// prometheusListen is the address of WithPrometheusListen.
+	prometheusListen string
+	console          io.Writer
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		serviceName: DefaultServiceName,
-		getenv:      os.Getenv,
-		exportRetry: true,
+		serviceName:     DefaultServiceName,
+		getenv:          os.Getenv,
+		exportRetry:     true,
+		shutdownTimeout: DefaultShutdownTimeout,
+		console:         os.Stderr,
 	}
 	for _, o := range opts {
 		o.apply(&c)
@@ -135,4 +142,43 @@ func WithExporterTimeout(d time.Duration) Option {
 // failed export must fail fast, e.g. tests.
 func WithExportRetry(enabled bool) Option {
 	return optionFunc(func(c *config) { c.exportRetry = enabled })
+}
+
+// DefaultShutdownTimeout is how long [Providers.Shutdown] may take by
+// default: telemetry adds at most about this much to a command's exit,
+// whatever state the collector is in.
+const DefaultShutdownTimeout = time.Second
+
+// WithShutdownTimeout bounds [Providers.Shutdown]: half of d for the spans,
+// the rest for metrics and logs. d <= 0 keeps [DefaultShutdownTimeout].
+// The context given to Shutdown can only shorten it.
+func WithShutdownTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.shutdownTimeout = d
+		}
+	})
+}
+
+// WithPrometheusListen serves the metrics in the Prometheus text format on
+// http://addr/metrics (for a --metrics-listen flag), next to any other
+// metric exporter; the kretrieve metric producers ([WithMetricProducer])
+// are included. ":0" picks a free port, see [Providers.PrometheusAddr]. It
+// replaces the server OTEL_METRICS_EXPORTER=prometheus would start on
+// OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT. Setup fails
+// when addr cannot be listened on. The default, "", serves nothing.
+func WithPrometheusListen(addr string) Option {
+	return optionFunc(func(c *config) { c.prometheusListen = addr })
+}
+
+// WithConsoleWriter sets where the console exporters
+// (OTEL_{TRACES,METRICS,LOGS}_EXPORTER=console) write. The default is
+// os.Stderr, not stdout as other SDKs do, because kretrieve's commands
+// write their results to stdout.
+func WithConsoleWriter(w io.Writer) Option {
+	return optionFunc(func(c *config) {
+		if w != nil {
+			c.console = w
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -328,7 +329,8 @@ func TestSetupExportFailureIsCounted(t *testing.T) {
 			st := p.Stats()
 			assert.Equal(t, tracing.SpanStats{Ended: 5, Failed: 5, Dropped: 5}, st)
 			assert.Equal(t, int64(5), p.DroppedSpans())
-			assert.Contains(t, logs.String(), "level=WARN msg=\"opentelemetry error\"", "exporter errors are logged")
+			assert.Contains(t, logs.String(), "level=WARN msg=\"telemetry export failing;", "exporter errors are logged")
+			assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN"), "one warning:\n%s", logs)
 			assert.Contains(t, logs.String(), "msg=\"spans were not exported\" dropped=5")
 			assert.Less(t, time.Since(start), 5*time.Second)
 		})
@@ -384,18 +386,28 @@ func TestSetupEnvErrors(t *testing.T) {
 		},
 		{
 			name:    "unknown metrics exporter",
-			env:     map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"},
-			wantErr: `unsupported OTEL_METRICS_EXPORTER "prometheus"`,
+			env:     map[string]string{"OTEL_METRICS_EXPORTER": "statsd"},
+			wantErr: `unsupported OTEL_METRICS_EXPORTER "statsd" (want otlp, console, prometheus or none)`,
 		},
 		{
-			name:    "grpc protocol",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			wantErr: `unsupported OTEL_EXPORTER_OTLP_PROTOCOL "grpc"`,
+			name:    "unknown logs exporter",
+			env:     map[string]string{"OTEL_LOGS_EXPORTER": "loki"},
+			wantErr: `unsupported OTEL_LOGS_EXPORTER "loki" (want otlp, console or none)`,
 		},
 		{
-			name:    "grpc traces protocol",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
-			wantErr: `unsupported OTEL_EXPORTER_OTLP_TRACES_PROTOCOL "grpc"`,
+			name:    "http/json has no Go metric exporter",
+			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+			wantErr: `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for metrics (want grpc, http/protobuf)`,
+		},
+		{
+			name:    "unknown traces protocol",
+			env:     map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"},
+			wantErr: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unsupported protocol "thrift" for traces (want grpc, http/protobuf, http/json)`,
+		},
+		{
+			name:    "unknown propagator",
+			env:     map[string]string{"OTEL_PROPAGATORS": "tracecontext,w3c"},
+			wantErr: `OTEL_PROPAGATORS="tracecontext,w3c"`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,9 +3,13 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/metric"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/telemetry"
@@ -87,26 +91,136 @@ func (p countingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.SpanProcessor.OnEnd(s)
 }
 
-// countingExporter counts the outcome of every export call.
+// countingExporter counts the outcome of every export call and reports
+// failures.
 type countingExporter struct {
 	sdktrace.SpanExporter
-	c *spanCounters
+	c      *spanCounters
+	report *exportReporter
 }
 
 func (e countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	ctx, done := e.report.bound(ctx)
+	defer done()
 	err := e.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		e.c.failed.Add(int64(len(spans)))
+		e.report.report(ctx, "traces", err)
 	} else {
 		e.c.exported.Add(int64(len(spans)))
 	}
 	return err
 }
 
+// DroppedTelemetry is what telemetry never reached its exporter's
+// destination, per signal.
+type DroppedTelemetry struct {
+	// Spans is [SpanStats].Dropped.
+	Spans int64
+	// MetricExports counts failed metric exports (periodic, forced and the
+	// final one at shutdown); the data points of a failed export are
+	// lost with delta temporality and sent again by the next export with
+	// cumulative temporality.
+	MetricExports int64
+	// LogRecords counts log records in failed log exports. Records the
+	// log batch processor drops because its queue is full are not counted
+	// (the SDK does not tell).
+	LogRecords int64
+}
+
+// dropCounters counts the lost metrics and log records.
+type dropCounters struct {
+	metricExports, logRecords atomic.Int64
+}
+
+// countingMetricExporter counts and reports failed metric exports.
+type countingMetricExporter struct {
+	sdkmetric.Exporter
+	c      *dropCounters
+	report *exportReporter
+}
+
+func (e countingMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	ctx, done := e.report.bound(ctx)
+	defer done()
+	err := e.Exporter.Export(ctx, rm)
+	if err != nil {
+		e.c.metricExports.Add(1)
+		e.report.report(ctx, "metrics", err)
+	}
+	return err
+}
+
+// countingLogExporter counts and reports the records of failed log
+// exports.
+type countingLogExporter struct {
+	sdklog.Exporter
+	c      *dropCounters
+	report *exportReporter
+}
+
+func (e countingLogExporter) Export(ctx context.Context, records []sdklog.Record) error {
+	ctx, done := e.report.bound(ctx)
+	defer done()
+	err := e.Exporter.Export(ctx, records)
+	if err != nil {
+		e.c.logRecords.Add(int64(len(records)))
+		e.report.report(ctx, "logs", err)
+	}
+	return err
+}
+
+// exportReporter logs telemetry failures so that a dead, slow or
+// traces-only collector gives one clear warning per process, not one per
+// export: the first failure (of any signal, or any other OTel SDK error) is
+// logged at warn level, every later one at debug level.
+//
+// It also ends the exports in flight when [Providers.Shutdown] gives up on
+// them: the SDK's processors go on exporting in the background with their
+// own timeouts (30 s) after their Shutdown returned on its context.
+type exportReporter struct {
+	log    *slog.Logger
+	warned atomic.Bool
+	// stopped is canceled by abort, at the end of Providers.Shutdown.
+	stopped context.Context
+	abort   context.CancelFunc
+}
+
+func newExportReporter(log *slog.Logger) *exportReporter {
+	r := &exportReporter{log: log}
+	r.stopped, r.abort = context.WithCancel(context.Background())
+	return r
+}
+
+// bound returns ctx, canceled too when r is aborted; call done after the
+// export.
+func (r *exportReporter) bound(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.stopped, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func (r *exportReporter) report(ctx context.Context, signal string, err error) {
+	if err == nil {
+		return
+	}
+	args := []any{"err", err}
+	if signal != "" {
+		args = []any{"signal", signal, "err", err}
+	}
+	if r.warned.CompareAndSwap(false, true) {
+		r.log.WarnContext(ctx, "telemetry export failing; the job goes on without it "+
+			"(lost telemetry is counted, later failures are logged at debug level)", args...)
+		return
+	}
+	r.log.DebugContext(ctx, "telemetry export failed", args...)
+}
+
 // registerSpanMetrics exposes the counters as observable counters. The
 // dropped counter is monotonic: Failed until shutdown, then Ended-Exported,
-// which the final collection at meter-provider shutdown reports.
-func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters) error {
+// which the final collection at meter-provider shutdown reports. The
+// failed metric exports and dropped log records are counted too.
+func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters, d *dropCounters) error {
 	m := mp.Meter(meterName)
 	dropped, err := m.Int64ObservableCounter(telemetry.MetricSpansDropped,
 		metric.WithUnit(telemetry.MetricSpansUnit),
@@ -120,11 +234,25 @@ func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", telemetry.MetricSpansExported, err)
 	}
+	metricExports, err := m.Int64ObservableCounter(telemetry.MetricMetricExportsFailed,
+		metric.WithUnit(telemetry.MetricExportsUnit),
+		metric.WithDescription("Metric exports that failed (their data points are lost with delta temporality)."))
+	if err != nil {
+		return fmt.Errorf("create %s: %w", telemetry.MetricMetricExportsFailed, err)
+	}
+	logRecords, err := m.Int64ObservableCounter(telemetry.MetricLogRecordsDropped,
+		metric.WithUnit(telemetry.MetricLogRecordsUnit),
+		metric.WithDescription("Log records in failed log exports."))
+	if err != nil {
+		return fmt.Errorf("create %s: %w", telemetry.MetricLogRecordsDropped, err)
+	}
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(dropped, c.dropped())
 		o.ObserveInt64(exported, c.exported.Load())
+		o.ObserveInt64(metricExports, d.metricExports.Load())
+		o.ObserveInt64(logRecords, d.logRecords.Load())
 		return nil
-	}, dropped, exported)
+	}, dropped, exported, metricExports, logRecords)
 	if err != nil {
 		return fmt.Errorf("register span metrics: %w", err)
 	}
