@@ -1,7 +1,7 @@
 // Package kafkaclient holds what every kretrieve component needs to talk to
 // Kafka: the shared connection settings (brokers, client id, TLS, SASL), the
-// franz-go client options built from them (logging through kslog, client
-// metrics through kotel, our tracing hooks), Check, the start-up connection
+// franz-go client options built from them (logging through kslog, broker
+// connection metrics through kotel, our tracing hooks), Check, the start-up connection
 // check that fails fast on rejected credentials, and topic creation at
 // start-up that copes with principals not allowed to create topics.
 //
