@@ -58,34 +58,27 @@ type signalEnv struct {
 }
 
 var (
-	tracesEnv = signalEnv{
-		name:      "traces",
-		endpoint:  envTracesEndpoint,
-		protocol:  envTracesProtocol,
-		exporter:  envTracesExporter,
-		exporters: []string{exportOTLP, exportConsole},
-		// otlptracehttp encodes http/json; otlpwire http/protobuf.
-		protocols: []string{protoGRPC, protoProtobuf, protoJSON},
-	}
-	metricsEnv = signalEnv{
-		name:      "metrics",
-		endpoint:  envMetricsEndpoint,
-		protocol:  envMetricsProtocol,
-		exporter:  envMetricsExporter,
-		exporters: []string{exportOTLP, exportConsole, exportPrometheus},
-		// The Go SDK's OTLP metric exporters have no JSON encoding.
-		protocols: []string{protoGRPC, protoProtobuf},
-	}
-	logsEnv = signalEnv{
-		name:      "logs",
-		endpoint:  envLogsEndpoint,
-		protocol:  envLogsProtocol,
-		exporter:  envLogsExporter,
-		exporters: []string{exportOTLP, exportConsole},
-		// The Go SDK's OTLP log exporters have no JSON encoding.
-		protocols: []string{protoGRPC, protoProtobuf},
-	}
+	// otlptracehttp encodes http/json, otlpwire http/protobuf.
+	tracesEnv = newSignalEnv("traces", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf, protoJSON)
+	// The Go SDK's OTLP metric and log exporters have no JSON encoding.
+	metricsEnv = newSignalEnv("metrics", []string{exportOTLP, exportConsole, exportPrometheus}, protoGRPC, protoProtobuf)
+	logsEnv    = newSignalEnv("logs", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf)
 )
+
+// newSignalEnv names the variables of signal ("traces", "metrics" or
+// "logs"): OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT and _PROTOCOL and
+// OTEL_<SIGNAL>_EXPORTER.
+func newSignalEnv(signal string, exporters []string, protocols ...string) signalEnv {
+	up := strings.ToUpper(signal)
+	return signalEnv{
+		name:      signal,
+		endpoint:  "OTEL_EXPORTER_OTLP_" + up + "_ENDPOINT",
+		protocol:  "OTEL_EXPORTER_OTLP_" + up + "_PROTOCOL",
+		exporter:  "OTEL_" + up + "_EXPORTER",
+		exporters: exporters,
+		protocols: protocols,
+	}
+}
 
 func lookup(getenv func(string) string, key string) string {
 	return strings.TrimSpace(getenv(key))

@@ -66,19 +66,8 @@ func TestTelemetryNeverFailsTheJob(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			var logs syncBuffer
-			log, err := tracing.NewLogger(&logs, "text", "info")
-			require.NoError(t, err)
-			p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
-			require.NoError(t, err)
-			require.True(t, p.Exporting && p.ExportingMetrics && p.ExportingLogs)
-
-			ctx, span := p.TracerProvider.Tracer("test").Start(t.Context(), "job")
-			counter, err := p.MeterProvider.Meter("test").Int64Counter("job.items")
-			require.NoError(t, err)
-			counter.Add(ctx, 1)
-			log.InfoContext(ctx, "job done")
-			span.End()
+			p, log, logs := setupWithLogger(t)
+			emitJob(t, p, log)
 
 			start := time.Now()
 			require.NoError(t, p.Shutdown(context.WithoutCancel(t.Context())), "telemetry never fails the job")

@@ -332,34 +332,35 @@ func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.
 	}
 	var exp sdkmetric.Exporter
 	if proto == protoGRPC {
-		opts := []otlpmetricgrpc.Option{
-			otlpmetricgrpc.WithTemporalitySelector(prefs.temporalitySelector()),
-			otlpmetricgrpc.WithAggregationSelector(prefs.aggregationSelector()),
-		}
-		if cfg.exporterTimeout > 0 {
-			opts = append(opts, otlpmetricgrpc.WithTimeout(cfg.exporterTimeout))
-		}
-		if !cfg.exportRetry {
-			opts = append(opts, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}))
-		}
-		exp, err = otlpmetricgrpc.New(ctx, opts...)
+		exp, err = otlpmetricgrpc.New(ctx, metricOptions(cfg, prefs,
+			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
+			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
 	} else {
-		opts := []otlpmetrichttp.Option{
-			otlpmetrichttp.WithTemporalitySelector(prefs.temporalitySelector()),
-			otlpmetrichttp.WithAggregationSelector(prefs.aggregationSelector()),
-		}
-		if cfg.exporterTimeout > 0 {
-			opts = append(opts, otlpmetrichttp.WithTimeout(cfg.exporterTimeout))
-		}
-		if !cfg.exportRetry {
-			opts = append(opts, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
-		}
-		exp, err = otlpmetrichttp.New(ctx, opts...)
+		exp, err = otlpmetrichttp.New(ctx, metricOptions(cfg, prefs,
+			otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
+			otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{}))...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create otlp metric exporter: %w", err)
 	}
 	return exp, nil
+}
+
+// metricOptions returns the options of an OTLP metric exporter (HTTP or
+// gRPC, whose option types differ) from their constructors: the
+// preferences' selectors, cfg's timeout, and noRetry unless cfg retries.
+func metricOptions[O any](cfg config, prefs MetricsPreferences,
+	temporality func(sdkmetric.TemporalitySelector) O, aggregation func(sdkmetric.AggregationSelector) O,
+	timeout func(time.Duration) O, noRetry O,
+) []O {
+	opts := []O{temporality(prefs.temporalitySelector()), aggregation(prefs.aggregationSelector())}
+	if cfg.exporterTimeout > 0 {
+		opts = append(opts, timeout(cfg.exporterTimeout))
+	}
+	if !cfg.exportRetry {
+		opts = append(opts, noRetry)
+	}
+	return opts
 }
 
 // newLogExporter returns the log exporter of kind: contrib's autoexport for

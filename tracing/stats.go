@@ -100,14 +100,10 @@ type countingExporter struct {
 }
 
 func (e countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	ctx, done := e.report.bound(ctx)
-	defer done()
-	err := e.SpanExporter.ExportSpans(ctx, spans)
-	if err != nil {
-		e.c.failed.Add(int64(len(spans)))
-		e.report.report(ctx, "traces", err)
-	} else {
-		e.c.exported.Add(int64(len(spans)))
+	n := int64(len(spans))
+	err := e.report.export(ctx, "traces", &e.c.failed, n, func(ctx context.Context) error { return e.SpanExporter.ExportSpans(ctx, spans) })
+	if err == nil {
+		e.c.exported.Add(n)
 	}
 	return err
 }
@@ -141,14 +137,7 @@ type countingMetricExporter struct {
 }
 
 func (e countingMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	ctx, done := e.report.bound(ctx)
-	defer done()
-	err := e.Exporter.Export(ctx, rm)
-	if err != nil {
-		e.c.metricExports.Add(1)
-		e.report.report(ctx, "metrics", err)
-	}
-	return err
+	return e.report.export(ctx, "metrics", &e.c.metricExports, 1, func(ctx context.Context) error { return e.Exporter.Export(ctx, rm) })
 }
 
 // countingLogExporter counts and reports the records of failed log
@@ -160,14 +149,7 @@ type countingLogExporter struct {
 }
 
 func (e countingLogExporter) Export(ctx context.Context, records []sdklog.Record) error {
-	ctx, done := e.report.bound(ctx)
-	defer done()
-	err := e.Exporter.Export(ctx, records)
-	if err != nil {
-		e.c.logRecords.Add(int64(len(records)))
-		e.report.report(ctx, "logs", err)
-	}
-	return err
+	return e.report.export(ctx, "logs", &e.c.logRecords, int64(len(records)), func(ctx context.Context) error { return e.Exporter.Export(ctx, records) })
 }
 
 // exportReporter logs telemetry failures so that a dead, slow or
@@ -192,12 +174,19 @@ func newExportReporter(log *slog.Logger) *exportReporter {
 	return r
 }
 
-// bound returns ctx, canceled too when r is aborted; call done after the
-// export.
-func (r *exportReporter) bound(ctx context.Context) (context.Context, func()) {
+// export runs one export of signal on ctx, canceled too when r is
+// aborted; when it fails, it adds n to lost and reports the error.
+func (r *exportReporter) export(ctx context.Context, signal string, lost *atomic.Int64, n int64, f func(context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stop := context.AfterFunc(r.stopped, cancel)
-	return ctx, func() { stop(); cancel() }
+	defer stop()
+	err := f(ctx)
+	if err != nil {
+		lost.Add(n)
+		r.report(ctx, signal, err)
+	}
+	return err
 }
 
 func (r *exportReporter) report(ctx context.Context, signal string, err error) {
@@ -222,37 +211,34 @@ func (r *exportReporter) report(ctx context.Context, signal string, err error) {
 // failed metric exports and dropped log records are counted too.
 func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters, d *dropCounters) error {
 	m := mp.Meter(meterName)
-	dropped, err := m.Int64ObservableCounter(telemetry.MetricSpansDropped,
-		metric.WithUnit(telemetry.MetricSpansUnit),
-		metric.WithDescription("Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown)."))
-	if err != nil {
-		return fmt.Errorf("create %s: %w", telemetry.MetricSpansDropped, err)
+	counters := []struct {
+		name, unit, desc string
+		value            func() int64
+	}{
+		{telemetry.MetricSpansDropped, telemetry.MetricSpansUnit,
+			"Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown).", c.dropped},
+		{telemetry.MetricSpansExported, telemetry.MetricSpansUnit,
+			"Spans successfully exported to the trace collector.", c.exported.Load},
+		{telemetry.MetricMetricExportsFailed, telemetry.MetricExportsUnit,
+			"Metric exports that failed (their data points are lost with delta temporality).", d.metricExports.Load},
+		{telemetry.MetricLogRecordsDropped, telemetry.MetricLogRecordsUnit,
+			"Log records in failed log exports.", d.logRecords.Load},
 	}
-	exported, err := m.Int64ObservableCounter(telemetry.MetricSpansExported,
-		metric.WithUnit(telemetry.MetricSpansUnit),
-		metric.WithDescription("Spans successfully exported to the trace collector."))
-	if err != nil {
-		return fmt.Errorf("create %s: %w", telemetry.MetricSpansExported, err)
+	instruments := make([]metric.Int64ObservableCounter, len(counters))
+	observables := make([]metric.Observable, len(counters))
+	for i, ct := range counters {
+		inst, err := m.Int64ObservableCounter(ct.name, metric.WithUnit(ct.unit), metric.WithDescription(ct.desc))
+		if err != nil {
+			return fmt.Errorf("create %s: %w", ct.name, err)
+		}
+		instruments[i], observables[i] = inst, inst
 	}
-	metricExports, err := m.Int64ObservableCounter(telemetry.MetricMetricExportsFailed,
-		metric.WithUnit(telemetry.MetricExportsUnit),
-		metric.WithDescription("Metric exports that failed (their data points are lost with delta temporality)."))
-	if err != nil {
-		return fmt.Errorf("create %s: %w", telemetry.MetricMetricExportsFailed, err)
-	}
-	logRecords, err := m.Int64ObservableCounter(telemetry.MetricLogRecordsDropped,
-		metric.WithUnit(telemetry.MetricLogRecordsUnit),
-		metric.WithDescription("Log records in failed log exports."))
-	if err != nil {
-		return fmt.Errorf("create %s: %w", telemetry.MetricLogRecordsDropped, err)
-	}
-	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		o.ObserveInt64(dropped, c.dropped())
-		o.ObserveInt64(exported, c.exported.Load())
-		o.ObserveInt64(metricExports, d.metricExports.Load())
-		o.ObserveInt64(logRecords, d.logRecords.Load())
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for i, ct := range counters {
+			o.ObserveInt64(instruments[i], ct.value())
+		}
 		return nil
-	}, dropped, exported, metricExports, logRecords)
+	}, observables...)
 	if err != nil {
 		return fmt.Errorf("register span metrics: %w", err)
 	}

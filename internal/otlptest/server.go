@@ -159,13 +159,8 @@ func (s *Server) close() {
 }
 
 func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.receive(w, r)
-	if !ok {
-		return
-	}
 	var req coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf("decode trace request: %v", err), http.StatusBadRequest)
+	if !s.decode(w, r, &req, "trace") {
 		return
 	}
 	spans := flatten(req.GetResourceSpans())
@@ -176,13 +171,8 @@ func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.receive(w, r)
-	if !ok {
-		return
-	}
 	var req colmetricpb.ExportMetricsServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf("decode metrics request: %v", err), http.StatusBadRequest)
+	if !s.decode(w, r, &req, "metrics") {
 		return
 	}
 	s.mu.Lock()
@@ -221,13 +211,8 @@ func (s *Server) Logs() []LogRecord {
 }
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.receive(w, r)
-	if !ok {
-		return
-	}
 	var req collogspb.ExportLogsServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf("decode logs request: %v", err), http.StatusBadRequest)
+	if !s.decode(w, r, &req, "logs") {
 		return
 	}
 	var recs []LogRecord
@@ -253,6 +238,20 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	s.logs = append(s.logs, recs...)
 	s.mu.Unlock()
 	writeProto(w, &collogspb.ExportLogsServiceResponse{})
+}
+
+// decode receives one export request into req, writing the error response
+// itself; it reports false when the request must not be kept.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, req proto.Message, what string) bool {
+	body, ok := s.receive(w, r)
+	if !ok {
+		return false
+	}
+	if err := proto.Unmarshal(body, req); err != nil {
+		http.Error(w, fmt.Sprintf("decode %s request: %v", what, err), http.StatusBadRequest)
+		return false
+	}
+	return true
 }
 
 // receive validates and reads one export request, applying Hold and
