@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -211,34 +212,29 @@ func (r *exportReporter) report(ctx context.Context, signal string, err error) {
 // failed metric exports and dropped log records are counted too.
 func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters, d *dropCounters) error {
 	m := mp.Meter(meterName)
-	counters := []struct {
-		name, unit, desc string
-		value            func() int64
-	}{
-		{telemetry.MetricSpansDropped, telemetry.MetricSpansUnit,
-			"Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown).", c.dropped},
-		{telemetry.MetricSpansExported, telemetry.MetricSpansUnit,
-			"Spans successfully exported to the trace collector.", c.exported.Load},
-		{telemetry.MetricMetricExportsFailed, telemetry.MetricExportsUnit,
-			"Metric exports that failed (their data points are lost with delta temporality).", d.metricExports.Load},
-		{telemetry.MetricLogRecordsDropped, telemetry.MetricLogRecordsUnit,
-			"Log records in failed log exports.", d.logRecords.Load},
+	var errs []error
+	counter := func(inst metric.Int64ObservableCounter, err error) metric.Int64ObservableCounter {
+		errs = append(errs, err)
+		return inst
 	}
-	instruments := make([]metric.Int64ObservableCounter, len(counters))
-	observables := make([]metric.Observable, len(counters))
-	for i, ct := range counters {
-		inst, err := m.Int64ObservableCounter(ct.name, metric.WithUnit(ct.unit), metric.WithDescription(ct.desc))
-		if err != nil {
-			return fmt.Errorf("create %s: %w", ct.name, err)
-		}
-		instruments[i], observables[i] = inst, inst
+	dropped := counter(m.Int64ObservableCounter(telemetry.MetricSpansDropped, metric.WithUnit(telemetry.MetricSpansUnit),
+		metric.WithDescription("Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown).")))
+	exported := counter(m.Int64ObservableCounter(telemetry.MetricSpansExported, metric.WithUnit(telemetry.MetricSpansUnit),
+		metric.WithDescription("Spans successfully exported to the trace collector.")))
+	metricExports := counter(m.Int64ObservableCounter(telemetry.MetricMetricExportsFailed, metric.WithUnit(telemetry.MetricExportsUnit),
+		metric.WithDescription("Metric exports that failed (their data points are lost with delta temporality).")))
+	logRecords := counter(m.Int64ObservableCounter(telemetry.MetricLogRecordsDropped, metric.WithUnit(telemetry.MetricLogRecordsUnit),
+		metric.WithDescription("Log records in failed log exports.")))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("create span metrics: %w", err)
 	}
 	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for i, ct := range counters {
-			o.ObserveInt64(instruments[i], ct.value())
-		}
+		o.ObserveInt64(dropped, c.dropped())
+		o.ObserveInt64(exported, c.exported.Load())
+		o.ObserveInt64(metricExports, d.metricExports.Load())
+		o.ObserveInt64(logRecords, d.logRecords.Load())
 		return nil
-	}, observables...)
+	}, dropped, exported, metricExports, logRecords)
 	if err != nil {
 		return fmt.Errorf("register span metrics: %w", err)
 	}
