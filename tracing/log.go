@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/contrib/bridges/otelslog"
 	otellog "go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/embedded"
-	"go.opentelemetry.io/otel/log/global"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -110,9 +112,9 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 // [NewLogHandler]. It returns an error for any other format or level.
 //
 // The logger also sends every record at or above the level to the OTel
-// logger provider installed as global (go.opentelemetry.io/otel/log/global)
-// through the slog bridge (otelslog), with the trace and span id of the
-// record's context: [Setup] installs one that exports over OTLP unless
+// logger provider of the last [Setup] (also installed as the OTel global
+// one) through the slog bridge (otelslog), with the trace and span id of
+// the record's context: Setup installs one that exports over OTLP unless
 // OTEL_LOGS_EXPORTER=none or no OTLP endpoint is set; until then, and
 // without Setup, the records only go to w.
 func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
@@ -149,9 +151,10 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // logScope is the instrumentation scope of the log records sent to OTel.
 const logScope = "github.com/kretrieve/kretrieve"
 
-// globalLoggerProvider looks the global OTel logger provider up on every
-// call, so a logger built before [Setup] (or before a later Setup in the
-// same process, as in tests) sends to the provider installed now.
+// globalLoggerProvider hands out loggers that send to the logger provider
+// [Setup] installed last (see installLogs), so a logger built before Setup
+// (or before a later Setup in the same process, as in tests) sends to the
+// current one. Until Setup runs, records are not sent.
 type globalLoggerProvider struct{ embedded.LoggerProvider }
 
 func (globalLoggerProvider) Logger(name string, _ ...otellog.LoggerOption) otellog.Logger {
@@ -164,11 +167,36 @@ type globalLogger struct {
 }
 
 func (l globalLogger) Emit(ctx context.Context, r otellog.Record) {
-	global.Logger(l.name).Emit(ctx, r)
+	installedLogs.Load().logger(l.name).Emit(ctx, r)
 }
 
 func (l globalLogger) Enabled(ctx context.Context, p otellog.EnabledParameters) bool {
-	return global.Logger(l.name).Enabled(ctx, p)
+	return installedLogs.Load().logger(l.name).Enabled(ctx, p)
+}
+
+// logTarget is a logger provider with the loggers it handed out, by name:
+// creating an SDK logger is too costly to do per record.
+type logTarget struct {
+	provider otellog.LoggerProvider
+	loggers  sync.Map // name -> otellog.Logger
+}
+
+// installedLogs is the logger provider of the last Setup.
+var installedLogs atomic.Pointer[logTarget]
+
+func init() { installLogs(lognoop.NewLoggerProvider()) }
+
+// installLogs makes p the provider of the loggers from [NewLogger].
+func installLogs(p otellog.LoggerProvider) {
+	installedLogs.Store(&logTarget{provider: p})
+}
+
+func (t *logTarget) logger(name string) otellog.Logger {
+	if l, ok := t.loggers.Load(name); ok {
+		return l.(otellog.Logger)
+	}
+	l, _ := t.loggers.LoadOrStore(name, t.provider.Logger(name))
+	return l.(otellog.Logger)
 }
 
 // fanoutHandler hands each record to the local handler (stderr, with

@@ -232,6 +232,7 @@ func (p *Providers) install() {
 	otel.SetMeterProvider(p.MeterProvider)
 	otel.SetTextMapPropagator(p.Propagator)
 	global.SetLoggerProvider(p.LoggerProvider)
+	installLogs(p.LoggerProvider)
 }
 
 // newPropagator returns the propagators named in OTEL_PROPAGATORS
