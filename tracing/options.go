@@ -109,12 +109,13 @@ func WithMetricProducer(p sdkmetric.Producer) Option {
 
 // WithGetenv sets the function used to read OTEL_SDK_DISABLED, the
 // OTEL_EXPORTER_OTLP_*ENDPOINT and *_PROTOCOL variables,
-// OTEL_{TRACES,METRICS}_EXPORTER, i.e. the decisions this package makes
-// itself, and the OTEL_EXPORTER_OTLP_* variables of the http/protobuf trace
-// exporter. The SDK, the metric exporter and the http/json trace exporter
-// always read the real process environment (sampler, resource, endpoint
-// URL, headers, ...), so getenv should agree with it. The default is
-// [os.Getenv].
+// OTEL_{TRACES,METRICS,LOGS}_EXPORTER, OTEL_PROPAGATORS,
+// OTEL_EXPORTER_PROMETHEUS_HOST and _PORT, the metric preferences, i.e.
+// the decisions this package makes itself, and the OTEL_EXPORTER_OTLP_*
+// variables of the http/protobuf trace exporter. The SDK and the other
+// exporters (autoexport's among them) always read the real process
+// environment (sampler, resource, endpoint URL, headers, ...), so getenv
+// should agree with it. The default is [os.Getenv].
 func WithGetenv(getenv func(string) string) Option {
 	return optionFunc(func(c *config) { c.getenv = getenv })
 }
@@ -127,15 +128,19 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithExporterTimeout sets the timeout of each OTLP export, for traces
-// (all attempts included) and metrics (per request), overriding
-// OTEL_EXPORTER_OTLP_TIMEOUT and its per-signal variants. By default (or
-// with d <= 0) the exporters read those variables, whose default is 10s.
+// over HTTP (all attempts included) and metrics (per request), overriding
+// OTEL_EXPORTER_OTLP_TIMEOUT and its per-signal variants; the grpc trace
+// exporter and the log exporters (autoexport's) read the variables. By
+// default (or with d <= 0) the exporters read those variables, whose
+// default is 10s. [Providers.Shutdown] is bounded whatever the timeout.
 func WithExporterTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.exporterTimeout = d })
 }
 
 // WithExportRetry enables or disables the OTLP exporters' retries of
-// throttled or unavailable (429, 502, 503, 504) exports. The default is
+// throttled or unavailable (429, 502, 503, 504) exports (the HTTP trace
+// exporters and the metric exporters; the grpc trace exporter and the log
+// exporters keep theirs). The default is
 // enabled, with the exporters' own backoff (5s initial, 30s max; the trace
 // exporter also retries connection errors and gives up when the export
 // timeout would pass, the metric exporter after 1m). Disable it where a
