@@ -1,12 +1,12 @@
 // Package kafkaclient holds what every kretrieve component needs to talk to
 // Kafka: the shared connection settings (brokers, client id, TLS, SASL,
 // linger, compression), the franz-go client options built from them
-// (logging through kslog, client metrics through kotel, our tracing hooks),
-// Check, the start-up connection check that fails fast on rejected
-// credentials, WaitReachable, which retries brokers that do not answer yet
-// (until they do, or for a one-shot command's few seconds), and topic
-// creation at start-up that copes with principals not allowed to create
-// topics.
+// (logging through kslog, broker connection metrics through kotel, our
+// tracing hooks), Check, the start-up connection check that fails fast on
+// rejected credentials, WaitReachable, which retries brokers that do not
+// answer yet (until they do, or for a one-shot command's few seconds), and
+// topic creation at start-up that copes with principals not allowed to
+// create topics.
 //
 // Secrets (the SASL password) are held in Secret, which never prints its
 // value. The package imports franz-go and the OpenTelemetry metric API only.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -125,8 +126,9 @@ func ParseBrokers(s string) []string {
 }
 
 // Options returns franz-go options for c: seed brokers, client id, linger
-// and compression of produced batches, TLS and SASL, franz-go's own logs through kslog at warn and above, kotel client
-// metrics on mp (when not nil), and the given hooks (typically a
+// and compression of produced batches, TLS and SASL, franz-go's own logs
+// through kslog at warn and above, kotel's broker connection metrics on mp
+// (when not nil, see [BrokerMeter]), and the given hooks (typically a
 // kafkatrace.Tracer). Call c.Validate first: a TLS file that cannot be read
 // here makes every connection fail with that error.
 func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kgo.Hook) []kgo.Opt {
@@ -147,7 +149,7 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 	}
 	opts = append(opts, securityOptions(c)...)
 	if mp != nil {
-		hooks = append(hooks, kotel.NewMeter(kotel.MeterProvider(mp)))
+		hooks = append(hooks, BrokerMeter(mp))
 	}
 	if len(hooks) > 0 {
 		opts = append(opts, kgo.WithHooks(hooks...))
@@ -170,6 +172,47 @@ func compressionCodec(name string) (kgo.CompressionCodec, bool) {
 		return kgo.ZstdCompression(), true
 	}
 	return kgo.CompressionCodec{}, false
+}
+
+// BrokerMeter returns kotel's meter reduced to its broker connection
+// metrics: messaging.kafka.connects.count, connect_errors.count,
+// disconnects.count, write_errors.count, write_bytes, read_errors.count
+// and read_bytes.count, by broker, which kafkatrace does not record. kotel's
+// per-batch produce and fetch hooks are left out: they count produced and
+// fetched records (and their bytes) a second time, under the old
+// messaging.kafka.{produce,fetch}_{records,bytes}.count names, besides
+// kafkatrace's semantic-convention messaging.client.sent.messages and
+// messaging.client.consumed.messages.
+func BrokerMeter(mp metric.MeterProvider) kgo.Hook {
+	return brokerMeter{kotel.NewMeter(kotel.MeterProvider(mp))}
+}
+
+// brokerMeter implements only the broker hooks of kotel's meter: franz-go
+// calls the hook interfaces a hook value implements, and this one does not
+// implement HookProduceBatchWritten or HookFetchBatchRead.
+type brokerMeter struct{ m *kotel.Meter }
+
+var (
+	_ kgo.HookBrokerConnect    = brokerMeter{}
+	_ kgo.HookBrokerDisconnect = brokerMeter{}
+	_ kgo.HookBrokerWrite      = brokerMeter{}
+	_ kgo.HookBrokerRead       = brokerMeter{}
+)
+
+func (b brokerMeter) OnBrokerConnect(meta kgo.BrokerMetadata, d time.Duration, c net.Conn, err error) {
+	b.m.OnBrokerConnect(meta, d, c, err)
+}
+
+func (b brokerMeter) OnBrokerDisconnect(meta kgo.BrokerMetadata, c net.Conn) {
+	b.m.OnBrokerDisconnect(meta, c)
+}
+
+func (b brokerMeter) OnBrokerWrite(meta kgo.BrokerMetadata, key int16, n int, wait, write time.Duration, err error) {
+	b.m.OnBrokerWrite(meta, key, n, wait, write, err)
+}
+
+func (b brokerMeter) OnBrokerRead(meta kgo.BrokerMetadata, key int16, n int, wait, read time.Duration, err error) {
+	b.m.OnBrokerRead(meta, key, n, wait, read, err)
 }
 
 // warnLogger caps franz-go's log level at warn: its info and debug logs are

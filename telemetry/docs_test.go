@@ -37,7 +37,6 @@ var notYetDocumented = []string{
 	"kretrieve.enrich.duplicates", "kretrieve.enrich.documents", "kretrieve.enrich.reordered",
 	"kretrieve.consumer.lag", "kretrieve.consumer.lag.seconds",
 	"kretrieve.results.dropped", "reason", "kretrieve.gateway.refused",
-	"kretrieve.tracing.spans.dropped", "kretrieve.tracing.spans.exported",
 	"load documents", "dedupe", "rerank",
 }
 

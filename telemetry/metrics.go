@@ -33,4 +33,14 @@ const (
 	// MetricSpansUnit is the unit of MetricSpansDropped and
 	// MetricSpansExported.
 	MetricSpansUnit = "{span}"
+	// MetricMetricExportsFailed counts the metric exports of the tracing
+	// setup that failed.
+	MetricMetricExportsFailed = "kretrieve.tracing.metric_exports.failed"
+	// MetricExportsUnit is the unit of MetricMetricExportsFailed.
+	MetricExportsUnit = "{export}"
+	// MetricLogRecordsDropped counts the log records of failed log
+	// exports.
+	MetricLogRecordsDropped = "kretrieve.tracing.log_records.dropped"
+	// MetricLogRecordsUnit is the unit of MetricLogRecordsDropped.
+	MetricLogRecordsUnit = "{log_record}"
 )

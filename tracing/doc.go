@@ -1,49 +1,71 @@
 // Package tracing owns kretrieve's OpenTelemetry SDK setup: resource,
-// tracer and meter providers, OTLP/HTTP exporters, samplers, propagators,
-// dropped-span accounting and the slog handler that stamps log records with
-// trace_id and span_id.
+// tracer, meter and logger providers, exporters, samplers, propagators,
+// dropped-telemetry accounting and the slog handler that stamps log records
+// with trace_id and span_id and sends them to OTel.
 //
 // [Setup] configures everything from the standard OTEL_* environment
 // variables. The SDK and the exporters read most of them themselves and this
 // package does not re-implement them:
 //
 //   - OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES: resource (they win over
-//     [WithServiceName]).
+//     [WithServiceName] and over the service.version of the build
+//     information: the module version, or the VCS revision of a (devel)
+//     build).
 //   - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: sampler (default
 //     parentbased_always_on).
-//   - OTEL_BSP_*: batch span processor; OTEL_METRIC_EXPORT_INTERVAL and
-//     OTEL_METRIC_EXPORT_TIMEOUT: periodic metric reader.
-//   - OTEL_EXPORTER_OTLP_* and OTEL_EXPORTER_OTLP_{TRACES,METRICS}_*:
+//   - OTEL_BSP_*: batch span processor; OTEL_BLRP_*: batch log record
+//     processor; OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT:
+//     periodic metric reader.
+//   - OTEL_EXPORTER_OTLP_* and OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_*:
 //     endpoint, headers, timeout, compression, TLS (for the http/protobuf
 //     trace exporter this package reads them, see below).
 //
-// Spans are exported by internal/otlpwire, which encodes the http/protobuf
-// request straight from the SDK's spans: otlptracehttp's conversion to protobuf
-// structs and reflection-based marshalling cost about 18 µs of CPU per span
-// in the relay benchmark. An equivalence test checks that both send the
-// same request. With OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json,
-// otlptracehttp is used. Metrics use otlpmetrichttp.
+// Spans sent over OTLP http/protobuf (the default) are exported by
+// internal/otlpwire, which encodes the request straight from the SDK's
+// spans: otlptracehttp's conversion to protobuf structs and
+// reflection-based marshalling cost about 18 µs of CPU per span in the
+// relay benchmark. An equivalence test checks that both send the same
+// request. With the http/json protocol otlptracehttp is used, with grpc
+// otlptracegrpc (through contrib's autoexport). Metrics use otlpmetrichttp
+// or otlpmetricgrpc, logs autoexport's OTLP log exporters. The Go SDK has no
+// http/json encoding for metrics and logs, so that protocol is an error for
+// them. Go runtime metrics (contrib's instrumentation/runtime) are
+// recorded on the meter provider.
 //
 // This package itself reads only:
 //
 //   - OTEL_SDK_DISABLED: "true" (any case) installs no-op providers; the
 //     Go SDK does not implement this variable.
-//   - OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-//     OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: an exporter is created only when
-//     one of them is set (unlike the exporters' own default of
-//     localhost:4318), so a run without a collector exports nothing.
-//   - OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER: "otlp" (default) or
-//     "none"; anything else is an error.
-//   - OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variants: only
-//     http/protobuf and http/json are supported (metrics are always sent
-//     as protobuf); grpc is an error rather than a silent mismatch.
+//   - OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_{TRACES,METRICS,
+//     LOGS}_ENDPOINT: an OTLP exporter is created only when one of them is
+//     set (unlike the exporters' own default of localhost), so a run
+//     without a collector exports nothing.
+//   - OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER: "otlp" (default), "console"
+//     or "none"; OTEL_METRICS_EXPORTER: the same or "prometheus" (a
+//     /metrics endpoint on OTEL_EXPORTER_PROMETHEUS_HOST, default
+//     localhost, and OTEL_EXPORTER_PROMETHEUS_PORT, default 9464; see also
+//     [WithPrometheusListen]). Anything else is an error. The console
+//     exporters write to stderr ([WithConsoleWriter]).
+//   - OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variants: grpc,
+//     http/protobuf (default) or, for traces only, http/json; anything
+//     else is an error naming the supported protocols.
+//   - OTEL_PROPAGATORS: tracecontext, baggage, b3, b3multi, jaeger, xray,
+//     ottrace or none, through contrib's autoprop (default tracecontext,
+//     baggage); an unknown name is an error.
+//   - OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE and
+//     OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION, see
+//     [ReadMetricsPreferences].
 //   - for the http/protobuf trace exporter, OTEL_EXPORTER_OTLP_* and
 //     OTEL_EXPORTER_OTLP_TRACES_* (endpoint, insecure, headers, timeout,
 //     compression, certificates), read once as otlptracehttp reads them
 //     and handed to otlpwire as a plain configuration; an invalid value is
 //     an error rather than ignored.
 //
-// Spans lost on the way to the collector are counted, see [Providers.Stats].
+// Telemetry never fails or stalls the job: [Providers.Shutdown] is bounded
+// (1 s by default) and returns no export error; a dead, slow or partial
+// collector (Jaeger answers 404 on /v1/metrics) gives one warning per
+// process; queues are bounded and what is lost is counted, see
+// [Providers.Stats] and [Providers.Dropped].
 //
 // Messaging metrics aggregated by kafkatrace.Metrics reach the SDK through
 // [NewMetricsProducer].

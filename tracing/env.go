@@ -12,12 +12,33 @@ const (
 	envEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	envTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	envMetricsEndpoint = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+	envLogsEndpoint    = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
 	envProtocol        = "OTEL_EXPORTER_OTLP_PROTOCOL"
 	envTracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	envMetricsProtocol = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+	envLogsProtocol    = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
 	envTracesExporter  = "OTEL_TRACES_EXPORTER"
 	envMetricsExporter = "OTEL_METRICS_EXPORTER"
+	envLogsExporter    = "OTEL_LOGS_EXPORTER"
 	envTracesSampler   = "OTEL_TRACES_SAMPLER"
+	envPropagators     = "OTEL_PROPAGATORS"
+	envPrometheusHost  = "OTEL_EXPORTER_PROMETHEUS_HOST"
+	envPrometheusPort  = "OTEL_EXPORTER_PROMETHEUS_PORT"
+)
+
+// OTLP protocols (OTEL_EXPORTER_OTLP_*PROTOCOL values).
+const (
+	protoGRPC     = "grpc"
+	protoProtobuf = "http/protobuf"
+	protoJSON     = "http/json"
+)
+
+// Exporter kinds (OTEL_*_EXPORTER values); "none" is exportOff.
+const (
+	exportOff        = ""
+	exportOTLP       = "otlp"
+	exportConsole    = "console"
+	exportPrometheus = "prometheus"
 )
 
 // parentBasedSampler reports whether OTEL_TRACES_SAMPLER selects a sampler
@@ -28,28 +49,36 @@ func parentBasedSampler(getenv func(string) string) bool {
 	return v == "" || strings.HasPrefix(v, "parentbased_")
 }
 
-// signalEnv names the variables that decide whether one signal is exported.
+// signalEnv names the variables that decide how one signal is exported.
 type signalEnv struct {
+	name                         string // traces, metrics or logs
 	endpoint, protocol, exporter string
+	exporters                    []string // supported OTEL_*_EXPORTER values besides none
 	protocols                    []string // supported OTEL_EXPORTER_OTLP_*PROTOCOL values
 }
 
 var (
-	tracesEnv = signalEnv{
-		endpoint:  envTracesEndpoint,
-		protocol:  envTracesProtocol,
-		exporter:  envTracesExporter,
-		protocols: []string{"http/protobuf", "http/json"},
-	}
-	metricsEnv = signalEnv{
-		endpoint: envMetricsEndpoint,
-		protocol: envMetricsProtocol,
-		exporter: envMetricsExporter,
-		// otlpmetrichttp always sends protobuf; http/json is accepted so a
-		// shared OTEL_EXPORTER_OTLP_PROTOCOL=http/json does not fail.
-		protocols: []string{"http/protobuf", "http/json"},
-	}
+	// otlptracehttp encodes http/json, otlpwire http/protobuf.
+	tracesEnv = newSignalEnv("traces", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf, protoJSON)
+	// The Go SDK's OTLP metric and log exporters have no JSON encoding.
+	metricsEnv = newSignalEnv("metrics", []string{exportOTLP, exportConsole, exportPrometheus}, protoGRPC, protoProtobuf)
+	logsEnv    = newSignalEnv("logs", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf)
 )
+
+// newSignalEnv names the variables of signal ("traces", "metrics" or
+// "logs"): OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT and _PROTOCOL and
+// OTEL_<SIGNAL>_EXPORTER.
+func newSignalEnv(signal string, exporters []string, protocols ...string) signalEnv {
+	up := strings.ToUpper(signal)
+	return signalEnv{
+		name:      signal,
+		endpoint:  "OTEL_EXPORTER_OTLP_" + up + "_ENDPOINT",
+		protocol:  "OTEL_EXPORTER_OTLP_" + up + "_PROTOCOL",
+		exporter:  "OTEL_" + up + "_EXPORTER",
+		exporters: exporters,
+		protocols: protocols,
+	}
+}
 
 func lookup(getenv func(string) string, key string) string {
 	return strings.TrimSpace(getenv(key))
@@ -60,27 +89,42 @@ func sdkDisabled(getenv func(string) string) bool {
 	return strings.EqualFold(lookup(getenv, envSDKDisabled), "true")
 }
 
-// exportEnabled reports whether the signal described by s should get an
-// OTLP exporter: an endpoint is set and its exporter is not "none". It
-// returns an error for exporters or protocols this package cannot honour.
-func exportEnabled(getenv func(string) string, s signalEnv) (bool, error) {
-	switch v := strings.ToLower(lookup(getenv, s.exporter)); v {
-	case "", "otlp":
-	case "none":
-		return false, nil
+// exportKind returns how the signal described by s is exported:
+// exportOff ("none", or otlp without an endpoint variable), exportOTLP,
+// exportConsole or exportPrometheus. It returns an error for exporters or
+// protocols this package cannot honour, naming the supported ones.
+func exportKind(getenv func(string) string, s signalEnv) (string, error) {
+	v := strings.ToLower(lookup(getenv, s.exporter))
+	switch {
+	case v == "" || v == exportOTLP:
+	case v == "none":
+		return exportOff, nil
+	case slices.Contains(s.exporters, v):
+		return v, nil
 	default:
-		return false, fmt.Errorf("unsupported %s %q (want otlp or none)", s.exporter, v)
+		return exportOff, fmt.Errorf("unsupported %s %q (want %s or none)", s.exporter, v, strings.Join(s.exporters, ", "))
 	}
 	if lookup(getenv, envEndpoint) == "" && lookup(getenv, s.endpoint) == "" {
-		return false, nil
+		return exportOff, nil
 	}
-	proto := lookup(getenv, s.protocol)
-	name := s.protocol
+	if _, name, err := otlpProtocol(getenv, s); err != nil {
+		return exportOff, fmt.Errorf("%s: %w", name, err)
+	}
+	return exportOTLP, nil
+}
+
+// otlpProtocol returns the OTLP protocol of s (default http/protobuf) and
+// the variable it came from, or an error naming the supported protocols.
+func otlpProtocol(getenv func(string) string, s signalEnv) (proto, name string, err error) {
+	proto, name = lookup(getenv, s.protocol), s.protocol
 	if proto == "" {
 		proto, name = lookup(getenv, envProtocol), envProtocol
 	}
-	if proto != "" && !slices.Contains(s.protocols, proto) {
-		return false, fmt.Errorf("unsupported %s %q (want %s)", name, proto, strings.Join(s.protocols, " or "))
+	if proto == "" {
+		return protoProtobuf, name, nil
 	}
-	return true, nil
+	if !slices.Contains(s.protocols, proto) {
+		return "", name, fmt.Errorf("unsupported protocol %q for %s (want %s)", proto, s.name, strings.Join(s.protocols, ", "))
+	}
+	return proto, name, nil
 }

@@ -7,42 +7,59 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestExportEnabled(t *testing.T) {
+func TestExportKind(t *testing.T) {
 	for _, tc := range []struct {
-		name                          string
-		env                           map[string]string
-		wantTraces, wantMetrics       bool
-		wantTracesErr, wantMetricsErr string
+		name                                       string
+		env                                        map[string]string
+		wantTraces, wantMetrics, wantLogs          string
+		wantTracesErr, wantMetricsErr, wantLogsErr string
 	}{
 		{name: "nothing set"},
 		{name: "blank endpoint", env: map[string]string{envEndpoint: "  "}},
-		{name: "base endpoint", env: map[string]string{envEndpoint: "http://c:4318"}, wantTraces: true, wantMetrics: true},
-		{name: "traces endpoint only", env: map[string]string{envTracesEndpoint: "http://c:4318/v1/traces"}, wantTraces: true},
-		{name: "metrics endpoint only", env: map[string]string{envMetricsEndpoint: "http://c:4318/v1/metrics"}, wantMetrics: true},
-		{name: "explicit otlp", env: map[string]string{envEndpoint: "http://c", envTracesExporter: "OTLP", envMetricsExporter: "otlp"}, wantTraces: true, wantMetrics: true},
-		{name: "traces none", env: map[string]string{envEndpoint: "http://c", envTracesExporter: "none"}, wantMetrics: true},
-		{name: "metrics none", env: map[string]string{envEndpoint: "http://c", envMetricsExporter: "None"}, wantTraces: true},
-		{name: "http/json", env: map[string]string{envEndpoint: "http://c", envProtocol: "http/json"}, wantTraces: true, wantMetrics: true},
+		{name: "base endpoint", env: map[string]string{envEndpoint: "http://c:4318"}, wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp"},
+		{name: "traces endpoint only", env: map[string]string{envTracesEndpoint: "http://c:4318/v1/traces"}, wantTraces: "otlp"},
+		{name: "metrics endpoint only", env: map[string]string{envMetricsEndpoint: "http://c:4318/v1/metrics"}, wantMetrics: "otlp"},
+		{name: "logs endpoint only", env: map[string]string{envLogsEndpoint: "http://c:4318/v1/logs"}, wantLogs: "otlp"},
+		{name: "explicit otlp", env: map[string]string{envEndpoint: "http://c", envTracesExporter: "OTLP", envMetricsExporter: "otlp", envLogsExporter: "otlp"}, wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp"},
+		{name: "traces none", env: map[string]string{envEndpoint: "http://c", envTracesExporter: "none"}, wantMetrics: "otlp", wantLogs: "otlp"},
+		{name: "metrics none", env: map[string]string{envEndpoint: "http://c", envMetricsExporter: "None"}, wantTraces: "otlp", wantLogs: "otlp"},
+		{name: "logs none", env: map[string]string{envEndpoint: "http://c", envLogsExporter: "none"}, wantTraces: "otlp", wantMetrics: "otlp"},
+		{name: "grpc", env: map[string]string{envEndpoint: "http://c:4317", envProtocol: "grpc"}, wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp"},
 		{
-			name:           "per-signal protocol wins",
-			env:            map[string]string{envEndpoint: "http://c", envProtocol: "grpc", envTracesProtocol: "http/protobuf"},
-			wantTraces:     true,
-			wantMetricsErr: `unsupported OTEL_EXPORTER_OTLP_PROTOCOL "grpc"`,
+			name:           "http/json only for traces",
+			env:            map[string]string{envEndpoint: "http://c", envProtocol: "http/json"},
+			wantTraces:     "otlp",
+			wantMetricsErr: `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for metrics (want grpc, http/protobuf)`,
+			wantLogsErr:    `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for logs (want grpc, http/protobuf)`,
 		},
-		{name: "grpc without endpoint is ignored", env: map[string]string{envProtocol: "grpc"}},
-		{name: "unknown exporter", env: map[string]string{envTracesExporter: "zipkin"}, wantTracesErr: `unsupported OTEL_TRACES_EXPORTER "zipkin"`},
+		{
+			name:        "per-signal protocol wins",
+			env:         map[string]string{envEndpoint: "http://c", envProtocol: "http/json", envMetricsProtocol: "grpc", envLogsProtocol: "thrift"},
+			wantTraces:  "otlp",
+			wantMetrics: "otlp",
+			wantLogsErr: `OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: unsupported protocol "thrift" for logs (want grpc, http/protobuf)`,
+		},
+		{name: "unknown protocol without endpoint is ignored", env: map[string]string{envProtocol: "thrift"}},
+		{
+			name:       "console needs no endpoint",
+			env:        map[string]string{envTracesExporter: "console", envMetricsExporter: "Console", envLogsExporter: "console"},
+			wantTraces: "console", wantMetrics: "console", wantLogs: "console",
+		},
+		{name: "prometheus", env: map[string]string{envMetricsExporter: "prometheus"}, wantMetrics: "prometheus"},
+		{name: "unknown exporter", env: map[string]string{envTracesExporter: "zipkin"}, wantTracesErr: `unsupported OTEL_TRACES_EXPORTER "zipkin" (want otlp, console or none)`},
+		{name: "prometheus is for metrics", env: map[string]string{envLogsExporter: "prometheus"}, wantLogsErr: `unsupported OTEL_LOGS_EXPORTER "prometheus" (want otlp, console or none)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			getenv := func(k string) string { return tc.env[k] }
 			for _, sig := range []struct {
-				env     signalEnv
-				want    bool
-				wantErr string
+				env           signalEnv
+				want, wantErr string
 			}{
 				{tracesEnv, tc.wantTraces, tc.wantTracesErr},
 				{metricsEnv, tc.wantMetrics, tc.wantMetricsErr},
+				{logsEnv, tc.wantLogs, tc.wantLogsErr},
 			} {
-				got, err := exportEnabled(getenv, sig.env)
+				got, err := exportKind(getenv, sig.env)
 				if sig.wantErr != "" {
 					require.Error(t, err, sig.env.exporter)
 					assert.Contains(t, err.Error(), sig.wantErr)

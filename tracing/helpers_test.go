@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/kretrieve/kretrieve/tracing"
 )
 
 // syncBuffer is a bytes.Buffer safe for the SDK's background goroutines.
@@ -34,6 +36,32 @@ func (b *syncBuffer) String() string {
 func testLogger() (*slog.Logger, *syncBuffer) {
 	buf := &syncBuffer{}
 	return slog.New(slog.NewTextHandler(buf, nil)), buf
+}
+
+// setupWithLogger starts Setup (with opts) logging through a NewLogger
+// text logger at info level into the returned buffer, as the commands
+// log, and requires that all three signals are exported.
+func setupWithLogger(t *testing.T, opts ...tracing.Option) (*tracing.Providers, *slog.Logger, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	log, err := tracing.NewLogger(logs, "text", "info")
+	require.NoError(t, err)
+	p, err := tracing.Setup(t.Context(), append([]tracing.Option{tracing.WithLogger(log)}, opts...)...)
+	require.NoError(t, err)
+	require.True(t, p.Exporting && p.ExportingMetrics && p.ExportingLogs)
+	return p, log, logs
+}
+
+// emitJob ends a span "job" after adding 3 to the counter "job.items" and
+// logging "job done" in its context.
+func emitJob(t *testing.T, p *tracing.Providers, log *slog.Logger) {
+	t.Helper()
+	ctx, span := p.TracerProvider.Tracer("test").Start(t.Context(), "job")
+	counter, err := p.MeterProvider.Meter("test").Int64Counter("job.items")
+	require.NoError(t, err)
+	counter.Add(ctx, 3)
+	log.InfoContext(ctx, "job done")
+	span.End()
 }
 
 // envMap returns a getenv function reading from m.

@@ -2,12 +2,19 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"go.opentelemetry.io/contrib/bridges/otelslog"
+	otellog "go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/embedded"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -103,6 +110,13 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 // NewLogger returns a logger writing to w in format "json" or "text" at
 // level "debug", "info", "warn" or "error" (both case-insensitive), through
 // [NewLogHandler]. It returns an error for any other format or level.
+//
+// The logger also sends every record at or above the level to the OTel
+// logger provider of the last [Setup] (also installed as the OTel global
+// one) through the slog bridge (otelslog), with the trace and span id of
+// the record's context: Setup installs one that exports over OTLP unless
+// OTEL_LOGS_EXPORTER=none or no OTLP endpoint is set; until then, and
+// without Setup, the records only go to w.
 func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lvl slog.Level
 	switch strings.ToLower(strings.TrimSpace(level)) {
@@ -127,5 +141,107 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("unknown log format %q (want json or text)", format)
 	}
-	return slog.New(NewLogHandler(h)), nil
+	return slog.New(&fanoutHandler{
+		local: NewLogHandler(h),
+		otel:  otelslog.NewHandler(logScope, otelslog.WithLoggerProvider(globalLoggerProvider{})),
+		level: lvl,
+	}), nil
+}
+
+// logScope is the instrumentation scope of the log records sent to OTel.
+const logScope = "github.com/kretrieve/kretrieve"
+
+// globalLoggerProvider hands out loggers that send to the logger provider
+// [Setup] installed last (see installLogs), so a logger built before Setup
+// (or before a later Setup in the same process, as in tests) sends to the
+// current one. Until Setup runs, records are not sent.
+type globalLoggerProvider struct{ embedded.LoggerProvider }
+
+func (globalLoggerProvider) Logger(name string, _ ...otellog.LoggerOption) otellog.Logger {
+	return globalLogger{name: name}
+}
+
+type globalLogger struct {
+	embedded.Logger
+	name string
+}
+
+func (l globalLogger) Emit(ctx context.Context, r otellog.Record) {
+	installedLogs.Load().logger(l.name).Emit(ctx, r)
+}
+
+func (l globalLogger) Enabled(ctx context.Context, p otellog.EnabledParameters) bool {
+	return installedLogs.Load().logger(l.name).Enabled(ctx, p)
+}
+
+// logTarget is a logger provider with the loggers it handed out, by name:
+// creating an SDK logger is too costly to do per record.
+type logTarget struct {
+	provider otellog.LoggerProvider
+	loggers  sync.Map // name -> otellog.Logger
+}
+
+// installedLogs is the logger provider of the last Setup.
+var installedLogs atomic.Pointer[logTarget]
+
+func init() { installLogs(lognoop.NewLoggerProvider()) }
+
+// installLogs makes p the provider of the loggers from [NewLogger].
+func installLogs(p otellog.LoggerProvider) {
+	installedLogs.Store(&logTarget{provider: p})
+}
+
+func (t *logTarget) logger(name string) otellog.Logger {
+	if l, ok := t.loggers.Load(name); ok {
+		return l.(otellog.Logger)
+	}
+	l, _ := t.loggers.LoadOrStore(name, t.provider.Logger(name))
+	return l.(otellog.Logger)
+}
+
+// fanoutHandler hands each record to the local handler (stderr, with
+// trace_id and span_id attributes) and, at or above level, to the OTel
+// slog bridge (which carries the ids in the record's trace context).
+type fanoutHandler struct {
+	local, otel slog.Handler
+	level       slog.Level
+}
+
+func (h *fanoutHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.local.Enabled(ctx, l) || (l >= h.level && h.otel.Enabled(ctx, l))
+}
+
+func (h *fanoutHandler) Handle(ctx context.Context, r slog.Record) error {
+	var errs []error
+	if h.local.Enabled(ctx, r.Level) {
+		errs = append(errs, h.local.Handle(ctx, r.Clone()))
+	}
+	if r.Level >= h.level && h.otel.Enabled(ctx, r.Level) {
+		errs = append(errs, h.otel.Handle(ctx, r))
+	}
+	return errors.Join(errs...)
+}
+
+func (h *fanoutHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	if len(attrs) == 0 {
+		return h
+	}
+	return &fanoutHandler{local: h.local.WithAttrs(attrs), otel: h.otel.WithAttrs(attrs), level: h.level}
+}
+
+func (h *fanoutHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	return &fanoutHandler{local: h.local.WithGroup(name), otel: h.otel.WithGroup(name), level: h.level}
+}
+
+// localLogger returns l without its OTel part when l comes from
+// [NewLogger]: the SDK's own errors (failed log exports among them) must
+// not be fed back into the log exporter.
+func localLogger(l *slog.Logger) *slog.Logger {
+	if h, ok := l.Handler().(*fanoutHandler); ok {
+		return slog.New(h.local)
+	}
+	return l
 }

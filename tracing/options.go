@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -22,13 +23,19 @@ type config struct {
 	logger          *slog.Logger
 	exporterTimeout time.Duration
 	exportRetry     bool
+	shutdownTimeout time.Duration
+	// prometheusListen is the address of WithPrometheusListen.
+	prometheusListen string
+	console          io.Writer
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		serviceName: DefaultServiceName,
-		getenv:      os.Getenv,
-		exportRetry: true,
+		serviceName:     DefaultServiceName,
+		getenv:          os.Getenv,
+		exportRetry:     true,
+		shutdownTimeout: DefaultShutdownTimeout,
+		console:         os.Stderr,
 	}
 	for _, o := range opts {
 		o.apply(&c)
@@ -102,12 +109,13 @@ func WithMetricProducer(p sdkmetric.Producer) Option {
 
 // WithGetenv sets the function used to read OTEL_SDK_DISABLED, the
 // OTEL_EXPORTER_OTLP_*ENDPOINT and *_PROTOCOL variables,
-// OTEL_{TRACES,METRICS}_EXPORTER, i.e. the decisions this package makes
-// itself, and the OTEL_EXPORTER_OTLP_* variables of the http/protobuf trace
-// exporter. The SDK, the metric exporter and the http/json trace exporter
-// always read the real process environment (sampler, resource, endpoint
-// URL, headers, ...), so getenv should agree with it. The default is
-// [os.Getenv].
+// OTEL_{TRACES,METRICS,LOGS}_EXPORTER, OTEL_PROPAGATORS,
+// OTEL_EXPORTER_PROMETHEUS_HOST and _PORT, the metric preferences, i.e.
+// the decisions this package makes itself, and the OTEL_EXPORTER_OTLP_*
+// variables of the http/protobuf trace exporter. The SDK and the other
+// exporters (autoexport's among them) always read the real process
+// environment (sampler, resource, endpoint URL, headers, ...), so getenv
+// should agree with it. The default is [os.Getenv].
 func WithGetenv(getenv func(string) string) Option {
 	return optionFunc(func(c *config) { c.getenv = getenv })
 }
@@ -120,19 +128,62 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithExporterTimeout sets the timeout of each OTLP export, for traces
-// (all attempts included) and metrics (per request), overriding
-// OTEL_EXPORTER_OTLP_TIMEOUT and its per-signal variants. By default (or
-// with d <= 0) the exporters read those variables, whose default is 10s.
+// over HTTP (all attempts included) and metrics (per request), overriding
+// OTEL_EXPORTER_OTLP_TIMEOUT and its per-signal variants; the grpc trace
+// exporter and the log exporters (autoexport's) read the variables. By
+// default (or with d <= 0) the exporters read those variables, whose
+// default is 10s. [Providers.Shutdown] is bounded whatever the timeout.
 func WithExporterTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.exporterTimeout = d })
 }
 
 // WithExportRetry enables or disables the OTLP exporters' retries of
-// throttled or unavailable (429, 502, 503, 504) exports. The default is
+// throttled or unavailable (429, 502, 503, 504) exports (the HTTP trace
+// exporters and the metric exporters; the grpc trace exporter and the log
+// exporters keep theirs). The default is
 // enabled, with the exporters' own backoff (5s initial, 30s max; the trace
 // exporter also retries connection errors and gives up when the export
 // timeout would pass, the metric exporter after 1m). Disable it where a
 // failed export must fail fast, e.g. tests.
 func WithExportRetry(enabled bool) Option {
 	return optionFunc(func(c *config) { c.exportRetry = enabled })
+}
+
+// DefaultShutdownTimeout is how long [Providers.Shutdown] may take by
+// default: telemetry adds at most about this much to a command's exit,
+// whatever state the collector is in.
+const DefaultShutdownTimeout = time.Second
+
+// WithShutdownTimeout bounds [Providers.Shutdown]: half of d for the spans,
+// the rest for metrics and logs. d <= 0 keeps [DefaultShutdownTimeout].
+// The context given to Shutdown can only shorten it.
+func WithShutdownTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.shutdownTimeout = d
+		}
+	})
+}
+
+// WithPrometheusListen serves the metrics in the Prometheus text format on
+// http://addr/metrics (for a --metrics-listen flag), next to any other
+// metric exporter; the kretrieve metric producers ([WithMetricProducer])
+// are included. ":0" picks a free port, see [Providers.PrometheusAddr]. It
+// replaces the server OTEL_METRICS_EXPORTER=prometheus would start on
+// OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT. Setup fails
+// when addr cannot be listened on. The default, "", serves nothing.
+func WithPrometheusListen(addr string) Option {
+	return optionFunc(func(c *config) { c.prometheusListen = addr })
+}
+
+// WithConsoleWriter sets where the console exporters
+// (OTEL_{TRACES,METRICS,LOGS}_EXPORTER=console) write. The default is
+// os.Stderr, not stdout as other SDKs do, because kretrieve's commands
+// write their results to stdout.
+func WithConsoleWriter(w io.Writer) Option {
+	return optionFunc(func(c *config) {
+		if w != nil {
+			c.console = w
+		}
+	})
 }

@@ -111,7 +111,7 @@ func TestOTLPEnvironmentFromProcess(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/from/env")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-env=1")
-	exp, err := newSpanExporter(t.Context(), newConfig(nil))
+	exp, err := newSpanExporter(t.Context(), newConfig(nil), exportOTLP)
 	require.NoError(t, err)
 	require.NoError(t, exp.ExportSpans(t.Context(), tracetest.SpanStubs{{Name: "s"}}.Snapshots()))
 	require.NoError(t, exp.Shutdown(t.Context()))

@@ -6,15 +6,27 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/instrumentation/runtime"
+	"go.opentelemetry.io/contrib/propagators/autoprop"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	otellog "go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/global"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -33,15 +45,24 @@ type Providers struct {
 	// MeterProvider is the installed meter provider (a no-op one when
 	// Enabled is false).
 	MeterProvider metric.MeterProvider
-	// Propagator is the W3C TraceContext + Baggage propagator, installed
-	// even when Enabled is false so context still passes through.
+	// LoggerProvider is the installed OTel logger provider that loggers
+	// from [NewLogger] send their records to (a no-op one when logs are
+	// not exported).
+	LoggerProvider otellog.LoggerProvider
+	// Propagator is the propagator of OTEL_PROPAGATORS (default W3C
+	// TraceContext + Baggage), installed even when Enabled is false so
+	// context still passes through.
 	Propagator propagation.TextMapPropagator
 	// Enabled is false when OTEL_SDK_DISABLED=true.
 	Enabled bool
-	// Exporting is true when spans are exported over OTLP.
+	// Exporting is true when spans are exported (OTLP or console).
 	Exporting bool
-	// ExportingMetrics is true when metrics are exported over OTLP.
+	// ExportingMetrics is true when metrics are exported (OTLP, console or
+	// Prometheus).
 	ExportingMetrics bool
+	// ExportingLogs is true when log records are exported (OTLP or
+	// console).
+	ExportingLogs bool
 	// ParentBasedSampling is true when the sampler follows the parent's
 	// sampled flag: OTEL_TRACES_SAMPLER is unset (the default
 	// parentbased_always_on) or one of the parentbased_* samplers.
@@ -53,28 +74,39 @@ type Providers struct {
 
 	tp       *sdktrace.TracerProvider // nil when disabled
 	mp       *sdkmetric.MeterProvider // nil when disabled
+	lp       *sdklog.LoggerProvider   // nil when logs are not exported
+	prom     *promServer              // nil without a Prometheus endpoint
 	counters *spanCounters
+	drops    *dropCounters
+	report   *exportReporter
 	log      *slog.Logger
+	budget   time.Duration
 
 	shutdownOnce sync.Once
-	shutdownErr  error
 }
 
-// Setup builds tracer and meter providers from the standard OTEL_*
-// variables (see the package doc), installs them and the W3C
-// TraceContext+Baggage propagator as OTel globals, routes SDK errors to the
-// logger, and returns the providers. Call [Providers.Shutdown] to flush and
-// stop everything. ctx is used only while building the resource and the
-// exporters.
+// Setup builds tracer, meter and logger providers from the standard OTEL_*
+// variables (see the package doc), installs them and the propagator of
+// OTEL_PROPAGATORS as OTel globals, routes SDK errors to the logger (the
+// first at warn level, later ones at debug level), and returns the
+// providers. Call [Providers.Shutdown] to flush and stop everything. ctx is
+// used only while building the resource and the exporters.
 func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	cfg := newConfig(opts)
-	log := cfg.logger
+	log := localLogger(cfg.logger)
+	report := newExportReporter(log)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn("opentelemetry error", "err", err)
+		report.report(context.Background(), "", err)
 	}))
 
-	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-	p := &Providers{Propagator: prop, counters: newSpanCounters(), log: log, ServiceName: cfg.serviceName}
+	prop, err := newPropagator(cfg.getenv)
+	if err != nil {
+		return nil, err
+	}
+	p := &Providers{
+		Propagator: prop, counters: newSpanCounters(), drops: &dropCounters{}, report: report,
+		log: log, ServiceName: cfg.serviceName, budget: cfg.shutdownTimeout,
+	}
 	if v := lookup(cfg.getenv, "OTEL_SERVICE_NAME"); v != "" {
 		p.ServiceName = v
 	}
@@ -82,19 +114,19 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	if sdkDisabled(cfg.getenv) {
 		p.TracerProvider = tracenoop.NewTracerProvider()
 		p.MeterProvider = metricnoop.NewMeterProvider()
+		p.LoggerProvider = lognoop.NewLoggerProvider()
 		p.install()
 		return p, nil
 	}
 	p.Enabled = true
 
-	exportTraces, err := exportEnabled(cfg.getenv, tracesEnv)
-	if err != nil {
-		return nil, err
+	var kinds [3]string
+	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
+		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
+			return nil, err
+		}
 	}
-	exportMetrics, err := exportEnabled(cfg.getenv, metricsEnv)
-	if err != nil {
-		return nil, err
-	}
+	tracesKind, metricsKind, logsKind := kinds[0], kinds[1], kinds[2]
 	res, err := newResource(ctx, cfg.serviceName, log)
 	if err != nil {
 		return nil, err
@@ -103,27 +135,61 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		p.ServiceName = v.AsString()
 	}
 
-	var spanExp sdktrace.SpanExporter
-	if exportTraces {
-		spanExp, err = newSpanExporter(ctx, cfg)
-		if err != nil {
-			return nil, err
+	// Everything built so far is closed again if a later step fails.
+	var closers []func(context.Context) error
+	fail := func(err error) (*Providers, error) {
+		for _, c := range closers {
+			err = errors.Join(err, c(ctx))
 		}
+		return nil, err
 	}
-	var metricExp sdkmetric.Exporter
-	if exportMetrics {
-		metricExp, err = newMetricExporter(ctx, cfg)
+
+	var spanExp sdktrace.SpanExporter
+	if tracesKind != exportOff {
+		if spanExp, err = newSpanExporter(ctx, cfg, tracesKind); err != nil {
+			return fail(err)
+		}
+		closers = append(closers, spanExp.Shutdown)
+	}
+	var readers []sdkmetric.Reader
+	switch metricsKind {
+	case exportOTLP, exportConsole:
+		metricExp, err := newMetricExporter(ctx, cfg, metricsKind)
 		if err != nil {
-			if spanExp != nil {
-				err = errors.Join(err, spanExp.Shutdown(ctx))
-			}
-			return nil, err
+			return fail(err)
+		}
+		readerOpts := []sdkmetric.PeriodicReaderOption{}
+		for _, mp := range cfg.metricProducers {
+			readerOpts = append(readerOpts, sdkmetric.WithProducer(mp))
+		}
+		r := sdkmetric.NewPeriodicReader(countingMetricExporter{Exporter: metricExp, c: p.drops, report: report}, readerOpts...)
+		readers = append(readers, r)
+		closers = append(closers, r.Shutdown)
+	}
+	promAddr := cfg.prometheusListen
+	if promAddr == "" && metricsKind == exportPrometheus {
+		promAddr = prometheusEnvAddr(cfg.getenv)
+	}
+	if promAddr != "" {
+		r, srv, err := startPrometheus(promAddr, cfg.metricProducers, log)
+		if err != nil {
+			return fail(err)
+		}
+		p.prom = srv
+		readers = append(readers, r)
+		closers = append(closers, r.Shutdown, srv.shutdown)
+	}
+	var logExp sdklog.Exporter
+	if logsKind != exportOff {
+		if logExp, err = newLogExporter(ctx, cfg, logsKind); err != nil {
+			return fail(err)
 		}
 	}
 
 	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if spanExp != nil {
-		bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: spanExp, c: p.counters}, batchDefaults(cfg.getenv)...)
+		exp := countingExporter{SpanExporter: spanExp, c: p.counters, report: report}
+		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: p.counters}))
 	}
 	for _, sp := range cfg.spanProcessors {
@@ -131,29 +197,33 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	}
 
 	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
-	if metricExp != nil {
-		var readerOpts []sdkmetric.PeriodicReaderOption
-		for _, mp := range cfg.metricProducers {
-			readerOpts = append(readerOpts, sdkmetric.WithProducer(mp))
-		}
-		mpOpts = append(mpOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp, readerOpts...)))
-	}
-	for _, r := range cfg.metricReaders {
+	for _, r := range append(readers, cfg.metricReaders...) {
 		mpOpts = append(mpOpts, sdkmetric.WithReader(r))
 	}
 
 	p.tp = sdktrace.NewTracerProvider(tpOpts...)
 	p.mp = sdkmetric.NewMeterProvider(mpOpts...)
 	p.TracerProvider, p.MeterProvider = p.tp, p.mp
-	p.Exporting, p.ExportingMetrics = exportTraces, exportMetrics
+	p.LoggerProvider = lognoop.NewLoggerProvider()
+	if logExp != nil {
+		exp := countingLogExporter{Exporter: logExp, c: p.drops, report: report}
+		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+		p.LoggerProvider = p.lp
+	}
+	p.Exporting = tracesKind != exportOff
+	p.ExportingMetrics = len(readers) > 0
+	p.ExportingLogs = logExp != nil
 	p.ParentBasedSampling = parentBasedSampler(cfg.getenv)
 
-	if err := registerSpanMetrics(p.mp, p.counters); err != nil {
+	if err := registerSpanMetrics(p.mp, p.counters, p.drops); err != nil {
 		return nil, errors.Join(err, p.Shutdown(ctx))
 	}
+	if err := runtime.Start(runtime.WithMeterProvider(p.mp)); err != nil {
+		return nil, errors.Join(fmt.Errorf("start go runtime metrics: %w", err), p.Shutdown(ctx))
+	}
 	p.install()
-	log.Debug("opentelemetry configured",
-		"exporting_traces", p.Exporting, "exporting_metrics", p.ExportingMetrics)
+	log.Debug("opentelemetry configured", "traces", tracesKind, "metrics", metricsKind, "logs", logsKind,
+		"prometheus", p.PrometheusAddr())
 	return p, nil
 }
 
@@ -161,18 +231,55 @@ func (p *Providers) install() {
 	otel.SetTracerProvider(p.TracerProvider)
 	otel.SetMeterProvider(p.MeterProvider)
 	otel.SetTextMapPropagator(p.Propagator)
+	global.SetLoggerProvider(p.LoggerProvider)
+	installLogs(p.LoggerProvider)
 }
 
-// newSpanExporter returns the OTLP/HTTP trace exporter: otlpwire, which
-// encodes http/protobuf requests without otlptracehttp's per-span garbage
-// (see its package doc), or otlptracehttp for http/json.
-func newSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
-	proto := lookup(cfg.getenv, envTracesProtocol)
-	if proto == "" {
-		proto = lookup(cfg.getenv, envProtocol)
+// newPropagator returns the propagators named in OTEL_PROPAGATORS
+// (comma-separated; tracecontext, baggage, b3, b3multi, jaeger, xray,
+// ottrace or none, through contrib's autoprop), or W3C TraceContext +
+// Baggage when it is unset. An unknown name is an error.
+func newPropagator(getenv func(string) string) (propagation.TextMapPropagator, error) {
+	v := lookup(getenv, envPropagators)
+	if v == "" {
+		return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}), nil
 	}
-	if proto == "http/json" {
+	var names []string
+	for n := range strings.SplitSeq(v, ",") {
+		if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
+			names = append(names, n)
+		}
+	}
+	prop, err := autoprop.TextMapPropagator(names...)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %w (want a comma-separated list of tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none)", envPropagators, v, err)
+	}
+	return prop, nil
+}
+
+// newSpanExporter returns the trace exporter of kind (exportOTLP or
+// exportConsole). OTLP over http/protobuf is otlpwire, which encodes
+// requests without otlptracehttp's per-span garbage (see its package doc);
+// http/json is otlptracehttp, grpc is contrib's autoexport (otlptracegrpc,
+// reading the process environment). console writes JSON to the console
+// writer (stderr by default).
+func newSpanExporter(ctx context.Context, cfg config, kind string) (sdktrace.SpanExporter, error) {
+	if kind == exportConsole {
+		return stdouttrace.New(stdouttrace.WithWriter(cfg.console))
+	}
+	proto, _, err := otlpProtocol(cfg.getenv, tracesEnv)
+	if err != nil {
+		return nil, err
+	}
+	switch proto {
+	case protoJSON:
 		return newJSONSpanExporter(ctx, cfg)
+	case protoGRPC:
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("create otlp trace exporter: %w", err)
+		}
+		return exp, nil
 	}
 	wcfg, err := otlpEnv{getenv: cfg.getenv, readFile: os.ReadFile}.traceConfig(cfg.exporterTimeout)
 	if err != nil {
@@ -205,24 +312,68 @@ func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter
 	return exp, nil
 }
 
-func newMetricExporter(ctx context.Context, cfg config) (sdkmetric.Exporter, error) {
+// newMetricExporter returns the metric exporter of kind (exportOTLP over
+// http/protobuf or grpc, or exportConsole) with the temporality and
+// histogram preferences of the environment. autoexport does not fit here:
+// its readers take neither kretrieve's metric producers nor these
+// preferences.
+func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.Exporter, error) {
 	prefs, err := ReadMetricsPreferences(cfg.getenv)
 	if err != nil {
 		cfg.logger.WarnContext(ctx, "ignoring metric exporter preference", "err", err)
 	}
-	opts := []otlpmetrichttp.Option{
-		otlpmetrichttp.WithTemporalitySelector(prefs.temporalitySelector()),
-		otlpmetrichttp.WithAggregationSelector(prefs.aggregationSelector()),
+	if kind == exportConsole {
+		return stdoutmetric.New(stdoutmetric.WithWriter(cfg.console),
+			stdoutmetric.WithTemporalitySelector(prefs.temporalitySelector()),
+			stdoutmetric.WithAggregationSelector(prefs.aggregationSelector()))
 	}
-	if cfg.exporterTimeout > 0 {
-		opts = append(opts, otlpmetrichttp.WithTimeout(cfg.exporterTimeout))
+	proto, _, err := otlpProtocol(cfg.getenv, metricsEnv)
+	if err != nil {
+		return nil, err
 	}
-	if !cfg.exportRetry {
-		opts = append(opts, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+	var exp sdkmetric.Exporter
+	if proto == protoGRPC {
+		exp, err = otlpmetricgrpc.New(ctx, metricOptions(cfg, prefs,
+			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
+			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
+	} else {
+		exp, err = otlpmetrichttp.New(ctx, metricOptions(cfg, prefs,
+			otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
+			otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{}))...)
 	}
-	exp, err := otlpmetrichttp.New(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("create otlp metric exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// metricOptions returns the options of an OTLP metric exporter (HTTP or
+// gRPC, whose option types differ) from their constructors: the
+// preferences' selectors, cfg's timeout, and noRetry unless cfg retries.
+func metricOptions[O any](cfg config, prefs MetricsPreferences,
+	temporality func(sdkmetric.TemporalitySelector) O, aggregation func(sdkmetric.AggregationSelector) O,
+	timeout func(time.Duration) O, noRetry O,
+) []O {
+	opts := []O{temporality(prefs.temporalitySelector()), aggregation(prefs.aggregationSelector())}
+	if cfg.exporterTimeout > 0 {
+		opts = append(opts, timeout(cfg.exporterTimeout))
+	}
+	if !cfg.exportRetry {
+		opts = append(opts, noRetry)
+	}
+	return opts
+}
+
+// newLogExporter returns the log exporter of kind: contrib's autoexport for
+// OTLP (http/protobuf or grpc, reading the process environment), or JSON
+// on the console writer.
+func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Exporter, error) {
+	if kind == exportConsole {
+		return stdoutlog.New(stdoutlog.WithWriter(cfg.console))
+	}
+	exp, err := autoexport.NewLogExporter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp log exporter: %w", err)
 	}
 	return exp, nil
 }
@@ -234,8 +385,28 @@ func (p *Providers) Stats() SpanStats { return p.counters.stats() }
 // DroppedSpans returns Stats().Dropped.
 func (p *Providers) DroppedSpans() int64 { return p.counters.dropped() }
 
-// ForceFlush exports all ended spans and collected metrics now, without
-// stopping anything. It is a no-op when Enabled is false.
+// Dropped returns what telemetry was lost so far, all signals; see
+// [DroppedTelemetry]. Safe for concurrent use.
+func (p *Providers) Dropped() DroppedTelemetry {
+	return DroppedTelemetry{
+		Spans:         p.counters.dropped(),
+		MetricExports: p.drops.metricExports.Load(),
+		LogRecords:    p.drops.logRecords.Load(),
+	}
+}
+
+// PrometheusAddr returns the address the Prometheus /metrics endpoint
+// listens on ([WithPrometheusListen] or OTEL_METRICS_EXPORTER=prometheus),
+// or "" when there is none.
+func (p *Providers) PrometheusAddr() string {
+	if p.prom == nil {
+		return ""
+	}
+	return p.prom.addr
+}
+
+// ForceFlush exports all ended spans, collected metrics and log records
+// now, without stopping anything. It is a no-op when Enabled is false.
 func (p *Providers) ForceFlush(ctx context.Context) error {
 	if !p.Enabled {
 		return nil
@@ -247,43 +418,65 @@ func (p *Providers) ForceFlush(ctx context.Context) error {
 	if err := p.mp.ForceFlush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("flush metrics: %w", err))
 	}
+	if p.lp != nil {
+		if err := p.lp.ForceFlush(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flush logs: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // Shutdown flushes and stops the tracer provider (its span processors,
 // including those from [WithSpanProcessor], and the exporter), then the
 // meter provider, whose final collection reports the final
-// kretrieve.tracing.spans.dropped value; dropped spans are also logged at
-// warn level. Failed span exports are not returned as an error (they are
-// counted in [Providers.Stats] and logged). Call it once, on a fresh context
-// with a timeout, after everything producing spans has stopped. It is
-// idempotent: later calls return the first call's result. Errors from both
-// providers are joined.
+// kretrieve.tracing.spans.dropped value, and the logger provider. Dropped
+// spans are logged.
+//
+// Telemetry never fails or stalls the job: Shutdown takes at most the
+// shutdown timeout ([WithShutdownTimeout], default 1 s; ctx's deadline if
+// sooner), half of it for spans and the rest for metrics and logs, whatever
+// the exporters' own timeouts and retries, and export failures and
+// timeouts are not returned: they are reported by the one warning of the
+// process (see [Setup]) and counted ([Providers.Dropped]). It returns nil.
+// It is idempotent.
 func (p *Providers) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
 		if !p.Enabled {
 			return
 		}
-		var errs []error
-		// Flush first: shutting a meter provider down cancels a periodic
-		// export in flight, and with delta temporality the measurements of
-		// that interval would be lost with it. A failing export fails the
-		// final one of Shutdown too, which reports it.
-		_ = p.mp.ForceFlush(ctx)
-		if err := p.tp.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shut down tracer provider: %w", err))
-		}
+		ctx, cancel := context.WithTimeout(ctx, p.budget)
+		defer cancel()
+		spansCtx, cancelSpans := context.WithTimeout(ctx, p.budget/2)
+		defer cancelSpans()
+
+		// Flush metrics while spans drain: shutting a meter provider down
+		// cancels a periodic export in flight, and with delta temporality
+		// the measurements of that interval would be lost with it.
+		var wg sync.WaitGroup
+		wg.Go(func() { p.report.report(spansCtx, "metrics", p.mp.ForceFlush(spansCtx)) })
+		p.report.report(spansCtx, "traces", p.tp.Shutdown(spansCtx))
+		wg.Wait()
 		p.counters.markShutdown()
 		if st := p.counters.stats(); st.Dropped > 0 {
-			p.log.WarnContext(ctx, "spans were not exported",
+			level := slog.LevelWarn
+			if p.report.warned.Load() {
+				level = slog.LevelInfo // the failure was the warning
+			}
+			p.log.Log(ctx, level, "spans were not exported",
 				"dropped", st.Dropped, "failed", st.Failed, "ended", st.Ended, "exported", st.Exported)
 		}
-		if err := p.mp.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shut down meter provider: %w", err))
+
+		if p.lp != nil {
+			wg.Go(func() { p.report.report(ctx, "logs", p.lp.Shutdown(ctx)) })
 		}
-		p.shutdownErr = errors.Join(errs...)
+		p.report.report(ctx, "metrics", p.mp.Shutdown(ctx))
+		wg.Wait()
+		if p.prom != nil {
+			p.report.report(ctx, "metrics", p.prom.shutdown(ctx))
+		}
+		p.report.abort() // exports still in flight are lost (and counted)
 	})
-	return p.shutdownErr
+	return nil
 }
 
 // Batch span processor defaults where OTEL_BSP_* leaves them unset. The SDK's

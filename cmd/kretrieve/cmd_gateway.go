@@ -90,6 +90,7 @@ func (c *gatewayConfig) flags(s *settings) (check func(args []string) error) {
 	c.commonConfig.declare(s, "gateway", kafkaclient.DefaultBrokers)
 	c.gatewayFlags.declare(s)
 	c.declareTrustedBaggage(s)
+	c.declareMetricsListen(s)
 	s.duration(&c.timeout, "timeout", gateway.DefaultTimeout, "how long POST /v1/search waits for the result")
 	c.pathways.declare(s)
 	return func(args []string) error {

@@ -27,7 +27,7 @@ var demoQueries string
 // --spans-file.
 func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err error) {
 	recorder := cfg.spans.recorder()
-	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, tracing.WithSpanProcessor(recorder))
+	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, append(cfg.telemetryOptions(), tracing.WithSpanProcessor(recorder))...)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type commonConfig struct {
 	replicationFactor int
 	linger            time.Duration
 	compression       string
+	metricsListen     string
 	logFormat         string
 	logLevel          string
 	kafkaTLS          kafkaclient.TLSConfig
@@ -49,6 +50,20 @@ func (c *commonConfig) declareRetrievalTrustBoundary(s *settings) {
 // declareTrustedBaggage declares --trusted-baggage.
 func (c *commonConfig) declareTrustedBaggage(s *settings) {
 	s.str(&c.trustedBaggage, "trusted-baggage", "", "comma-separated baggage keys kept when a trust boundary drops inbound baggage")
+}
+
+// declareMetricsListen declares --metrics-listen, on the long-running
+// commands (the workers, gateway and run).
+func (c *commonConfig) declareMetricsListen(s *settings) {
+	s.str(&c.metricsListen, "metrics-listen", "", "serve the process's metrics for Prometheus at http://ADDR/metrics, e.g. :9464 (empty: off)")
+}
+
+// telemetryOptions are the tracing options the command's flags ask for.
+func (c commonConfig) telemetryOptions() []tracing.Option {
+	if c.metricsListen == "" {
+		return nil
+	}
+	return []tracing.Option{tracing.WithPrometheusListen(c.metricsListen)}
 }
 
 // declareBaggageAttributes declares --baggage-attributes.
@@ -158,7 +173,7 @@ func waitKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.Ret
 // service "kretrieve-<role>", and returns them with the pipeline
 // configuration. Flush the telemetry with component.flush.
 func (c commonConfig) start(ctx context.Context, role string, stderr io.Writer, opts ...tracing.Option) (*component, pipeline.Config, error) {
-	comp, err := startComponent(ctx, "kretrieve-"+role, c.logFormat, c.logLevel, stderr, opts...)
+	comp, err := startComponent(ctx, "kretrieve-"+role, c.logFormat, c.logLevel, stderr, append(opts, c.telemetryOptions()...)...)
 	if err != nil {
 		return nil, pipeline.Config{}, err
 	}
@@ -247,6 +262,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 		c.declareTrustedBaggage(s)
 	}
 	c.declareBaggageAttributes(s)
+	c.declareMetricsListen(s)
 	return func(args []string) error {
 		c.worker.CommitTimeout = c.shutdownTimeout
 		c.worker.FetchMaxBytes = int32(min(max(fetchMax, 0), 1<<30))
@@ -412,6 +428,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	c.declareRetrievalTrustBoundary(s)
 	c.declareTrustedBaggage(s)
 	c.declareBaggageAttributes(s)
+	c.declareMetricsListen(s)
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE (-: stdout, and the text summary to stderr)")

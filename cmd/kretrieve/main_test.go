@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -360,4 +361,30 @@ func startCommands(t *testing.T, env func(string) string, commands ...string) {
 		cancel()
 		wg.Wait()
 	})
+}
+
+// TestMetricsListen: a long-running command given --metrics-listen serves
+// its metrics for Prometheus, the process's resource and Go runtime
+// metrics among them.
+func TestMetricsListen(t *testing.T) {
+	b := kafkatest.NewBroker(t, 1)
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_HTTP_LISTEN": addr,
+		"KRETRIEVE_METRICS_LISTEN": metricsAddr, "OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})
+	startCommands(t, env, "gateway")
+	waitReady(t, addr)
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`service_name="kretrieve-gateway"`, "go_goroutine"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("GET /metrics: status %d, no %q in:\n%.2000s", resp.StatusCode, want, body)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package otlptest
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -20,6 +22,7 @@ import (
 const (
 	tracesPath      = "/v1/traces"
 	metricsPath     = "/v1/metrics"
+	logsPath        = "/v1/logs"
 	contentTypeHTTP = "application/x-protobuf"
 	maxBodyBytes    = 64 << 20
 )
@@ -33,6 +36,7 @@ type Server struct {
 	bodies      [][]byte
 	metricNames []string
 	metricReqs  []*colmetricpb.ExportMetricsServiceRequest // decoded, accepted ones
+	logs        []LogRecord
 	requests    int
 	status      int
 	hold        chan struct{} // non-nil while requests are held
@@ -47,13 +51,15 @@ func NewServer(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc(tracesPath, s.handleTraces)
 	mux.HandleFunc(metricsPath, s.handleMetrics)
+	mux.HandleFunc(logsPath, s.handleLogs)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.close)
 	return s
 }
 
 // Endpoint returns the base URL ("http://127.0.0.1:PORT"), suitable for
-// OTEL_EXPORTER_OTLP_ENDPOINT; exporters append /v1/traces and /v1/metrics.
+// OTEL_EXPORTER_OTLP_ENDPOINT; exporters append /v1/traces, /v1/metrics
+// and /v1/logs.
 func (s *Server) Endpoint() string { return s.srv.URL }
 
 // Spans returns a snapshot of every span received so far, in arrival order.
@@ -64,7 +70,7 @@ func (s *Server) Spans() []Span {
 }
 
 // RawBodies returns a snapshot of every request body received on
-// /v1/traces and /v1/metrics (gzip already decoded), in arrival order,
+// /v1/traces, /v1/metrics and /v1/logs (gzip already decoded), in arrival order,
 // including requests answered with a failure status. Use it to check that
 // some value (a canary) never reaches the telemetry backend.
 func (s *Server) RawBodies() [][]byte {
@@ -85,7 +91,7 @@ func (s *Server) MetricNames() []string {
 	return slices.Clone(s.metricNames)
 }
 
-// Requests returns how many export requests (traces and metrics, accepted
+// Requests returns how many export requests (traces, metrics and logs, accepted
 // or failed) the server has received.
 func (s *Server) Requests() int {
 	s.mu.Lock()
@@ -153,13 +159,8 @@ func (s *Server) close() {
 }
 
 func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.receive(w, r)
-	if !ok {
-		return
-	}
 	var req coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf("decode trace request: %v", err), http.StatusBadRequest)
+	if !s.decode(w, r, &req, "trace") {
 		return
 	}
 	spans := flatten(req.GetResourceSpans())
@@ -170,13 +171,8 @@ func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.receive(w, r)
-	if !ok {
-		return
-	}
 	var req colmetricpb.ExportMetricsServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, fmt.Sprintf("decode metrics request: %v", err), http.StatusBadRequest)
+	if !s.decode(w, r, &req, "metrics") {
 		return
 	}
 	s.mu.Lock()
@@ -192,6 +188,70 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeProto(w, &colmetricpb.ExportMetricsServiceResponse{})
+}
+
+// LogRecord is one log record received on /v1/logs.
+type LogRecord struct {
+	// Body is the record's body as a string (the slog message).
+	Body string
+	// Severity is the severity text ("INFO", "WARN", ...).
+	Severity string
+	// TraceID and SpanID are hex, empty when the record has none.
+	TraceID, SpanID string
+	// Attributes are the record's attributes.
+	Attributes map[string]any
+}
+
+// Logs returns a snapshot of every log record received so far, in arrival
+// order.
+func (s *Server) Logs() []LogRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.logs)
+}
+
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
+	var req collogspb.ExportLogsServiceRequest
+	if !s.decode(w, r, &req, "logs") {
+		return
+	}
+	var recs []LogRecord
+	for _, rl := range req.GetResourceLogs() {
+		for _, sl := range rl.GetScopeLogs() {
+			for _, lr := range sl.GetLogRecords() {
+				rec := LogRecord{
+					Body:       lr.GetBody().GetStringValue(),
+					Severity:   lr.GetSeverityText(),
+					Attributes: attrMap(lr.GetAttributes()),
+				}
+				if id := lr.GetTraceId(); len(id) > 0 {
+					rec.TraceID = hex.EncodeToString(id)
+				}
+				if id := lr.GetSpanId(); len(id) > 0 {
+					rec.SpanID = hex.EncodeToString(id)
+				}
+				recs = append(recs, rec)
+			}
+		}
+	}
+	s.mu.Lock()
+	s.logs = append(s.logs, recs...)
+	s.mu.Unlock()
+	writeProto(w, &collogspb.ExportLogsServiceResponse{})
+}
+
+// decode receives one export request into req, writing the error response
+// itself; it reports false when the request must not be kept.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, req proto.Message, what string) bool {
+	body, ok := s.receive(w, r)
+	if !ok {
+		return false
+	}
+	if err := proto.Unmarshal(body, req); err != nil {
+		http.Error(w, fmt.Sprintf("decode %s request: %v", what, err), http.StatusBadRequest)
+		return false
+	}
+	return true
 }
 
 // receive validates and reads one export request, applying Hold and

@@ -1,0 +1,64 @@
+package kafkaclient_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+)
+
+// Options' meter records kotel's broker connection metrics only: produced
+// and fetched records are counted by kafkatrace (messaging.client.sent.
+// messages, messaging.client.consumed.messages), not a second time under
+// kotel's messaging.kafka.{produce,fetch}_* names.
+func TestOptionsMeterCountsNoRecords(t *testing.T) {
+	b := kafkatest.NewBroker(t, 1)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+
+	cfg := kafkaclient.Config{Brokers: []string{b.Addr()}}
+	opts := append(kafkaclient.Options(cfg, nil, mp),
+		kgo.ConsumeTopics("meter-test"), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "meter-test", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if fs := cl.PollRecords(t.Context(), 1); fs.NumRecords() != 1 {
+		t.Fatalf("consumed %d records, errors %v", fs.NumRecords(), fs.Errors())
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			names = append(names, m.Name)
+		}
+	}
+	for _, want := range []string{"messaging.kafka.connects.count", "messaging.kafka.write_bytes", "messaging.kafka.read_bytes.count"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("missing broker metric %s (got %v)", want, names)
+		}
+	}
+	for _, dup := range []string{
+		"messaging.kafka.produce_records.count", "messaging.kafka.fetch_records.count",
+		"messaging.kafka.produce_bytes.count", "messaging.kafka.fetch_bytes.count",
+	} {
+		if slices.Contains(names, dup) {
+			t.Errorf("%s counts records a second time (got %v)", dup, names)
+		}
+	}
+}
