@@ -45,7 +45,7 @@ func collect(t *testing.T, m *kafkatrace.Metrics, opts ...tracing.ProducerOption
 
 func attr(dp metricdata.HistogramDataPoint[float64], key string) string {
 	v, _ := dp.Attributes.Value(attributeKey(key))
-	return v.Emit()
+	return v.String()
 }
 
 func TestMetricsProducedThroughSDKReader(t *testing.T) {
@@ -80,7 +80,7 @@ func TestMetricsProducedThroughSDKReader(t *testing.T) {
 	for _, dp := range sent.DataPoints {
 		p, _ := dp.Attributes.Value("messaging.destination.partition.id")
 		e, _ := dp.Attributes.Value("error.type")
-		bySeries[p.Emit()+"/"+e.Emit()] = dp.Value
+		bySeries[p.String()+"/"+e.String()] = dp.Value
 	}
 	if bySeries["2/"] != 2 || bySeries["/MESSAGE_TOO_LARGE"] != 1 || len(bySeries) != 2 {
 		t.Fatalf("sent series %v, want 2 on partition 2 and 1 MESSAGE_TOO_LARGE without partition", bySeries)

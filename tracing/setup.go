@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	otellog "go.opentelemetry.io/otel/log"
-	"go.opentelemetry.io/otel/log/global"
+
 	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -231,7 +231,7 @@ func (p *Providers) install() {
 	otel.SetTracerProvider(p.TracerProvider)
 	otel.SetMeterProvider(p.MeterProvider)
 	otel.SetTextMapPropagator(p.Propagator)
-	global.SetLoggerProvider(p.LoggerProvider)
+	otel.SetLoggerProvider(p.LoggerProvider)
 	installLogs(p.LoggerProvider)
 }
 

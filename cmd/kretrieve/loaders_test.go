@@ -55,16 +55,13 @@ func loadDLQConfig(sub string, args []string, getenv func(string) string, _ io.W
 // The loaders of the commands whose configuration declares its flags
 // with flags(s): each parses as its command does.
 var (
-	loadBrokerConfig      = loader[brokerConfig]("broker")
-	loadProduceConfig     = loader[produceConfig]("produce")
-	loadRunConfig         = loader[runConfig]("run")
-	loadGatewayConfig     = loader[gatewayConfig]("gateway")
-	loadIndexConfig       = loader[indexConfig]("index")
-	loadLagConfig         = loader[lagConfig]("lag")
-	loadConformanceConfig = loader[conformanceConfig]("conformance")
-	loadLoadConfig        = loader[loadConfig]("load")
-	loadTraceConfig       = loader[traceConfig]("trace")
-	loadPathwaysConfig    = loader[pathwaysConfig]("pathways")
+	loadBrokerConfig   = loader[brokerConfig]("broker")
+	loadProduceConfig  = loader[produceConfig]("produce")
+	loadRunConfig      = loader[runConfig]("run")
+	loadGatewayConfig  = loader[gatewayConfig]("gateway")
+	loadLagConfig      = loader[lagConfig]("lag")
+	loadLoadConfig     = loader[loadConfig]("load")
+	loadPathwaysConfig = loader[pathwaysConfig]("pathways")
 )
 
 // loader returns load for the command name, in the loaders' signature.
