@@ -361,6 +361,14 @@ func TestCollectorExportersReachServices(t *testing.T) {
 			}
 		case "prometheus":
 			// Scraped, checked by TestPrometheusScrapesTheCollector.
+		case "debug":
+			// Prints in the collector: reaches no service; only the logs
+			// pipeline may use it (spans and metrics have real stores).
+			for name, pl := range c.Service.Pipelines {
+				if slices.Contains(pl.Exporters, id) && name != "logs" {
+					t.Errorf("exporter %s in the %s pipeline: only logs go to the collector's output", id, name)
+				}
+			}
 		default:
 			t.Errorf("exporter %s: not checked here; add it to the test", id)
 		}
