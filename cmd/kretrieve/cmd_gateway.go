@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/kretrieve/kretrieve/gateway"
@@ -100,28 +102,92 @@ func (c *gatewayConfig) flags(s *settings) (check func(args []string) error) {
 
 // runGateway serves the HTTP gateway until ctx is done.
 func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err error) {
-	return command{role: "gateway", connect: ensureTopicsWhenReachable}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
-		// Stopped after serveGateway has drained: its last window holds the
-		// last requests.
+	return command{role: "gateway"}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		// Listen at once: while Kafka is not reachable the process is
+		// alive (/healthz) but not ready (/readyz 503), instead of not
+		// answering at all.
+		ln, err := net.Listen("tcp", cfg.httpListen)
+		if err != nil {
+			return err
+		}
+		stopStarting, err := serveStarting(ln, cfg.gatewayFlags.config(), "starting: waiting for kafka at "+cfg.brokers)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		err = ensureTopicsWhenReachable(ctx, p)
+		stopStarting()
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		// Stopped after serveGatewayOn has drained: its last window holds
+		// the last requests.
 		defer publishPathways(ctx, cfg.pathways, p, comp)()
-		return serveGateway(ctx, p, cfg.gatewayFlags, comp.logger)
+		return serveGatewayOn(ctx, p, cfg.gatewayFlags, ln, comp.logger)
 	})
+}
+
+// serveStarting serves gateway.Starting(why) on ln, with the gateway's TLS,
+// until the returned stop, which leaves ln open for the gateway.
+func serveStarting(ln net.Listener, gc gateway.Config, why string) (stop func(), err error) {
+	tc, err := gc.ServerTLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	var l net.Listener = keepOpen{ln}
+	if tc != nil {
+		l = tls.NewListener(l, tc)
+	}
+	srv := &http.Server{Handler: gateway.Starting(why), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+		if d, ok := ln.(interface{ SetDeadline(time.Time) error }); ok {
+			_ = d.SetDeadline(time.Time{})
+		}
+	}, nil
+}
+
+// keepOpen is a listener whose Close only wakes a blocked Accept (a
+// deadline in the past), so that the start-up server can stop without
+// closing the socket the gateway goes on serving.
+type keepOpen struct{ net.Listener }
+
+func (k keepOpen) Close() error {
+	if d, ok := k.Listener.(interface{ SetDeadline(time.Time) error }); ok {
+		return d.SetDeadline(time.Now())
+	}
+	return nil
 }
 
 // serveGateway serves the gateway on flags.httpListen, with its limits on
 // requests in flight, connections and slow clients (gateway.Gateway.Serve),
 // until ctx is done, then drains in-flight HTTP requests.
 func serveGateway(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, logger *slog.Logger) error {
-	gc := flags.config()
-	g, client, err := p.NewGateway(ctx, gc)
-	if err != nil {
-		return err
-	}
-	defer client.Close(context.WithoutCancel(ctx))
 	ln, err := net.Listen("tcp", flags.httpListen)
 	if err != nil {
 		return err
 	}
+	return serveGatewayOn(ctx, p, flags, ln, logger)
+}
+
+// serveGatewayOn is serveGateway on ln, which it closes.
+func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger) error {
+	gc := flags.config()
+	g, client, err := p.NewGateway(ctx, gc)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer client.Close(context.WithoutCancel(ctx))
 	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", gc.TLSCertFile != "", "mtls", gc.TLSClientCAFile != "",
 		"max_in_flight", gc.MaxInFlight, "max_connections", gc.MaxConnections)
 	return g.Serve(ctx, ln)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -65,10 +66,22 @@ func TestLongRunningCommandsWaitForTheBroker(t *testing.T) {
 			t.Fatalf("%s logged no retry:\n%s", cmd, stderr.String())
 		}
 	}
-	if resp, err := http.Get("http://" + httpAddr + "/readyz"); err == nil {
+	// While it waits, the gateway is alive but not ready: probes get an
+	// answer, traffic is refused with a reason.
+	for path, want := range map[string]int{"/healthz": http.StatusOK, "/readyz": http.StatusServiceUnavailable, "/v1/search": http.StatusServiceUnavailable} {
+		method := map[bool]string{true: http.MethodPost, false: http.MethodGet}[path == "/v1/search"]
+		req, _ := http.NewRequest(method, "http://"+httpAddr+path, strings.NewReader(`{"query":"q"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s while waiting for the broker: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			t.Fatal("the gateway is ready without a broker")
+		if resp.StatusCode != want {
+			t.Errorf("GET %s while waiting for the broker: %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+		if path == "/readyz" && !strings.Contains(string(body), "waiting for kafka at "+brokers) {
+			t.Errorf("GET /readyz while waiting: %s, want the reason", body)
 		}
 	}
 
