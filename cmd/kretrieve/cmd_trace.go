@@ -27,7 +27,7 @@ type traceConfig struct {
 // their values, run once they are parsed.
 func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
-	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file) instead of Jaeger; without TRACE_ID, list its traces")
+	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file; -: stdin) instead of Jaeger; without TRACE_ID, list its traces")
 	s.integer(&c.width, "width", 60, "width of the bars")
 	return func(args []string) error {
 		switch {
@@ -45,10 +45,10 @@ func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 }
 
 // runTrace draws the waterfall of one trace in the terminal, from Jaeger or
-// from a spans file.
-func runTrace(ctx context.Context, cfg traceConfig, stdout, stderr io.Writer) error {
+// from a spans file ("-": stdin).
+func runTrace(ctx context.Context, cfg traceConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	if cfg.spansFile != "" {
-		return traceFromFile(stdout, cfg)
+		return traceFromFile(stdin, stdout, cfg)
 	}
 	spans, err := conformance.FetchJaegerTrace(ctx, &http.Client{Timeout: 30 * time.Second}, cfg.jaeger, cfg.id)
 	if err != nil {
@@ -61,14 +61,18 @@ func runTrace(ctx context.Context, cfg traceConfig, stdout, stderr io.Writer) er
 }
 
 // traceFromFile draws trace cfg.id from cfg.spansFile or, without an id,
-// lists the file's traces, slowest first.
-func traceFromFile(w io.Writer, cfg traceConfig) error {
-	f, err := os.Open(cfg.spansFile)
-	if err != nil {
-		return err
+// lists the file's traces, slowest first. The file "-" is stdin.
+func traceFromFile(stdin io.Reader, w io.Writer, cfg traceConfig) error {
+	in := stdin
+	if cfg.spansFile != "-" {
+		f, err := os.Open(cfg.spansFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
 	}
-	defer f.Close()
-	spans, err := runsummary.ReadSpans(f)
+	spans, err := runsummary.ReadSpans(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.spansFile, err)
 	}

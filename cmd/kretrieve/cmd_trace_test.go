@@ -64,6 +64,14 @@ func TestTraceCommandFromSpansFile(t *testing.T) {
 		!strings.HasPrefix(lines[2], "  send t") || !strings.HasSuffix(lines[1], "kretrieve-run") {
 		t.Fatalf("waterfall:\n%s", out.String())
 	}
+	// "-" reads the spans file from stdin: kretrieve run --spans-file - | kretrieve trace --spans-file - ID.
+	var piped bytes.Buffer
+	if err := runIO(t.Context(), []string{"trace", "--spans-file", "-", "--width", "10", "aa"}, mapEnv(nil), bytes.NewReader(file.Bytes()), &piped, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if piped.String() != out.String() {
+		t.Fatalf("from stdin:\n%s\nfrom the file:\n%s", piped.String(), out.String())
+	}
 	// Without an id (here from the variable): the traces, slowest first.
 	out.Reset()
 	if err := run(t.Context(), []string{"trace"}, mapEnv(map[string]string{"KRETRIEVE_SPANS_FILE": path}), &out, &bytes.Buffer{}); err != nil {

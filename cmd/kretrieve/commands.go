@@ -159,7 +159,7 @@ it lists the file's traces.`,
 			Example: `  kretrieve trace 4bf92f3577b34da6a3ce929d0e0e4736
   kretrieve trace --spans-file spans.jsonl`,
 			Args: cobra.MaximumNArgs(1),
-		}, bind(func(ctx context.Context, c traceConfig) error { return runTrace(ctx, c, e.stdout, e.stderr) })},
+		}, bind(func(ctx context.Context, c traceConfig) error { return runTrace(ctx, c, e.stdin, e.stdout, e.stderr) })},
 		{&cobra.Command{
 			Use:     "run",
 			GroupID: "pipeline",

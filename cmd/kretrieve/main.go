@@ -34,7 +34,12 @@ func main() {
 // command tree: tests call it as main does, with their own environment and
 // streams.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	root := (&cli{getenv: getenv, stdout: stdout, stderr: stderr}).newRoot()
+	return runIO(ctx, args, getenv, os.Stdin, stdout, stderr)
+}
+
+// runIO is run with stdin: what a command reads for an input named "-".
+func runIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	root := (&cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}).newRoot()
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }

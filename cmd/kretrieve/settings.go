@@ -42,6 +42,7 @@ func newSettings(fs *pflag.FlagSet, getenv func(string) string) *settings {
 // environment and standard streams, or a test's.
 type cli struct {
 	getenv         func(string) string
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
