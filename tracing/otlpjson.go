@@ -265,33 +265,38 @@ func metricsRequest(rm *metricdata.ResourceMetrics) *colmetricpb.ExportMetricsSe
 // know.
 func metricProto(m metricdata.Metrics) *metricspb.Metric {
 	pm := &metricspb.Metric{Name: m.Name, Description: m.Description, Unit: m.Unit}
-	switch d := m.Data.(type) {
-	case metricdata.Gauge[int64]:
-		pm.Data = &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: numberPoints(d.DataPoints)}}
-	case metricdata.Gauge[float64]:
-		pm.Data = &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: numberPoints(d.DataPoints)}}
-	case metricdata.Sum[int64]:
-		pm.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{
-			DataPoints: numberPoints(d.DataPoints), AggregationTemporality: temporalityProto(d.Temporality), IsMonotonic: d.IsMonotonic,
-		}}
-	case metricdata.Sum[float64]:
-		pm.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{
-			DataPoints: numberPoints(d.DataPoints), AggregationTemporality: temporalityProto(d.Temporality), IsMonotonic: d.IsMonotonic,
-		}}
-	case metricdata.Histogram[int64]:
-		pm.Data = &metricspb.Metric_Histogram{Histogram: histogramProto(d)}
-	case metricdata.Histogram[float64]:
-		pm.Data = &metricspb.Metric_Histogram{Histogram: histogramProto(d)}
-	case metricdata.ExponentialHistogram[int64]:
-		pm.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: expHistogramProto(d)}
-	case metricdata.ExponentialHistogram[float64]:
-		pm.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: expHistogramProto(d)}
-	case metricdata.Summary:
+	if d, ok := m.Data.(metricdata.Summary); ok {
 		pm.Data = &metricspb.Metric_Summary{Summary: summaryProto(d)}
-	default:
+		return pm
+	}
+	if !setNumericData[int64](pm, m.Data) && !setNumericData[float64](pm, m.Data) {
 		return nil
 	}
 	return pm
+}
+
+// setNumericData sets pm's data to a, an aggregation of N values, and
+// reports whether a is one.
+func setNumericData[N int64 | float64](pm *metricspb.Metric, a metricdata.Aggregation) bool {
+	switch d := a.(type) {
+	case metricdata.Gauge[N]:
+		pm.Data = &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: numberPoints(d.DataPoints)}}
+	case metricdata.Sum[N]:
+		pm.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{
+			DataPoints: numberPoints(d.DataPoints), AggregationTemporality: temporalityProto(d.Temporality), IsMonotonic: d.IsMonotonic,
+		}}
+	case metricdata.Histogram[N]:
+		pm.Data = &metricspb.Metric_Histogram{Histogram: &metricspb.Histogram{
+			DataPoints: mapSlice(d.DataPoints, histogramPoint[N]), AggregationTemporality: temporalityProto(d.Temporality),
+		}}
+	case metricdata.ExponentialHistogram[N]:
+		pm.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: &metricspb.ExponentialHistogram{
+			DataPoints: mapSlice(d.DataPoints, expHistogramPoint[N]), AggregationTemporality: temporalityProto(d.Temporality),
+		}}
+	default:
+		return false
+	}
+	return true
 }
 
 func temporalityProto(t metricdata.Temporality) metricspb.AggregationTemporality {
@@ -305,84 +310,78 @@ func temporalityProto(t metricdata.Temporality) metricspb.AggregationTemporality
 }
 
 func numberPoints[N int64 | float64](dps []metricdata.DataPoint[N]) []*metricspb.NumberDataPoint {
-	out := make([]*metricspb.NumberDataPoint, 0, len(dps))
-	for _, dp := range dps {
-		p := &metricspb.NumberDataPoint{
-			Attributes:        keyValuesProto(dp.Attributes.ToSlice()),
-			StartTimeUnixNano: unixNanos(dp.StartTime),
-			TimeUnixNano:      unixNanos(dp.Time),
-			Exemplars:         exemplarsProto(dp.Exemplars),
-		}
-		switch v := any(dp.Value).(type) {
-		case int64:
-			p.Value = &metricspb.NumberDataPoint_AsInt{AsInt: v}
-		case float64:
-			p.Value = &metricspb.NumberDataPoint_AsDouble{AsDouble: v}
-		}
-		out = append(out, p)
-	}
-	return out
+	return mapSlice(dps, func(dp metricdata.DataPoint[N]) *metricspb.NumberDataPoint {
+		p := &metricspb.NumberDataPoint{Exemplars: exemplarsProto(dp.Exemplars)}
+		p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = pointFields(dp.Attributes, dp.StartTime, dp.Time)
+		setNumber(dp.Value,
+			func(v int64) { p.Value = &metricspb.NumberDataPoint_AsInt{AsInt: v} },
+			func(v float64) { p.Value = &metricspb.NumberDataPoint_AsDouble{AsDouble: v} })
+		return p
+	})
 }
 
-func histogramProto[N int64 | float64](h metricdata.Histogram[N]) *metricspb.Histogram {
-	out := &metricspb.Histogram{AggregationTemporality: temporalityProto(h.Temporality)}
-	for _, dp := range h.DataPoints {
-		sum := float64(dp.Sum)
-		out.DataPoints = append(out.DataPoints, &metricspb.HistogramDataPoint{
-			Attributes:        keyValuesProto(dp.Attributes.ToSlice()),
-			StartTimeUnixNano: unixNanos(dp.StartTime),
-			TimeUnixNano:      unixNanos(dp.Time),
-			Count:             dp.Count,
-			Sum:               &sum,
-			BucketCounts:      dp.BucketCounts,
-			ExplicitBounds:    dp.Bounds,
-			Exemplars:         exemplarsProto(dp.Exemplars),
-			Min:               extremum(dp.Min),
-			Max:               extremum(dp.Max),
-		})
+func histogramPoint[N int64 | float64](dp metricdata.HistogramDataPoint[N]) *metricspb.HistogramDataPoint {
+	sum := float64(dp.Sum)
+	p := &metricspb.HistogramDataPoint{
+		Count: dp.Count, Sum: &sum, Min: extremum(dp.Min), Max: extremum(dp.Max),
+		BucketCounts: dp.BucketCounts, ExplicitBounds: dp.Bounds,
+		Exemplars: exemplarsProto(dp.Exemplars),
 	}
-	return out
+	p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = pointFields(dp.Attributes, dp.StartTime, dp.Time)
+	return p
 }
 
-func expHistogramProto[N int64 | float64](h metricdata.ExponentialHistogram[N]) *metricspb.ExponentialHistogram {
-	out := &metricspb.ExponentialHistogram{AggregationTemporality: temporalityProto(h.Temporality)}
-	for _, dp := range h.DataPoints {
-		sum := float64(dp.Sum)
-		out.DataPoints = append(out.DataPoints, &metricspb.ExponentialHistogramDataPoint{
-			Attributes:        keyValuesProto(dp.Attributes.ToSlice()),
-			StartTimeUnixNano: unixNanos(dp.StartTime),
-			TimeUnixNano:      unixNanos(dp.Time),
-			Count:             dp.Count,
-			Sum:               &sum,
-			Scale:             dp.Scale,
-			ZeroCount:         dp.ZeroCount,
-			Positive:          &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: dp.PositiveBucket.Offset, BucketCounts: dp.PositiveBucket.Counts},
-			Negative:          &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: dp.NegativeBucket.Offset, BucketCounts: dp.NegativeBucket.Counts},
-			Exemplars:         exemplarsProto(dp.Exemplars),
-			Min:               extremum(dp.Min),
-			Max:               extremum(dp.Max),
-			ZeroThreshold:     dp.ZeroThreshold,
-		})
+func expHistogramPoint[N int64 | float64](dp metricdata.ExponentialHistogramDataPoint[N]) *metricspb.ExponentialHistogramDataPoint {
+	sum := float64(dp.Sum)
+	p := &metricspb.ExponentialHistogramDataPoint{
+		Count: dp.Count, Sum: &sum, Min: extremum(dp.Min), Max: extremum(dp.Max),
+		Scale: dp.Scale, ZeroCount: dp.ZeroCount, ZeroThreshold: dp.ZeroThreshold,
+		Positive:  &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: dp.PositiveBucket.Offset, BucketCounts: dp.PositiveBucket.Counts},
+		Negative:  &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: dp.NegativeBucket.Offset, BucketCounts: dp.NegativeBucket.Counts},
+		Exemplars: exemplarsProto(dp.Exemplars),
 	}
-	return out
+	p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = pointFields(dp.Attributes, dp.StartTime, dp.Time)
+	return p
 }
 
 func summaryProto(s metricdata.Summary) *metricspb.Summary {
-	out := &metricspb.Summary{}
-	for _, dp := range s.DataPoints {
-		p := &metricspb.SummaryDataPoint{
-			Attributes:        keyValuesProto(dp.Attributes.ToSlice()),
-			StartTimeUnixNano: unixNanos(dp.StartTime),
-			TimeUnixNano:      unixNanos(dp.Time),
-			Count:             dp.Count,
-			Sum:               dp.Sum,
-		}
-		for _, q := range dp.QuantileValues {
-			p.QuantileValues = append(p.QuantileValues, &metricspb.SummaryDataPoint_ValueAtQuantile{Quantile: q.Quantile, Value: q.Value})
-		}
-		out.DataPoints = append(out.DataPoints, p)
+	return &metricspb.Summary{DataPoints: mapSlice(s.DataPoints, func(dp metricdata.SummaryDataPoint) *metricspb.SummaryDataPoint {
+		p := &metricspb.SummaryDataPoint{Count: dp.Count, Sum: dp.Sum}
+		p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano = pointFields(dp.Attributes, dp.StartTime, dp.Time)
+		p.QuantileValues = mapSlice(dp.QuantileValues, func(q metricdata.QuantileValue) *metricspb.SummaryDataPoint_ValueAtQuantile {
+			return &metricspb.SummaryDataPoint_ValueAtQuantile{Quantile: q.Quantile, Value: q.Value}
+		})
+		return p
+	})}
+}
+
+// mapSlice returns f applied to every element of s, or nil for an empty s.
+func mapSlice[T, U any](s []T, f func(T) U) []U {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([]U, 0, len(s))
+	for _, e := range s {
+		out = append(out, f(e))
 	}
 	return out
+}
+
+// setNumber hands v to asInt or asDouble, by its type: the two members of
+// the value oneof of OTLP data points and exemplars.
+func setNumber[N int64 | float64](v N, asInt func(int64), asDouble func(float64)) {
+	switch v := any(v).(type) {
+	case int64:
+		asInt(v)
+	case float64:
+		asDouble(v)
+	}
+}
+
+// pointFields returns the attributes, start time and time every OTLP data
+// point has.
+func pointFields(attrs attribute.Set, start, end time.Time) ([]*commonpb.KeyValue, uint64, uint64) {
+	return keyValuesProto(attrs.ToSlice()), unixNanos(start), unixNanos(end)
 }
 
 func extremum[N int64 | float64](e metricdata.Extrema[N]) *float64 {
@@ -395,26 +394,18 @@ func extremum[N int64 | float64](e metricdata.Extrema[N]) *float64 {
 }
 
 func exemplarsProto[N int64 | float64](exs []metricdata.Exemplar[N]) []*metricspb.Exemplar {
-	if len(exs) == 0 {
-		return nil
-	}
-	out := make([]*metricspb.Exemplar, 0, len(exs))
-	for _, ex := range exs {
+	return mapSlice(exs, func(ex metricdata.Exemplar[N]) *metricspb.Exemplar {
 		p := &metricspb.Exemplar{
 			FilteredAttributes: keyValuesProto(ex.FilteredAttributes),
 			TimeUnixNano:       unixNanos(ex.Time),
 			SpanId:             ex.SpanID,
 			TraceId:            ex.TraceID,
 		}
-		switch v := any(ex.Value).(type) {
-		case int64:
-			p.Value = &metricspb.Exemplar_AsInt{AsInt: v}
-		case float64:
-			p.Value = &metricspb.Exemplar_AsDouble{AsDouble: v}
-		}
-		out = append(out, p)
-	}
-	return out
+		setNumber(ex.Value,
+			func(v int64) { p.Value = &metricspb.Exemplar_AsInt{AsInt: v} },
+			func(v float64) { p.Value = &metricspb.Exemplar_AsDouble{AsDouble: v} })
+		return p
+	})
 }
 
 // logScopeKey groups log records by resource and scope.
@@ -494,14 +485,7 @@ func scopeProto(s sdkinstrumentation.Scope) *commonpb.InstrumentationScope {
 }
 
 func keyValuesProto(kvs []attribute.KeyValue) []*commonpb.KeyValue {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]*commonpb.KeyValue, 0, len(kvs))
-	for _, kv := range kvs {
-		out = append(out, keyValueProto(kv))
-	}
-	return out
+	return mapSlice(kvs, keyValueProto)
 }
 
 func keyValueProto(kv attribute.KeyValue) *commonpb.KeyValue {
@@ -552,11 +536,7 @@ func stringValue(s string) *commonpb.AnyValue {
 }
 
 func arrayValue[T any](s []T, conv func(T) *commonpb.AnyValue) *commonpb.AnyValue {
-	vs := make([]*commonpb.AnyValue, 0, len(s))
-	for _, e := range s {
-		vs = append(vs, conv(e))
-	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: vs}}}
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: mapSlice(s, conv)}}}
 }
 
 // validUTF8 replaces invalid UTF-8, which protojson refuses to encode (the

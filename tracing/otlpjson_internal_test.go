@@ -93,6 +93,7 @@ func TestMetricProtoAggregations(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+	assert.Nil(t, metricProto(metricdata.Metrics{Name: "unknown"}), "an aggregation OTLP does not know is left out")
 }
 
 // Attribute and body values of every kind are converted as the trace

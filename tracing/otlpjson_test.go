@@ -244,14 +244,14 @@ func TestHTTPJSONMetricsAndLogs(t *testing.T) {
 func TestHTTPJSONMetricsNotFound(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(srv.Close)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
-	t.Setenv("OTEL_TRACES_EXPORTER", "none")
-	t.Setenv("OTEL_LOGS_EXPORTER", "none")
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+		"OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none",
+	}
 	log, _ := testLogger()
-	p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
+	p, err := tracing.Setup(t.Context(), tracing.WithGetenv(envMap(env)), tracing.WithLogger(log))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Shutdown(context.WithoutCancel(t.Context())) })
+	defer shutdown(t, p)
 	counter, err := p.MeterProvider.Meter("test").Int64Counter("job.items")
 	require.NoError(t, err)
 	counter.Add(t.Context(), 1)
