@@ -28,9 +28,13 @@
 // request. With the http/json protocol otlptracehttp is used, with grpc
 // otlptracegrpc (through contrib's autoexport). Metrics use otlpmetrichttp
 // or otlpmetricgrpc, logs autoexport's OTLP log exporters. The Go SDK has no
-// http/json encoding for metrics and logs, so that protocol is an error for
-// them. Go runtime metrics (contrib's instrumentation/runtime) are
-// recorded on the meter provider.
+// http/json encoding for metrics and logs, so for that protocol this
+// package converts them to the OTLP protobuf types and posts them as
+// OTLP/JSON itself (lowerCamelCase names, enums as numbers, trace and span
+// ids in hex), reading the METRICS_ and LOGS_ variants of the variables the
+// http/protobuf trace exporter reads (below), without retries. Go runtime
+// metrics (contrib's instrumentation/runtime) are recorded on the meter
+// provider.
 //
 // This package itself reads only:
 //
@@ -47,8 +51,8 @@
 //     [WithPrometheusListen]). Anything else is an error. The console
 //     exporters write to stderr ([WithConsoleWriter]).
 //   - OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variants: grpc,
-//     http/protobuf (default) or, for traces only, http/json; anything
-//     else is an error naming the supported protocols.
+//     http/protobuf (default) or http/json; anything else is an error
+//     naming the supported protocols.
 //   - OTEL_PROPAGATORS: tracecontext, baggage, b3, b3multi, jaeger, xray,
 //     ottrace or none, through contrib's autoprop (default tracecontext,
 //     baggage); an unknown name is an error.
@@ -59,7 +63,9 @@
 //     OTEL_EXPORTER_OTLP_TRACES_* (endpoint, insecure, headers, timeout,
 //     compression, certificates), read once as otlptracehttp reads them
 //     and handed to otlpwire as a plain configuration; an invalid value is
-//     an error rather than ignored.
+//     an error rather than ignored. The http/json metric and log exporters
+//     read OTEL_EXPORTER_OTLP_* and the METRICS_ or LOGS_ variants the
+//     same way.
 //
 // Telemetry never fails or stalls the job: [Providers.Shutdown] is bounded
 // (1 s by default) and returns no export error; a dead, slow or partial

@@ -60,9 +60,10 @@ type signalEnv struct {
 var (
 	// otlptracehttp encodes http/json, otlpwire http/protobuf.
 	tracesEnv = newSignalEnv("traces", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf, protoJSON)
-	// The Go SDK's OTLP metric and log exporters have no JSON encoding.
-	metricsEnv = newSignalEnv("metrics", []string{exportOTLP, exportConsole, exportPrometheus}, protoGRPC, protoProtobuf)
-	logsEnv    = newSignalEnv("logs", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf)
+	// The Go SDK's OTLP metric and log exporters have no JSON encoding:
+	// otlpjson.go's exporters encode http/json.
+	metricsEnv = newSignalEnv("metrics", []string{exportOTLP, exportConsole, exportPrometheus}, protoGRPC, protoProtobuf, protoJSON)
+	logsEnv    = newSignalEnv("logs", []string{exportOTLP, exportConsole}, protoGRPC, protoProtobuf, protoJSON)
 )
 
 // newSignalEnv names the variables of signal ("traces", "metrics" or

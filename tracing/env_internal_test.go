@@ -26,18 +26,16 @@ func TestExportKind(t *testing.T) {
 		{name: "logs none", env: map[string]string{envEndpoint: "http://c", envLogsExporter: "none"}, wantTraces: "otlp", wantMetrics: "otlp"},
 		{name: "grpc", env: map[string]string{envEndpoint: "http://c:4317", envProtocol: "grpc"}, wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp"},
 		{
-			name:           "http/json only for traces",
-			env:            map[string]string{envEndpoint: "http://c", envProtocol: "http/json"},
-			wantTraces:     "otlp",
-			wantMetricsErr: `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for metrics (want grpc, http/protobuf)`,
-			wantLogsErr:    `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for logs (want grpc, http/protobuf)`,
+			name:       "http/json for all signals",
+			env:        map[string]string{envEndpoint: "http://c", envProtocol: "http/json"},
+			wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp",
 		},
 		{
 			name:        "per-signal protocol wins",
 			env:         map[string]string{envEndpoint: "http://c", envProtocol: "http/json", envMetricsProtocol: "grpc", envLogsProtocol: "thrift"},
 			wantTraces:  "otlp",
 			wantMetrics: "otlp",
-			wantLogsErr: `OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: unsupported protocol "thrift" for logs (want grpc, http/protobuf)`,
+			wantLogsErr: `OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: unsupported protocol "thrift" for logs (want grpc, http/protobuf, http/json)`,
 		},
 		{name: "unknown protocol without endpoint is ignored", env: map[string]string{envProtocol: "thrift"}},
 		{

@@ -60,6 +60,12 @@ func TestTelemetryNeverFailsTheJob(t *testing.T) {
 		{name: "refused port", endpoint: closedEndpoint, spansLost: true},
 		{name: "refused port over grpc", endpoint: closedEndpoint, spansLost: true,
 			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
+		{name: "traces-only endpoint over http/json", endpoint: tracesOnlyEndpoint,
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}},
+		{name: "slow endpoint over http/json", endpoint: slowEndpoint, spansLost: true,
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}},
+		{name: "refused port over http/json", endpoint: closedEndpoint, spansLost: true,
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint(t))

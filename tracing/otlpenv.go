@@ -3,7 +3,6 @@ package tracing
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -17,7 +16,9 @@ import (
 // otlpEnv reads the OTEL_EXPORTER_OTLP_* variables of the http/protobuf
 // trace exporter, as otlptracehttp does (the TRACES_ variant of each wins
 // over the general one), except that an invalid variable is an error
-// rather than a logged and ignored value:
+// rather than a logged and ignored value. The http/json metric and log
+// exporters read the same variables with METRICS_ and LOGS_ (and
+// /v1/metrics, /v1/logs) in place of TRACES_ (and /v1/traces):
 //
 //   - OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the URL, used as-is; else
 //     OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces appended; default
@@ -34,14 +35,17 @@ import (
 type otlpEnv struct {
 	getenv   func(string) string
 	readFile func(string) ([]byte, error)
+	// signal is the signal whose variables are read, set by traceConfig
+	// and signalConfig.
+	signal signalEnv
 }
 
 const tracesPath = "/v1/traces"
 
-// env reads OTEL_EXPORTER_OTLP_TRACES_<key>, falling back to
+// env reads OTEL_EXPORTER_OTLP_<SIGNAL>_<key>, falling back to
 // OTEL_EXPORTER_OTLP_<key>, and returns the name of the variable it used.
 func (o otlpEnv) env(key string) (value, name string) {
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_" + key, "OTEL_EXPORTER_OTLP_" + key} {
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_" + strings.ToUpper(o.signal.name) + "_" + key, "OTEL_EXPORTER_OTLP_" + key} {
 		if v := strings.TrimSpace(o.getenv(name)); v != "" {
 			return v, name
 		}
@@ -53,6 +57,13 @@ func (o otlpEnv) env(key string) (value, name string) {
 // otlpwire.DefaultRetry. A positive timeout replaces
 // OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT, which is then not read.
 func (o otlpEnv) traceConfig(timeout time.Duration) (otlpwire.Config, error) {
+	return o.signalConfig(tracesEnv, timeout)
+}
+
+// signalConfig is traceConfig for signal s: its per-signal variables and,
+// for a base endpoint, its /v1/<signal> path.
+func (o otlpEnv) signalConfig(s signalEnv, timeout time.Duration) (otlpwire.Config, error) {
+	o.signal = s
 	c := otlpwire.Config{Retry: otlpwire.DefaultRetry}
 	u, err := o.endpointURL()
 	if err != nil {
@@ -105,22 +116,24 @@ func (o otlpEnv) traceConfig(timeout time.Duration) (otlpwire.Config, error) {
 
 // endpointURL returns the URL to post to: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 // as-is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else
-// otlpwire.DefaultEndpoint. Like otlptracehttp it keeps only the scheme,
-// host and path.
+// otlpwire.DefaultEndpoint (for metrics and logs: their variable, path and
+// the default endpoint with their path). Like otlptracehttp it keeps only
+// the scheme, host and path.
 func (o otlpEnv) endpointURL() (url.URL, error) {
-	raw, name, base := o.getenv(envTracesEndpoint), envTracesEndpoint, false
+	signalPath := "/v1/" + o.signal.name
+	raw, name, base := o.getenv(o.signal.endpoint), o.signal.endpoint, false
 	if strings.TrimSpace(raw) == "" {
 		raw, name, base = o.getenv(envEndpoint), envEndpoint, true
 	}
 	if strings.TrimSpace(raw) == "" {
-		raw, name, base = otlpwire.DefaultEndpoint, "default endpoint", false
+		raw, name, base = strings.TrimSuffix(otlpwire.DefaultEndpoint, tracesPath)+signalPath, "default endpoint", false
 	}
 	u, err := otlpwire.ParseEndpoint(raw)
 	if err != nil {
 		return url.URL{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if base {
-		u.Path = path.Join("/", u.Path, tracesPath)
+		u.Path = path.Join("/", u.Path, signalPath)
 	}
 	return u, nil
 }
@@ -148,7 +161,7 @@ func (o otlpEnv) tls() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if (cert == "") != (key == "") {
-		return nil, errors.New("OTEL_EXPORTER_OTLP_(TRACES_)CLIENT_CERTIFICATE and CLIENT_KEY must be set together")
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_(%s_)CLIENT_CERTIFICATE and CLIENT_KEY must be set together", strings.ToUpper(o.signal.name))
 	}
 	if cert != "" {
 		certPEM, err := o.readFile(cert)

@@ -313,7 +313,7 @@ func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter
 }
 
 // newMetricExporter returns the metric exporter of kind (exportOTLP over
-// http/protobuf or grpc, or exportConsole) with the temporality and
+// http/protobuf, grpc or http/json, or exportConsole) with the temporality and
 // histogram preferences of the environment. autoexport does not fit here:
 // its readers take neither kretrieve's metric producers nor these
 // preferences.
@@ -332,11 +332,14 @@ func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.
 		return nil, err
 	}
 	var exp sdkmetric.Exporter
-	if proto == protoGRPC {
+	switch proto {
+	case protoJSON:
+		exp, err = newJSONMetricExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout, prefs)
+	case protoGRPC:
 		exp, err = otlpmetricgrpc.New(ctx, metricOptions(cfg, prefs,
 			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
 			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
-	} else {
+	default:
 		exp, err = otlpmetrichttp.New(ctx, metricOptions(cfg, prefs,
 			otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
 			otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{}))...)
@@ -365,11 +368,23 @@ func metricOptions[O any](cfg config, prefs MetricsPreferences,
 }
 
 // newLogExporter returns the log exporter of kind: contrib's autoexport for
-// OTLP (http/protobuf or grpc, reading the process environment), or JSON
-// on the console writer.
+// OTLP over http/protobuf or grpc (reading the process environment), this
+// package's OTLP/JSON exporter for http/json, or JSON on the console
+// writer.
 func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Exporter, error) {
 	if kind == exportConsole {
 		return stdoutlog.New(stdoutlog.WithWriter(cfg.console))
+	}
+	proto, _, err := otlpProtocol(cfg.getenv, logsEnv)
+	if err != nil {
+		return nil, err
+	}
+	if proto == protoJSON {
+		exp, err := newJSONLogExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("create otlp log exporter: %w", err)
+		}
+		return exp, nil
 	}
 	exp, err := autoexport.NewLogExporter(ctx)
 	if err != nil {

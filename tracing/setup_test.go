@@ -396,9 +396,9 @@ func TestSetupEnvErrors(t *testing.T) {
 			wantErr: `unsupported OTEL_LOGS_EXPORTER "loki" (want otlp, console or none)`,
 		},
 		{
-			name:    "http/json has no Go metric exporter",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
-			wantErr: `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" for metrics (want grpc, http/protobuf)`,
+			name:    "unknown metrics protocol",
+			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/xml"},
+			wantErr: `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: unsupported protocol "http/xml" for metrics (want grpc, http/protobuf, http/json)`,
 		},
 		{
 			name:    "unknown traces protocol",
