@@ -3,18 +3,17 @@ package broker
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kretrieve/kretrieve/internal/servertls"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
@@ -104,32 +103,7 @@ func (c Config) Validate() error {
 
 // tlsConfig returns the listener's TLS configuration, or nil for plaintext.
 func (c Config) tlsConfig() (*tls.Config, error) {
-	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
-		if c.TLSClientCAFile != "" {
-			return nil, errors.New("tls client CA file needs a TLS certificate and key")
-		}
-		return nil, nil
-	}
-	if c.TLSCertFile == "" || c.TLSKeyFile == "" {
-		return nil, errors.New("tls certificate and key: give both")
-	}
-	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls certificate: %w", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if c.TLSClientCAFile != "" {
-		b, err := os.ReadFile(c.TLSClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("tls client CA file %s: no PEM certificate found", c.TLSClientCAFile)
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
+	return servertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 }
 
 // securityOpts returns the kfake options for TLS, SASL users and ACLs.

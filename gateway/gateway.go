@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +10,11 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/kretrieve/kretrieve/internal/servertls"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracecontext"
@@ -95,30 +94,9 @@ func (c Config) Validate() error {
 // (http.Server.TLSConfig, then ServeTLS with empty file names), or nil
 // when TLSCertFile is unset: plain HTTP. The certificate is read once, here.
 func (c Config) ServerTLSConfig() (*tls.Config, error) {
-	if c.TLSCertFile == "" && c.TLSKeyFile == "" {
-		if c.TLSClientCAFile != "" {
-			return nil, errors.New("gateway: a TLS client CA file needs a TLS certificate and key")
-		}
-		return nil, nil
-	}
-	if c.TLSCertFile == "" || c.TLSKeyFile == "" {
-		return nil, errors.New("gateway: TLS certificate and key: give both")
-	}
-	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	tc, err := servertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: TLS certificate: %w", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if c.TLSClientCAFile != "" {
-		b, err := os.ReadFile(c.TLSClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: TLS client CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("gateway: TLS client CA file %s: no PEM certificate found", c.TLSClientCAFile)
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	return tc, nil
 }
