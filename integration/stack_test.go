@@ -19,6 +19,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -223,18 +224,16 @@ func (s *stack) startGateway(t *testing.T) {
 // waitHTTP polls url until it answers 200.
 func waitHTTP(t *testing.T, url string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	var err error
+	ready := poll.WaitEvery(timeout, 200*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(url); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after %v (last error %v)", url, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if !ready {
+		t.Fatalf("%s not ready after %v (last error %v)", url, timeout, err)
 	}
 }

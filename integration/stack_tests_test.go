@@ -16,6 +16,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/conformance"
 	"github.com/kretrieve/kretrieve/conformance/conformancetest"
+	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
@@ -55,19 +56,16 @@ var queries = []string{"parse a URL query string", "compress data with gzip", "r
 // fullTrace polls Jaeger until the trace has want spans (or the timeout).
 func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []runsummary.Span {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
 	var spans []runsummary.Span
-	for {
+	poll.WaitEvery(timeout, 250*time.Millisecond, func() bool {
 		var err error
 		spans, err = conformance.FetchJaegerTrace(t.Context(), httpClient, jaeger, traceID)
 		if err != nil {
 			t.Logf("jaeger: %v", err)
 		}
-		if len(spans) >= want || time.Now().After(deadline) {
-			return spans
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return len(spans) >= want
+	})
+	return spans
 }
 
 const spansPerRequest = 14 // server + 3×(send, wait, process) + search + load/dedupe/rerank
@@ -181,7 +179,7 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 	}
 	traces := make([][]runsummary.Span, len(results))
 	complete, liveDone, stable := 0, 0, 0
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && (liveDone < len(results) || stable < 10); {
+	poll.WaitEvery(90*time.Second, time.Second, func() bool {
 		before := complete
 		complete, liveDone = 0, 0
 		for i, r := range results {
@@ -195,16 +193,13 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 				liveDone++
 			}
 		}
-		if complete == len(results) {
-			break
-		}
 		if complete == before {
 			stable++
 		} else {
 			stable = 0
 		}
-		time.Sleep(time.Second)
-	}
+		return complete == len(results) || liveDone == len(results) && stable >= 10
+	})
 	for i, r := range results {
 		if !liveComplete(traces[i]) {
 			n := map[string]int{}

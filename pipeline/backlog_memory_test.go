@@ -169,8 +169,14 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 		samples  []sample
 		advanced [backlogPartitions]time.Duration // when each partition's commit first moved
 	)
+	sampling := time.NewTicker(250 * time.Millisecond) // the sampling interval
+	defer sampling.Stop()
 	for time.Since(ready) < backlogWindow {
-		time.Sleep(250 * time.Millisecond)
+		select {
+		case <-sampling.C:
+		case <-t.Context().Done():
+			t.Fatal("test cancelled while watching the backlog")
+		}
 		offs, err := adm.FetchOffsets(t.Context(), pipeline.RetrievalGroup)
 		if err != nil {
 			continue // the group may not exist yet

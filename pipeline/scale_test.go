@@ -57,10 +57,16 @@ func startPacedLoad(t *testing.T, c *producer.Client, n, rate int, timeout time.
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	ctx := t.Context()
 	l.wg.Go(func() {
-		start := time.Now()
+		// Paced at rate: one request per tick, the first at once.
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
 		for i := range n {
-			if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
-				time.Sleep(d)
+			if i > 0 {
+				select {
+				case <-tick.C:
+				case <-ctx.Done():
+					return
+				}
 			}
 			req := messages.Request{RequestID: fmt.Sprintf("load-%05d", i), Query: queries[i%len(queries)]}
 			call, err := c.Start(ctx, req, true)

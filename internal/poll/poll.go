@@ -14,12 +14,18 @@ const Interval = 5 * time.Millisecond
 // Wait checks cond every Interval until it returns true, and reports
 // whether it did before timeout passed.
 func Wait(timeout time.Duration, cond func() bool) bool {
+	return WaitEvery(timeout, Interval, cond)
+}
+
+// WaitEvery is Wait checking every interval: for conditions that cost a
+// request to another process (an HTTP API, a container).
+func WaitEvery(timeout, interval time.Duration, cond func() bool) bool {
 	if cond() {
 		return true
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(Interval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {

@@ -18,12 +18,8 @@ var allowed = map[string]struct {
 	"loadgen/loadgen_test.go":         {1, "the fake searcher's latency: simulated work the load engine measures"},
 	"gateway/admission_test.go":       {3, "a handler holding its admission slot, an impatient client retrying before Retry-After, a stalled client holding its slot: simulated clients and work"},
 	"tracing/metricsproducer_test.go": {1, "the recorded duration itself (lands in a bucket above 25 ms)"},
-	"pipeline/scale_test.go":          {1, "pacing: the load's fixed request rate"},
 	"pipeline/pipeline_bench_test.go": {1, "pacing: the benchmark's fixed request rate"},
-	"pipeline/backlog_memory_test.go": {1, "pacing: the heap and commit sampling interval over the backlog window"},
 	"consumers/partitions_test.go":    {3, "simulated per-record handler work, so that a backlog builds"},
-	"integration/stack_tests_test.go": {2, "container tier: the poll interval of Jaeger's HTTP API"},
-	"integration/stack_test.go":       {1, "container tier: the poll interval of a container's HTTP readiness"},
 }
 
 // TestNoNewSleepsInTests fails for every _test.go file with more
