@@ -7,7 +7,8 @@
 # context:
 #
 #   make image                   # docker build -t kretrieve:local build/image
-#   make image IMAGE_ARCH=arm64  # an arm64 image from any host (BuildKit)
+#   make image IMAGE_ARCH=arm64  # an arm64 image from any host (BuildKit,
+#                                # through buildx)
 #
 # The image has no Go toolchain, so `kretrieve index` inside it needs --jsonl;
 # build the Go standard library index on a machine with Go and mount it

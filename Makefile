@@ -25,6 +25,12 @@ STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 STATICCHECK          = $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GOVULNCHECK          = $(TOOLS_BIN)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
+# buildx builds an image for a platform other than the Docker engine's (make
+# image IMAGE_ARCH=...). A `docker buildx` plugin is used when the client has
+# one; otherwise the pinned buildx from the module proxy, run standalone, which
+# drives the engine's own BuildKit (Docker 20.10 and later).
+BUILDX_VERSION      ?= v0.38.2
+BUILDX_TOOL          = $(TOOLS_BIN)/buildx-$(BUILDX_VERSION)/buildx
 # govulncheck's vulnerability database (govulncheck -db): https://vuln.go.dev,
 # or file:///path for a local copy of it.
 GOVULNDB            ?= https://vuln.go.dev
@@ -69,6 +75,9 @@ $(STATICCHECK):
 
 $(GOVULNCHECK):
 	GOBIN=$(dir $@) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+
+$(BUILDX_TOOL):
+	GOBIN=$(dir $@) $(GO) install github.com/docker/buildx/cmd/buildx@$(BUILDX_VERSION)
 
 ## run: the all-in-one demo: embedded broker, workers, REQUESTS requests, summary
 run:
@@ -116,13 +125,12 @@ fuzz:
 # The image's binary is cross-compiled for linux/IMAGE_ARCH whatever the host
 # (a macOS host used to package a darwin binary); IMAGE_ARCH defaults to the
 # host's architecture. An IMAGE_ARCH other than the Docker engine's is passed
-# as --platform, which needs BuildKit (docker buildx; Docker Desktop has it):
-# the legacy builder cannot build a foreign-platform image FROM scratch.
+# as --platform to BuildKit through buildx (see BUILDX_VERSION): the legacy
+# builder cannot build a foreign-platform image FROM scratch.
 # CA_BUNDLE is the host's CA certificates (Debian, Alpine, Fedora through its
 # compat link, macOS).
 IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
 CA_BUNDLE   ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem))
-DOCKER_ARCH  = $(shell docker version -f '{{.Server.Arch}}' 2>/dev/null)
 
 ## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
 image:
@@ -131,7 +139,12 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o build/image/kretrieve ./cmd/kretrieve
 	cp Dockerfile build/image/
 	cp $(CA_BUNDLE) build/image/ca-certificates.crt
-	docker build -q $(if $(filter-out $(DOCKER_ARCH),$(IMAGE_ARCH)),--platform linux/$(IMAGE_ARCH)) -t $(IMAGE) build/image
+	@engine="$$(docker version -f '{{.Server.Arch}}' 2>/dev/null)"; \
+	if [ "$$engine" = "$(IMAGE_ARCH)" ]; then docker build -q -t $(IMAGE) build/image; exit; fi; \
+	if docker buildx version >/dev/null 2>&1; then buildx="docker buildx"; else \
+		$(MAKE) --no-print-directory $(BUILDX_TOOL) || exit; buildx=$(BUILDX_TOOL); fi; \
+	echo "$$buildx build --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) build/image (engine: $${engine:-unknown})"; \
+	$$buildx build -q --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) build/image
 
 ## jaeger-image: Jaeger v2 built from its Go module, FROM scratch
 jaeger-image:
