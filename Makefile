@@ -3,10 +3,12 @@ GO       ?= go
 BIN      ?= bin/kretrieve
 REQUESTS ?= 1000
 
-IMAGE        ?= kretrieve:local
-JAEGER_IMAGE ?= kretrieve/jaeger:local
+IMAGE            ?= kretrieve:local
+JAEGER_IMAGE     ?= kretrieve/jaeger:local
+OTELCOL_IMAGE    ?= kretrieve/otelcol:local
+PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: all build test lint tools vulncheck run bench fuzz clean image jaeger-image integration up down
+.PHONY: all build test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -150,6 +152,15 @@ image:
 jaeger-image:
 	JAEGER_IMAGE_TAG=$(JAEGER_IMAGE) tools/jaeger/build.sh
 
+## otelcol-image: the compose stack's collector, built by the Collector Builder
+## from tools/otelcol/manifest.yaml, FROM scratch
+otelcol-image:
+	OTELCOL_IMAGE_TAG=$(OTELCOL_IMAGE) tools/otelcol/build.sh
+
+## prometheus-image: Prometheus built from its Go module, FROM scratch
+prometheus-image:
+	PROMETHEUS_IMAGE_TAG=$(PROMETHEUS_IMAGE) tools/prometheus/build.sh
+
 ## integration: the testcontainers tier, its own module integration/ (needs a Docker engine; see README)
 ## KAFKA_IMAGE=apache/kafka:4.1.1 runs it against real Kafka; JAEGER_IMAGE=jaegertracing/jaeger:2.13.0 uses upstream Jaeger.
 integration:
@@ -158,7 +169,9 @@ integration:
 		echo "  then wait for /var/run/docker.sock and run make integration again."; exit 1; }
 	$(MAKE) image
 	@if [ "$(JAEGER_IMAGE)" = "kretrieve/jaeger:local" ]; then $(MAKE) jaeger-image; fi
+	$(MAKE) otelcol-image prometheus-image
 	cd integration && TESTCONTAINERS_RYUK_DISABLED=true KRETRIEVE_IMAGE=$(IMAGE) JAEGER_IMAGE=$(JAEGER_IMAGE) \
+		OTELCOL_IMAGE=$(OTELCOL_IMAGE) PROMETHEUS_IMAGE=$(PROMETHEUS_IMAGE) \
 		$(GO) test -tags integration -count=1 -timeout 20m -v ./...
 
 ## up / down: the whole stack with Docker Compose (needs internet for upstream images)

@@ -1,8 +1,11 @@
 package compose_test
 
 import (
+	"bytes"
 	"maps"
 	"net"
+	"net/url"
+	"regexp"
 	"os"
 	"slices"
 	"strconv"
@@ -47,6 +50,7 @@ type collectorConfig struct {
 	Service    struct {
 		Extensions []string            `yaml:"extensions"`
 		Pipelines  map[string]pipeline `yaml:"pipelines"`
+		Telemetry  yaml.Node           `yaml:"telemetry"`
 	} `yaml:"service"`
 }
 
@@ -91,13 +95,65 @@ func loadCollector(t *testing.T, p *project) *collectorConfig {
 		t.Fatal("the collector runs without --config: it would use the image's default configuration")
 	}
 	var c collectorConfig
-	if err := yaml.Unmarshal(mountedFile(t, s, path), &c); err != nil {
+	if err := yaml.Unmarshal(expandDefaults(t, withoutComments(mountedFile(t, s, path))), &c); err != nil {
 		t.Fatalf("collector configuration: %v", err)
 	}
 	if len(c.Service.Pipelines) == 0 {
 		t.Fatal("collector configuration: no pipelines")
 	}
 	return &c
+}
+
+// collectorVariable is a ${env:NAME:-default} reference of the collector
+// configuration.
+var collectorVariable = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// endpointVariable is the only form of reference the configuration may
+// use: an endpoint's environment variable with compose's value as default.
+var endpointVariable = regexp.MustCompile(`^env:([A-Z][A-Z0-9_]*_(LISTEN|ENDPOINT)):-(.+)$`)
+
+// expandDefaults replaces every ${env:NAME:-default} in the collector
+// configuration by its default: what compose runs, which sets none of them.
+func expandDefaults(t *testing.T, b []byte) []byte {
+	t.Helper()
+	return collectorVariable.ReplaceAllFunc(b, func(ref []byte) []byte {
+		m := endpointVariable.FindSubmatch(collectorVariable.FindSubmatch(ref)[1])
+		if m == nil {
+			t.Errorf("collector configuration: %s: only ${env:NAME_ENDPOINT:-default} or ${env:NAME_LISTEN:-default} (an address, with compose's as default) may be read from the environment", ref)
+			return ref
+		}
+		return m[3]
+	})
+}
+
+// withoutComments drops the lines of b that hold only a YAML comment.
+func withoutComments(b []byte) []byte {
+	var out [][]byte
+	for line := range bytes.Lines(b) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line)
+		}
+	}
+	return bytes.Join(out, nil)
+}
+
+// TestCollectorReadsOnlyEndpointsFromTheEnvironment: the integration tier
+// runs the configuration file unchanged and overrides only addresses; a
+// variable that changed a policy or a limit would let the tier test
+// something other than what compose runs.
+func TestCollectorReadsOnlyEndpointsFromTheEnvironment(t *testing.T) {
+	p := load(t)
+	_, s := p.only(t, collectorImage)
+	path, _ := configArg(s, "config")
+	raw := withoutComments(mountedFile(t, s, path))
+	refs := collectorVariable.FindAll(raw, -1)
+	if len(refs) == 0 {
+		t.Fatal("the collector configuration reads no endpoint from the environment: the integration tier cannot run it unchanged on the host network")
+	}
+	expandDefaults(t, raw) // reports every reference of another form
+	if n := len(regexp.MustCompile(`\$[A-Za-z_{]`).FindAll(raw, -1)); n != len(refs) {
+		t.Errorf("%d $NAME or ${ but %d ${...} references: a bare $NAME would read the environment too", n, len(refs))
+	}
 }
 
 // receiverEndpoint returns the endpoint of the otlp receiver's protocol
@@ -151,17 +207,7 @@ func listens(t *testing.T, p *project, repo string) []int {
 	switch repo {
 	case collectorImage:
 		c := loadCollector(t, p)
-		ports := []int{port(t, c.receiverEndpoint(t, "grpc")), port(t, c.receiverEndpoint(t, "http"))}
-		for id, n := range c.Exporters {
-			if kind(id) == "prometheus" {
-				var e struct{ Endpoint string }
-				if err := n.Decode(&e); err != nil {
-					t.Fatal(err)
-				}
-				ports = append(ports, port(t, e.Endpoint))
-			}
-		}
-		return ports
+		return []int{port(t, c.receiverEndpoint(t, "grpc")), port(t, c.receiverEndpoint(t, "http"))}
 	case tempoImage:
 		tc := loadTempo(t, p)
 		return []int{tc.Server.HTTPListenPort, port(t, tc.Distributor.Receivers.OTLP.Protocols.GRPC.Endpoint)}
@@ -247,34 +293,48 @@ func TestCollectorRedactsUserData(t *testing.T) {
 	c := loadCollector(t, p)
 	var redacting []string
 	for id, n := range c.Processors {
-		if kind(id) != "attributes" {
+		if kind(id) != "redaction" {
 			continue
 		}
-		var a struct {
-			Actions []struct{ Key, Action string }
+		var r struct {
+			AllowAllKeys       bool     `yaml:"allow_all_keys"`
+			BlockedKeyPatterns []string `yaml:"blocked_key_patterns"`
+			IgnoredKeys        []string `yaml:"ignored_keys"`
 		}
-		if err := n.Decode(&a); err != nil {
+		if err := n.Decode(&r); err != nil {
 			t.Fatal(err)
 		}
-		deleted := 0
+		if !r.AllowAllKeys {
+			// Without it the processor drops every attribute not listed in
+			// allowed_keys: the traces would lose their semantic conventions.
+			t.Errorf("%s: allow_all_keys must be true (only the listed user data is masked)", id)
+		}
+		masked := 0
 		for _, key := range redactedKeys {
-			if slices.ContainsFunc(a.Actions, func(x struct{ Key, Action string }) bool {
-				return x.Key == key && strings.EqualFold(x.Action, "delete")
+			if slices.Contains(r.IgnoredKeys, key) {
+				t.Errorf("%s ignores %s", id, key)
+			}
+			if slices.ContainsFunc(r.BlockedKeyPatterns, func(pat string) bool {
+				re, err := regexp.Compile(pat)
+				if err != nil {
+					t.Errorf("%s: blocked key pattern %q: %v", id, pat, err)
+					return false
+				}
+				return re.MatchString(key)
 			}) {
-				deleted++
+				masked++
 			}
 		}
-		if deleted == len(redactedKeys) {
+		if masked == len(redactedKeys) {
 			redacting = append(redacting, id)
 		}
 	}
 	if len(redacting) == 0 {
-		t.Fatalf("no attributes processor deletes %v", redactedKeys)
+		t.Fatalf("no redaction processor masks every one of %v", redactedKeys)
 	}
+	// Every signal: the query text must reach neither the trace stores nor
+	// Prometheus (a metric attribute) nor the logs.
 	for name, pl := range c.Service.Pipelines {
-		if kind(name) != "traces" {
-			continue
-		}
 		i := slices.IndexFunc(pl.Processors, func(id string) bool { return slices.Contains(redacting, id) })
 		if i < 0 {
 			t.Errorf("pipeline %s: none of %v", name, redacting)
@@ -359,8 +419,13 @@ func TestCollectorExportersReachServices(t *testing.T) {
 			if !e.TLS.Insecure {
 				t.Errorf("exporter %s: the targets speak plain gRPC: tls.insecure must be true", id)
 			}
-		case "prometheus":
-			// Scraped, checked by TestPrometheusScrapesTheCollector.
+		case "otlphttp":
+			u, err := url.Parse(e.Endpoint)
+			if err != nil || u.Scheme != "http" {
+				t.Errorf("exporter %s: endpoint %q: want an http:// URL (%v)", id, e.Endpoint, err)
+				continue
+			}
+			checkTarget(t, p, "exporter "+id, u.Host)
 		case "debug":
 			// Prints in the collector: reaches no service; only the logs
 			// pipeline may use it (spans and metrics have real stores).
@@ -423,40 +488,148 @@ func TestTempoConfig(t *testing.T) {
 	}
 }
 
-func TestPrometheusScrapesTheCollector(t *testing.T) {
+// TestMetricsArePushedToPrometheus: kretrieve's metrics (the metrics
+// pipeline) and the collector's own reach Prometheus's OTLP receiver, which
+// the Prometheus service enables, with exemplar storage for the exemplars.
+func TestMetricsArePushedToPrometheus(t *testing.T) {
 	p := load(t)
-	_, s := p.only(t, prometheusImage)
-	// The image's default command reads this path.
-	var c struct {
-		ScrapeConfigs []struct {
-			JobName       string `yaml:"job_name"`
-			HonorLabels   bool   `yaml:"honor_labels"`
-			StaticConfigs []struct {
-				Targets []string `yaml:"targets"`
-			} `yaml:"static_configs"`
-		} `yaml:"scrape_configs"`
+	promName, prom := p.only(t, prometheusImage)
+	for _, flag := range []string{"--web.enable-otlp-receiver", "--enable-feature=exemplar-storage"} {
+		if !slices.Contains(prom.Command, flag) {
+			t.Errorf("prometheus runs without %s (command %q)", flag, prom.Command)
+		}
 	}
-	if err := yaml.Unmarshal(mountedFile(t, s, "/etc/prometheus/prometheus.yml"), &c); err != nil {
+	if path, ok := configArg(prom, "config.file"); !ok || path != "/etc/prometheus/prometheus.yml" {
+		t.Errorf("prometheus --config.file=%q: want the mounted /etc/prometheus/prometheus.yml", path)
+	}
+	mountedFile(t, prom, "/etc/prometheus/prometheus.yml")
+
+	c := loadCollector(t, p)
+	otlpURL := func(what, endpoint string) {
+		u, err := url.Parse(endpoint)
+		if err != nil || u.Hostname() != promName || !strings.HasPrefix(u.Path, "/api/v1/otlp") {
+			t.Errorf("%s %q: want http://%s:9090/api/v1/otlp…, Prometheus's OTLP receiver", what, endpoint, promName)
+		}
+	}
+	for name, pl := range c.Service.Pipelines {
+		if kind(name) != "metrics" {
+			continue
+		}
+		for _, id := range pl.Exporters {
+			var e struct{ Endpoint string }
+			n := c.Exporters[id]
+			if err := n.Decode(&e); err != nil {
+				t.Fatal(err)
+			}
+			otlpURL("metrics exporter "+id, e.Endpoint)
+		}
+	}
+	var telemetry struct {
+		Metrics struct {
+			Readers []struct {
+				Periodic struct {
+					Exporter struct {
+						OTLP struct{ Endpoint string } `yaml:"otlp"`
+					} `yaml:"exporter"`
+				} `yaml:"periodic"`
+			} `yaml:"readers"`
+		} `yaml:"metrics"`
+	}
+	if err := c.Service.Telemetry.Decode(&telemetry); err != nil {
 		t.Fatal(err)
 	}
-	collector, _ := p.only(t, collectorImage)
-	var scraped bool
-	for _, sc := range c.ScrapeConfigs {
-		for _, st := range sc.StaticConfigs {
-			for _, target := range st.Targets {
-				checkTarget(t, p, "scrape target", target)
-				if host, _, _ := net.SplitHostPort(target); host == collector {
-					scraped = true
-					// Otherwise job/instance (service.name and
-					// service.instance.id) become exported_job/…
-					if !sc.HonorLabels {
-						t.Errorf("scrape job %s: honor_labels must be true", sc.JobName)
-					}
-				}
+	if len(telemetry.Metrics.Readers) != 1 {
+		t.Fatalf("service.telemetry.metrics.readers: %d, want one pushing to Prometheus", len(telemetry.Metrics.Readers))
+	}
+	otlpURL("the collector's own metrics", telemetry.Metrics.Readers[0].Periodic.Exporter.OTLP.Endpoint)
+	if _, ok := p.Services[promName]; ok {
+		collector, s := p.only(t, collectorImage)
+		if _, ok := s.DependsOn[promName]; !ok {
+			t.Errorf("%s does not depend on %s", collector, promName)
+		}
+	}
+}
+
+// manifest is the Collector Builder's manifest of the collector image the
+// integration tier builds (tools/otelcol/manifest.yaml).
+type manifest struct {
+	Dist struct {
+		Version string `yaml:"version"`
+	} `yaml:"dist"`
+	Receivers  []struct{ GoMod string } `yaml:"receivers"`
+	Processors []struct{ GoMod string } `yaml:"processors"`
+	Exporters  []struct{ GoMod string } `yaml:"exporters"`
+	Extensions []struct{ GoMod string } `yaml:"extensions"`
+	Connectors []struct{ GoMod string } `yaml:"connectors"`
+}
+
+// componentType is the configuration type a component module registers,
+// by the collector's naming convention: module .../tailsamplingprocessor
+// is type tail_sampling, compared without underscores ("tailsampling").
+func componentType(gomod, role string) (typ, version string) {
+	path, version, _ := strings.Cut(gomod, " ")
+	return strings.TrimSuffix(path[strings.LastIndex(path, "/")+1:], role), version
+}
+
+// TestCollectorComponentsAreInTheManifest: the collector image built from
+// the manifest must have every component compose's configuration names
+// (else it refuses to start), and the manifest holds nothing the
+// configuration does not use. Versions: one release for every component,
+// the manifest's, the build script's builder and compose's upstream image.
+func TestCollectorComponentsAreInTheManifest(t *testing.T) {
+	p := load(t)
+	c := loadCollector(t, p)
+	b, err := os.ReadFile("../../tools/otelcol/manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	release := "v" + m.Dist.Version
+	for role, pair := range map[string]struct {
+		built []struct{ GoMod string }
+		used  map[string]yaml.Node
+	}{
+		"receiver":  {m.Receivers, c.Receivers},
+		"processor": {m.Processors, c.Processors},
+		"exporter":  {m.Exporters, c.Exporters},
+		"extension": {m.Extensions, c.Extensions},
+		"connector": {m.Connectors, c.Connectors},
+	} {
+		built := map[string]bool{}
+		for _, x := range pair.built {
+			typ, version := componentType(x.GoMod, role)
+			built[typ] = true
+			if version != release {
+				t.Errorf("manifest: %s at %s, want the manifest's release %s", x.GoMod, version, release)
+			}
+		}
+		used := map[string]bool{}
+		for id := range pair.used {
+			typ := strings.ReplaceAll(kind(id), "_", "")
+			used[typ] = true
+			if !built[typ] {
+				t.Errorf("the configuration's %s %q is not in tools/otelcol/manifest.yaml: the built collector would not start", role, id)
+			}
+		}
+		for typ := range built {
+			if !used[typ] {
+				t.Errorf("manifest: %s %q is built but the configuration does not use it", role, typ)
 			}
 		}
 	}
-	if !scraped {
-		t.Errorf("Prometheus does not scrape %s", collector)
+
+	_, s := p.only(t, collectorImage)
+	if _, tag := splitImage(s.Image); "v"+tag != release {
+		t.Errorf("compose runs %s, the integration tier builds %s: use the same release", s.Image, release)
+	}
+	script, err := os.ReadFile("../../tools/otelcol/build.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `builder_version="` + release + `"`; !bytes.Contains(script, []byte(want)) {
+		t.Errorf("tools/otelcol/build.sh: want %s (the builder of the components' release)", want)
 	}
 }
