@@ -40,29 +40,42 @@ func TestImageForAnotherArchitecture(t *testing.T) {
 		t.Fatalf("image platform = %q, want linux/%s", got, arch)
 	}
 
-	// The binary inside: copied out of a created (never started) container.
-	id := strings.TrimSpace(dockerOutput(t, "create", tag))
-	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
-	bin := filepath.Join(t.TempDir(), "kretrieve")
-	dockerOutput(t, "cp", id+":/kretrieve", bin)
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatalf("the image's /kretrieve is not an ELF binary: %v", err)
-	}
-	defer f.Close()
-	if f.Machine != machine || f.Class != elf.ELFCLASS64 {
-		t.Fatalf("the image's /kretrieve is %v %v, want %v (host %s)", f.Class, f.Machine, machine, runtime.GOARCH)
-	}
-	if st, err := os.Stat(bin); err != nil {
-		t.Fatal(err)
-	} else if st.Size() < 1<<20 {
-		t.Fatalf("the image's /kretrieve has %d bytes, not a kretrieve binary", st.Size())
+	if got := binaryMachine(t, tag); got != machine {
+		t.Fatalf("the image's /kretrieve is built for %v, want %v (host %s)", got, machine, runtime.GOARCH)
 	}
 
-	// The tier's own image, built under another tag, is untouched.
+	// The tier's own image, built under another tag, is untouched: its
+	// platform and its binary are the engine's still.
 	if got := strings.TrimSpace(dockerOutput(t, "image", "inspect", "-f", "{{.Architecture}}", kretrieveImage)); got != engine {
 		t.Fatalf("%s is %s after the cross build, want %s", kretrieveImage, got, engine)
 	}
+	if got := binaryMachine(t, kretrieveImage); got == machine {
+		t.Fatalf("%s holds a %v binary after the cross build", kretrieveImage, got)
+	}
+}
+
+// binaryMachine copies /kretrieve out of a created (never started)
+// container of img and returns the machine its ELF header names.
+func binaryMachine(t *testing.T, img string) elf.Machine {
+	t.Helper()
+	id := strings.TrimSpace(dockerOutput(t, "create", img))
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+	bin := filepath.Join(t.TempDir(), "kretrieve")
+	dockerOutput(t, "cp", id+":/kretrieve", bin)
+	if st, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	} else if st.Size() < 1<<20 {
+		t.Fatalf("%s: /kretrieve has %d bytes, not a kretrieve binary", img, st.Size())
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("%s: /kretrieve is not an ELF binary: %v", img, err)
+	}
+	defer f.Close()
+	if f.Class != elf.ELFCLASS64 {
+		t.Fatalf("%s: /kretrieve is %v", img, f.Class)
+	}
+	return f.Machine
 }
 
 // dockerOutput runs the docker CLI and returns its standard output.

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// jaegerConfig is a minimal Jaeger v2 configuration: OTLP/HTTP in, memory
-// storage, the query API, every port chosen per run (host networking).
+// jaegerConfig is a minimal Jaeger v2 configuration: OTLP/HTTP and gRPC in,
+// memory storage, the query API, every port chosen per run (host
+// networking).
 const jaegerConfig = `service:
   extensions: [jaeger_storage, jaeger_query]
   pipelines:
@@ -44,6 +47,8 @@ receivers:
     protocols:
       http:
         endpoint: 127.0.0.1:%d
+      grpc:
+        endpoint: 127.0.0.1:%d
 processors:
   batch:
 exporters:
@@ -51,30 +56,35 @@ exporters:
     trace_storage: memstore
 `
 
-var jaegerConfigFile string
+// jaegerInstance is a running Jaeger container.
+type jaegerInstance struct {
+	otlpHTTP int    // OTLP/HTTP receiver port
+	otlpGRPC int    // OTLP/gRPC receiver port
+	queryURL string // query API base URL
+}
 
-// jaegerPorts picks the OTLP/HTTP and query ports and writes the config.
-func jaegerPorts(t *testing.T) (otlp, query int) {
+// startJaegerInstance starts Jaeger with the configuration above on free
+// ports and waits for its query API.
+func startJaegerInstance(t *testing.T) jaegerInstance {
 	t.Helper()
-	otlp, query = freePort(t), freePort(t)
+	j := jaegerInstance{otlpHTTP: freePort(t), otlpGRPC: freePort(t)}
+	query := freePort(t)
+	j.queryURL = "http://127.0.0.1:" + strconv.Itoa(query)
 	dir := t.TempDir()
-	jaegerConfigFile = filepath.Join(dir, "jaeger.yaml")
-	if err := os.WriteFile(jaegerConfigFile, fmt.Appendf(nil, jaegerConfig, query, freePort(t), otlp), 0o644); err != nil {
+	file := filepath.Join(dir, "jaeger.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, jaegerConfig, query, freePort(t), j.otlpHTTP, j.otlpGRPC), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return otlp, query
-}
-
-// jaegerArgs runs Jaeger with that config.
-func jaegerArgs(_, _ int) []testcontainers.ContainerCustomizer {
-	return []testcontainers.ContainerCustomizer{
+	run(t, jaegerImage,
 		testcontainers.WithCmd("--config", "/etc/jaeger/config.yaml"),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
-			hc.Binds = []string{jaegerConfigFile + ":/etc/jaeger/config.yaml:ro"}
+			hc.Binds = []string{file + ":/etc/jaeger/config.yaml:ro"}
 		}),
-	}
+	)
+	waitHTTP(t, j.queryURL+"/api/services", 60*time.Second)
+	return j
 }

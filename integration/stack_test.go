@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -111,11 +112,14 @@ type stack struct {
 	otlp       string
 	gatewayURL string
 	broker     *testcontainers.DockerContainer
+	// env is added to (and wins over) every kretrieve container's
+	// environment.
+	env map[string]string
 }
 
 // kretrieveEnv is the environment of every kretrieve container.
 func (s *stack) kretrieveEnv(service string) map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"KRETRIEVE_BROKERS":           s.brokers,
 		"KRETRIEVE_INDEX":             "/index",
 		"KRETRIEVE_LOG_LEVEL":         "info",
@@ -126,6 +130,8 @@ func (s *stack) kretrieveEnv(service string) map[string]string {
 		"OTEL_METRICS_EXPORTER":       "none",
 		"OTEL_BSP_SCHEDULE_DELAY":     "100",
 	}
+	maps.Copy(env, s.env)
+	return env
 }
 
 // startBroker starts the embedded broker (or KAFKA_IMAGE) on a free port
@@ -184,11 +190,9 @@ func startApacheKafka(t *testing.T, port int, dataDir string) *testcontainers.Do
 // startJaeger starts Jaeger with OTLP/HTTP and its query API.
 func (s *stack) startJaeger(t *testing.T) {
 	t.Helper()
-	otlpPort, queryPort := jaegerPorts(t)
-	s.otlp = "http://127.0.0.1:" + strconv.Itoa(otlpPort)
-	s.jaegerURL = "http://127.0.0.1:" + strconv.Itoa(queryPort)
-	run(t, jaegerImage, jaegerArgs(otlpPort, queryPort)...)
-	waitHTTP(t, s.jaegerURL+"/api/services", 60*time.Second)
+	j := startJaegerInstance(t)
+	s.otlp = "http://127.0.0.1:" + strconv.Itoa(j.otlpHTTP)
+	s.jaegerURL = j.queryURL
 }
 
 // startWorker starts a retrieval or enrichment container.
