@@ -5,8 +5,8 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"regexp"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -631,5 +631,31 @@ func TestCollectorComponentsAreInTheManifest(t *testing.T) {
 	}
 	if want := `builder_version="` + release + `"`; !bytes.Contains(script, []byte(want)) {
 		t.Errorf("tools/otelcol/build.sh: want %s (the builder of the components' release)", want)
+	}
+}
+
+// TestComposeRunsTheTestedVersions: Jaeger and Prometheus in compose are the
+// releases the integration tier builds from their Go modules and tests
+// (tools/jaeger/build.sh, tools/prometheus/build.sh).
+func TestComposeRunsTheTestedVersions(t *testing.T) {
+	p := load(t)
+	for _, c := range []struct {
+		repo, script, variable string
+	}{
+		{jaegerImage, "../../tools/jaeger/build.sh", "pinned_v2"},
+		{prometheusImage, "../../tools/prometheus/build.sh", "pinned_release"},
+	} {
+		b, err := os.ReadFile(c.script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(c.variable + `="v([0-9.]+)"`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s: no %s", c.script, c.variable)
+		}
+		_, s := p.only(t, c.repo)
+		if _, tag := splitImage(s.Image); strings.TrimPrefix(tag, "v") != string(m[1]) {
+			t.Errorf("compose runs %s, the integration tier builds and tests %s %s (%s)", s.Image, c.repo, m[1], c.script)
+		}
 	}
 }

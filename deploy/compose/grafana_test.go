@@ -48,18 +48,19 @@ func emitted() []instrument {
 		{telemetry.MetricSpansExported, telemetry.MetricSpansUnit, "counter", "Int64ObservableCounter(telemetry.MetricSpansExported"},
 		// Exported as classic histograms with
 		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
-		// (compose.yaml): the collector's Prometheus exporter drops
-		// exponential ones.
+		// (compose.yaml): Prometheus's OTLP receiver would store
+		// exponential ones as native histograms, which the dashboard's
+		// _bucket queries do not read.
 		{telemetry.MetricPathwayLatency, telemetry.MetricPathwayLatencyUnit, "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
 	}
 }
 
-// promUnits are the unit suffixes of the collector's Prometheus exporter
-// for the units kretrieve uses; units in braces ({message}) add none.
+// promUnits are the unit suffixes of Prometheus's OTLP translation for the
+// units kretrieve uses; units in braces ({message}) add none.
 var promUnits = map[string]string{"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": "ratio"}
 
-// promNames returns the series names the collector's Prometheus exporter
-// (default translation: underscore escaping with suffixes) exposes for an
+// promNames returns the series names Prometheus's OTLP receiver (default
+// translation: underscore escaping with suffixes) stores for an
 // instrument: name tokens joined by _, the unit suffix unless already a
 // token, _total for counters, _bucket/_sum/_count for histograms.
 func promNames(in instrument) []string {
@@ -353,8 +354,8 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 	}
 }
 
-// promLabel is the Prometheus label of an attribute key, as the collector's
-// exporter translates it: every other character than letters and digits
+// promLabel is the Prometheus label of an attribute key, as Prometheus's
+// OTLP receiver translates it: every other character than letters and digits
 // becomes _.
 func promLabel(k string) string {
 	return strings.Map(func(r rune) rune {
@@ -418,7 +419,7 @@ func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 			continue
 		}
 		if v := pr.svc.env("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"); v != "explicit_bucket_histogram" {
-			t.Errorf("%s: OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=%q: the Prometheus exporter needs explicit_bucket_histogram for the pathway panels", pr.service, v)
+			t.Errorf("%s: OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=%q: the dashboard's pathway panels read classic buckets: explicit_bucket_histogram", pr.service, v)
 		}
 	}
 }
