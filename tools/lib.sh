@@ -2,7 +2,10 @@
 # logging, the Docker engine's architecture, the host CA bundle, and the
 # FROM-scratch image build from a staged context.
 #
-# The sourcing script sets `tool` (its name in messages) first.
+# The sourcing script sets `tool` (its name in messages) first, and enables
+# `set -euo pipefail`. repo_root is the repository's root.
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 die() { echo "${tool}/build.sh: error: $*" >&2; exit 1; }
 log() { echo "${tool}/build.sh: $*" >&2; }
@@ -28,17 +31,22 @@ ca_bundle() {
   echo "${c}"
 }
 
-# scratch_image TAG DOCKERFILE CTX [docker build args...] copies DOCKERFILE
-# and the CA bundle into the staged context CTX (which holds the binary) and
-# builds TAG from it. The binaries are reproducible (-trimpath, no
-# timestamps), so an unchanged binary hits the layer cache: same image ID.
+# scratch_image TAG DOCKERFILE CTX VERSION DESCRIPTION SOURCE copies
+# DOCKERFILE and the CA bundle into the staged context CTX (which holds the
+# binary) and builds TAG from it, with the OCI labels (title: TAG's
+# repository). The binaries are reproducible (-trimpath, no timestamps), so
+# an unchanged binary hits the layer cache: same image ID.
 scratch_image() {
-  local tag="$1" dockerfile="$2" ctx="$3" start=${SECONDS}
-  shift 3
+  local tag="$1" dockerfile="$2" ctx="$3" version="$4" description="$5" source="$6" start=${SECONDS}
   [[ -f "${dockerfile}" ]] || die "missing ${dockerfile}"
   cp "${dockerfile}" "${ctx}/Dockerfile"
   cp -L "$(ca_bundle)" "${ctx}/ca-certificates.crt"
-  docker build -q "$@" -t "${tag}" "${ctx}" >/dev/null || die "docker build failed"
+  docker build -q \
+    --label "org.opencontainers.image.title=${tag%:*}" \
+    --label "org.opencontainers.image.version=${version}" \
+    --label "org.opencontainers.image.description=${description}" \
+    --label "org.opencontainers.image.source=${source}" \
+    -t "${tag}" "${ctx}" >/dev/null || die "docker build failed"
   log "docker build took $((SECONDS - start))s"
   docker image inspect --format '{{.Id}} {{.Size}}' "${tag}" | {
     read -r id size

@@ -93,3 +93,19 @@ func TestMainModuleLeavesTestcontainersToIntegration(t *testing.T) {
 		t.Error("integration/go.mod does not test this checkout (replace github.com/kretrieve/kretrieve => ../)")
 	}
 }
+
+// TestIntegrationBuildsTheTelemetryImages: the container tier builds the
+// collector (Collector Builder) and Prometheus (Go module) it runs, and
+// passes their tags to the tests.
+func TestIntegrationBuildsTheTelemetryImages(t *testing.T) {
+	out := dryRun(t, "integration", "OTELCOL_IMAGE=x/otelcol:t", "PROMETHEUS_IMAGE=x/prometheus:t")
+	for _, want := range []string{
+		"OTELCOL_IMAGE_TAG=x/otelcol:t tools/otelcol/build.sh",
+		"PROMETHEUS_IMAGE_TAG=x/prometheus:t tools/prometheus/build.sh",
+		"OTELCOL_IMAGE=x/otelcol:t PROMETHEUS_IMAGE=x/prometheus:t",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make integration does not run %q:\n%s", want, out)
+		}
+	}
+}

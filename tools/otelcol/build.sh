@@ -7,12 +7,13 @@
 #   OTELCOL_IMAGE_TAG  image tag to build     (default kretrieve/otelcol:local)
 #   CA_CERTS           CA bundle for the image (default: the host's)
 #   OTELCOL_BIN_OUT    if set, also copy the built binary to this path
+#   OTELCOL_WORK       where ocb generates the sources
+#                      (default ~/.cache/kretrieve/otelcol)
 set -euo pipefail
 tool=otelcol
-script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo_root="$(cd "${script_dir}/../.." && pwd)"
 # shellcheck source=../lib.sh
-source "${script_dir}/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+manifest="${repo_root}/tools/otelcol/manifest.yaml"
 
 # The builder's version is the components' (ocb generates code against the
 # collector APIs of its own release). Update both, and the manifest, together.
@@ -23,8 +24,9 @@ export GOWORK=off
 
 # ocb writes the distribution's sources (main.go, components.go, go.mod,
 # go.sum) into the manifest's output_path, relative to the working directory:
-# build/otelcol/src, kept between builds so that a rebuild only links.
-work="${repo_root}/build/otelcol/src"
+# OTELCOL_WORK, outside the repository (generated code is neither committed
+# nor linted), kept between builds so that a rebuild only links.
+work="${OTELCOL_WORK:-${XDG_CACHE_HOME:-${HOME}/.cache}/kretrieve/otelcol}"
 mkdir -p "${work}"
 ctx="$(mktemp -d "${TMPDIR:-/tmp}/otelcol-image.XXXXXX")"
 trap 'rm -rf "${ctx}"' EXIT
@@ -32,7 +34,7 @@ trap 'rm -rf "${ctx}"' EXIT
 start=${SECONDS}
 log "generating the distribution with ocb ${builder_version}"
 (cd "${work}" && go run "go.opentelemetry.io/collector/cmd/builder@${builder_version}" \
-  --config "${script_dir}/manifest.yaml" --skip-compilation >"${work}/ocb.log" 2>&1) ||
+  --config "${manifest}" --skip-compilation >"${work}/ocb.log" 2>&1) ||
   { tail -20 "${work}/ocb.log" >&2; die "ocb failed (log: ${work}/ocb.log)"; }
 log "building for linux/${docker_arch} with $(go env GOVERSION)"
 (cd "${work}/otelcol-kretrieve" && CGO_ENABLED=0 GOOS=linux GOARCH="${docker_arch}" \
@@ -43,5 +45,6 @@ if [[ -n "${OTELCOL_BIN_OUT:-}" ]]; then
   cp "${ctx}/otelcol" "${OTELCOL_BIN_OUT}"
 fi
 
-scratch_image "${image_tag}" "${repo_root}/build/otelcol/Dockerfile" "${ctx}" \
-  --build-arg "OTELCOL_VERSION=${builder_version#v}"
+scratch_image "${image_tag}" "${repo_root}/build/otelcol/Dockerfile" "${ctx}" "${builder_version#v}" \
+  "OpenTelemetry Collector with the components of kretrieve's compose stack" \
+  "https://github.com/open-telemetry/opentelemetry-collector"

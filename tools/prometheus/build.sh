@@ -7,20 +7,18 @@
 #   CA_CERTS              CA bundle for the image (default: the host's)
 set -euo pipefail
 tool=prometheus
-script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo_root="$(cd "${script_dir}/../.." && pwd)"
 # shellcheck source=../lib.sh
-source "${script_dir}/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # Prometheus tags its Go module v0.3XX.Y for release v3.XX.Y.
 pinned_module="v0.316.0"
 pinned_release="v3.16.0"
 image_tag="${PROMETHEUS_IMAGE_TAG:-kretrieve/prometheus:local}"
 need_tools
-cd "${script_dir}"
+cd "${repo_root}/tools/prometheus"
 export GOWORK=off
 mod_version="$(go list -m -f '{{.Version}}' github.com/prometheus/prometheus)" ||
-  die "cannot resolve github.com/prometheus/prometheus from ${script_dir}/go.mod"
+  die "cannot resolve github.com/prometheus/prometheus from tools/prometheus/go.mod"
 [[ "${mod_version}" == "${pinned_module}" ]] ||
   die "go.mod pins prometheus ${mod_version}, this script ${pinned_module}; update pinned_module/pinned_release"
 
@@ -44,5 +42,6 @@ CGO_ENABLED=0 GOOS=linux GOARCH="${docker_arch}" \
   die "go build failed (the first run downloads Prometheus's modules via GOPROXY=$(go env GOPROXY))"
 log "go build took $((SECONDS - start))s"
 
-scratch_image "${image_tag}" "${repo_root}/build/prometheus/Dockerfile" "${ctx}" \
-  --build-arg "PROMETHEUS_VERSION=${pinned_release#v}"
+scratch_image "${image_tag}" "${repo_root}/build/prometheus/Dockerfile" "${ctx}" "${pinned_release#v}" \
+  "Prometheus server (HTTP API, no web UI assets), built from source" \
+  "https://github.com/prometheus/prometheus"
