@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,7 +142,9 @@ type timedSearch struct {
 	took time.Duration
 }
 
-func timedSearches(t *testing.T, gateway string, queries []string, conc int) []timedSearch {
+// timedSearches sends the queries through the gateway, conc at a time; done,
+// when not nil, counts the searches that have completed.
+func timedSearches(t *testing.T, gateway string, queries []string, conc int, done *atomic.Int64) []timedSearch {
 	t.Helper()
 	out := make([]timedSearch, len(queries))
 	var wg sync.WaitGroup
@@ -155,6 +158,9 @@ func timedSearches(t *testing.T, gateway string, queries []string, conc int) []t
 			out[i].took = time.Since(start)
 			if out[i].status != http.StatusOK || len(out[i].TraceID) != 32 {
 				t.Errorf("search %q: status %d, trace id %q", q, out[i].status, out[i].TraceID)
+			}
+			if done != nil {
+				done.Add(1)
 			}
 		})
 	}
@@ -363,14 +369,14 @@ func TestTelemetryPath(t *testing.T) {
 
 	// Phase 1, the baseline: fast requests, of which tail sampling keeps
 	// the configured share.
-	baseline := timedSearches(t, s.gatewayURL, canaryQueries(600, 0), 4)
+	baseline := timedSearches(t, s.gatewayURL, canaryQueries(600, 0), 4, nil)
 
 	// Phase 2, slow requests: the retrieval worker is paused, so their
 	// records wait in Kafka for over a second.
 	var slow []timedSearch
 	var wg sync.WaitGroup
 	unpause := dockerPause(t, retrieval)
-	wg.Go(func() { slow = timedSearches(t, s.gatewayURL, canaryQueries(12, 3), 12) })
+	wg.Go(func() { slow = timedSearches(t, s.gatewayURL, canaryQueries(12, 3), 12, nil) })
 	time.Sleep(2500 * time.Millisecond) // the stall under test: records wait in Kafka
 	unpause()
 	wg.Wait()
@@ -381,8 +387,12 @@ func TestTelemetryPath(t *testing.T) {
 	// traces) inside it.
 	burstStart := time.Now()
 	var burst []timedSearch
-	wg.Go(func() { burst = timedSearches(t, s.gatewayURL, canaryQueries(2000, 5), 24) })
-	time.Sleep(2 * time.Second) // into the burst: the poison lands inside it
+	var burstDone atomic.Int64
+	wg.Go(func() { burst = timedSearches(t, s.gatewayURL, canaryQueries(2000, 5), 24, &burstDone) })
+	// A quarter into the burst, the poison lands inside it.
+	if !poll.Wait(60*time.Second, func() bool { return burstDone.Load() >= 500 }) {
+		t.Fatalf("the burst did not reach 500 searches in 60 s (%d)", burstDone.Load())
+	}
 	errorTraces := poison(t, s.brokers, canary, 10)
 	unpause = dockerPause(t, retrieval)
 	time.Sleep(2 * time.Second) // the stall under test

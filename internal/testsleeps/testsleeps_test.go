@@ -20,6 +20,7 @@ var allowed = map[string]struct {
 	"tracing/metricsproducer_test.go": {1, "the recorded duration itself (lands in a bucket above 25 ms)"},
 	"pipeline/pipeline_bench_test.go": {1, "pacing: the benchmark's fixed request rate"},
 	"consumers/partitions_test.go":    {3, "simulated per-record handler work, so that a backlog builds"},
+	"integration/telemetry_test.go":   {2, "how long the retrieval worker stays paused: the stall under test, which makes traces slow"},
 }
 
 // TestNoNewSleepsInTests fails for every _test.go file with more
