@@ -46,6 +46,7 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 		maxRefusal = time.Second
 	)
 	h := newHarness(t, 4)
+	h.cfg.SearchTimeout = -1 // the gate holds searches as long as the refusals take
 	gate := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var workers sync.WaitGroup

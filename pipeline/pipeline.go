@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -46,6 +47,11 @@ type Config struct {
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
 	RecordQueryText bool
+	// SearchTimeout bounds one search of the default retrieval stage; a
+	// request whose search overruns it is dead-lettered (see
+	// retrieval.Config.SearchTimeout). Default:
+	// retrieval.DefaultSearchTimeout; negative: no limit.
+	SearchTimeout time.Duration
 	// ServiceName identifies this process's pathway checkpoints (see
 	// package pathway): its service.name. Default: "kretrieve".
 	ServiceName string

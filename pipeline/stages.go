@@ -68,7 +68,8 @@ func DefaultStages(topics messages.Topics) []Stage {
 				return nil, errNoIndex
 			}
 			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output, Stage: env.Stage.Name,
-				RecordQueryText: env.Config.RecordQueryText}, consumers.WithTracerProvider(env.TracerProvider)), nil
+				RecordQueryText: env.Config.RecordQueryText, SearchTimeout: env.Config.SearchTimeout},
+				consumers.WithTracerProvider(env.TracerProvider)), nil
 		}, WorkSpans: []string{telemetry.SpanSearch}},
 		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {
 			if env.Index == nil {

@@ -3,6 +3,7 @@ package search
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +82,55 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(docs)), "docs/op")
+}
+
+// hostileQueries are valid queries, each within MaxQueryBytes, built to cost
+// as much search as possible (security finding 6 of issue 16): one term
+// repeated to the limit, and as many distinct indexed words as fit.
+func hostileQueries(b *testing.B, docs []Document) map[string]string {
+	b.Helper()
+	seen := make(map[string]bool)
+	var distinct strings.Builder
+	for _, d := range docs {
+		for _, w := range strings.Fields(strings.ToLower(d.Title + " " + d.Body)) {
+			w = strings.Trim(w, ".,;:()[]{}\"'`*")
+			if w == "" || seen[w] || distinct.Len()+len(w)+1 > MaxQueryBytes {
+				continue
+			}
+			seen[w] = true
+			distinct.WriteString(w + " ")
+		}
+	}
+	return map[string]string{
+		"repeated": strings.Repeat("go ", 1365),
+		// "string" is in about a third of the documents.
+		"repeated-common": strings.Repeat("string ", MaxQueryBytes/len("string ")),
+		"distinct":        distinct.String(),
+	}
+}
+
+// BenchmarkSearchCost compares the cost of a normal query with hostile ones
+// at top_k MaxK: after term de-duplication and MaxQueryTerms, "repeated"
+// (the query of security finding 6, issue 16) and "repeated-common" cost
+// about what "normal" does, and "distinct" stays within a small multiple of
+// it.
+func BenchmarkSearchCost(b *testing.B) {
+	docs := benchDocs(b)
+	ix := mustMemory(b, "bench", docs)
+	queries := hostileQueries(b, docs)
+	queries["normal"] = "parse a URL query string"
+	for _, name := range []string{"normal", "repeated", "repeated-common", "distinct"} {
+		q := queries[name]
+		if len(q) > MaxQueryBytes {
+			b.Fatalf("%s query of %d bytes", name, len(q))
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ix.Search(b.Context(), q, MaxK); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

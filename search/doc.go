@@ -30,9 +30,12 @@
 // so "io.Reader" in a body matches "reader". Queries are plain text, never a
 // query language: Search analyses them like the documents and matches any
 // term in name (boosted ×3), title (×2) and body, best BM25 score first, ties
-// by id. Highlight marks the query's terms in a fragment of the body with
-// <mark>…</mark> in otherwise HTML-escaped text (see Highlighted). Snippet is
-// a plain-text fallback that needs no index.
+// by id. Each distinct term counts once, however often the query repeats
+// it, and each field searches at most the first MaxQueryTerms distinct
+// terms, so no query costs more than 4×MaxQueryTerms term clauses (a Trace
+// in the context reports the plan). Highlight marks the query's terms in a
+// fragment of the body with <mark>…</mark> in otherwise HTML-escaped text
+// (see Highlighted). Snippet is a plain-text fallback that needs no index.
 //
 // The index records its name and a format version in bleve's internal
 // storage; Open refuses directories not written by Build.

@@ -75,7 +75,11 @@ func (ix *Index) Highlight(ctx context.Context, query string, ids []string, maxR
 // highlightMatches searches the body field of ids for query and adds the
 // documents that match to out, with their best fragment.
 func (ix *Index) highlightMatches(ctx context.Context, query string, ids []string, maxRunes int, out map[string]Highlighted) error {
-	q := bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), matchQuery(fieldBody, query, 1))
+	body, _, err := ix.fieldQuery(fieldBody, query, 1)
+	if err != nil {
+		return err
+	}
+	q := bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), body)
 	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
 	req.IncludeLocations = true
 	res, err := ix.idx.SearchInContext(ctx, req)

@@ -20,6 +20,13 @@ const (
 	MaxK = 100
 	// MaxQueryBytes is the longest query text accepted, in bytes.
 	MaxQueryBytes = 4096
+	// MaxQueryTerms caps the distinct terms of a query searched in one
+	// field: a field keeps the first MaxQueryTerms distinct terms of the
+	// analysed query, in query order, and drops the rest (QueryPlan
+	// reports how many). A query so bounds its cost at 4×MaxQueryTerms term
+	// clauses, whatever its text; the queries of the quality set have at
+	// most 12 terms.
+	MaxQueryTerms = 32
 )
 
 // Query-time boosts of the fields searched. Tuned on the Go corpus quality
@@ -65,7 +72,10 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error)
 	if strings.TrimSpace(query) == "" {
 		return []Hit{}, nil
 	}
-	q := textQuery(query)
+	q, err := ix.textQuery(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
 	// Sorting by score then id makes bleve load the id of every matching
 	// document. Instead, fetch one hit more than asked, by score alone, and
 	// order equal scores by id here; only if the hit after the k-th ties with
@@ -117,20 +127,68 @@ func checkQuery(q string) error {
 	return nil
 }
 
-// textQuery matches text against the name, title and body fields.
-func textQuery(text string) query.Query {
-	return bleve.NewDisjunctionQuery(
-		matchQuery(fieldName, text, boostName),
-		matchQuery(fieldTitle, text, boostTitle),
-		matchQuery(fieldBody, text, boostBody),
-		matchQuery(fieldContext, text, boostContext),
-	)
+// textQuery matches text against the name, title, body and context fields,
+// each analysed and bounded by fieldQuery, and reports its plan to ctx's
+// Trace.
+func (ix *Index) textQuery(ctx context.Context, text string) (query.Query, error) {
+	var plan QueryPlan
+	fields := []struct {
+		name  string
+		boost float64
+	}{{fieldName, boostName}, {fieldTitle, boostTitle}, {fieldBody, boostBody}, {fieldContext, boostContext}}
+	qs := make([]query.Query, len(fields))
+	for i, f := range fields {
+		q, fp, err := ix.fieldQuery(f.name, text, f.boost)
+		if err != nil {
+			return nil, err
+		}
+		qs[i] = q
+		plan.Clauses += fp.Clauses
+		plan.DroppedTerms = max(plan.DroppedTerms, fp.DroppedTerms)
+	}
+	if t := traceFrom(ctx); t != nil && t.QueryPlanned != nil {
+		t.QueryPlanned(plan)
+	}
+	return bleve.NewDisjunctionQuery(qs...), nil
 }
 
-// matchQuery analyses text with field's analyzer and matches any term.
-func matchQuery(field, text string, boost float64) *query.MatchQuery {
-	q := bleve.NewMatchQuery(text)
-	q.SetField(field)
+// fieldQuery matches any term of text, analysed with field's analyzer, in
+// field. It is bleve's MatchQuery (so a query of distinct terms ranks
+// exactly as a MatchQuery ranks it) except that each distinct term is
+// searched once, however often the text repeats it, and at most
+// MaxQueryTerms distinct terms are searched.
+func (ix *Index) fieldQuery(field, text string, boost float64) (query.Query, QueryPlan, error) {
+	m := ix.idx.Mapping()
+	analyzer := m.AnalyzerNamed(m.AnalyzerNameForPath(field))
+	if analyzer == nil {
+		return nil, QueryPlan{}, fmt.Errorf("no analyzer for field %s", field)
+	}
+	var (
+		terms []query.Query
+		seen  = make(map[string]bool)
+		plan  QueryPlan
+	)
+	for _, tok := range analyzer.Analyze([]byte(text)) {
+		term := string(tok.Term)
+		if seen[term] {
+			continue
+		}
+		seen[term] = true
+		if len(terms) == MaxQueryTerms {
+			plan.DroppedTerms++
+			continue
+		}
+		tq := bleve.NewTermQuery(term)
+		tq.SetField(field)
+		tq.SetBoost(boost)
+		terms = append(terms, tq)
+	}
+	if len(terms) == 0 {
+		return bleve.NewMatchNoneQuery(), plan, nil
+	}
+	plan.Clauses = len(terms)
+	q := bleve.NewDisjunctionQuery(terms...)
+	q.SetMin(1)
 	q.SetBoost(boost)
-	return q
+	return q, plan, nil
 }

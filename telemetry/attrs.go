@@ -98,6 +98,12 @@ const (
 	SearchTopK = attribute.Key("kretrieve.search.top_k")
 	// SearchHits is the number of hits found.
 	SearchHits = attribute.Key("kretrieve.search.hits")
+	// SearchClauses is the number of term clauses the index searched
+	// (distinct terms per field, at most 4×search.MaxQueryTerms).
+	SearchClauses = attribute.Key("kretrieve.search.clauses")
+	// SearchTermsDropped is the number of distinct query terms left out
+	// over search.MaxQueryTerms; set only when some were.
+	SearchTermsDropped = attribute.Key("kretrieve.search.terms_dropped")
 )
 
 // Attributes of the enrichment spans (load documents, dedupe, rerank).

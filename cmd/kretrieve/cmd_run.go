@@ -50,6 +50,7 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 	pc := cfg.pipelineConfig(comp)
 	pc.Worker.Concurrency = cfg.concurrency
 	pc.RecordQueryText = cfg.recordQuery
+	pc.SearchTimeout = cfg.searchLimit
 	p, err := comp.pipeline(pc)
 	if err != nil {
 		return err

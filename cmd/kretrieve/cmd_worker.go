@@ -29,6 +29,7 @@ func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Wri
 	return command{role: role, configure: func(pc *pipeline.Config) {
 		pc.Worker = cfg.worker
 		pc.RecordQueryText = cfg.recordQueryText
+		pc.SearchTimeout = cfg.searchTimeout
 	}, connect: ensureTopicsWhenReachable, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		idx, err := openIndex(ctx, cfg.index, comp.logger)
 		if err != nil {

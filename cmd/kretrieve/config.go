@@ -13,6 +13,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/consumers/retrieval"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
@@ -223,6 +224,7 @@ type workerConfig struct {
 	shutdownTimeout time.Duration
 	index           string
 	recordQueryText bool
+	searchTimeout   time.Duration
 	lagInterval     time.Duration
 	pathways        pathwaysFlags
 }
@@ -234,6 +236,24 @@ func declareIndex(s *settings, p *string) {
 
 func declareRecordQueryText(s *settings, p *bool) {
 	s.boolean(p, "record-query-text", false, "record query text on search spans (debugging only: queries are user data)")
+}
+
+// declareSearchTimeout declares the flag bounding one search of the
+// retrieval stage.
+func declareSearchTimeout(s *settings, p *time.Duration) {
+	s.duration(p, "search-timeout", retrieval.DefaultSearchTimeout, "longest one search may take; a request whose search takes longer is dead-lettered (0: no limit)")
+}
+
+// searchTimeout checks --search-timeout and returns it as
+// retrieval.Config.SearchTimeout, where no limit is negative.
+func searchTimeout(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, errors.New("search-timeout: must not be negative (0: no limit)")
+	case d == 0:
+		return -1, nil
+	}
+	return d, nil
 }
 
 // flags declares the flags of a workerConfig on s and returns the check of
@@ -258,6 +278,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	c.pathways.declare(s)
 	if role == "retrieval" {
 		declareRecordQueryText(s, &c.recordQueryText)
+		declareSearchTimeout(s, &c.searchTimeout)
 		c.declareRetrievalTrustBoundary(s)
 		c.declareTrustedBaggage(s)
 	}
@@ -269,7 +290,9 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 		if st, ok := c.topology().Stage(role); ok {
 			c.worker.Topic = st.Input
 		}
-		return errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate())
+		var errTimeout error
+		c.searchTimeout, errTimeout = searchTimeout(c.searchTimeout)
+		return errors.Join(c.validate(), validateBrokers(c.brokers), c.worker.Validate(), c.pathways.validate(), errTimeout)
 	}
 }
 
@@ -412,6 +435,7 @@ type runConfig struct {
 	gateway     gatewayFlags
 	index       string
 	recordQuery bool
+	searchLimit time.Duration // --search-timeout
 	spans       spansFileFlags
 	pathways    pathwaysFlags
 }
@@ -431,6 +455,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	c.declareMetricsListen(s)
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
+	declareSearchTimeout(s, &c.searchLimit)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE (-: stdout, and the text summary to stderr)")
 	c.spans.declare(s)
 	s.duration(&c.timeout, "timeout", 30*time.Second, "how long to wait for each result")
@@ -458,6 +483,9 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 		if c.brokers == "" && c.secured() {
 			errs = append(errs, errors.New("tls-* and sasl-* settings need --brokers: the embedded broker of run speaks plaintext without SASL (start `kretrieve broker` with TLS and SASL users instead)"))
 		}
+		var errTimeout error
+		c.searchLimit, errTimeout = searchTimeout(c.searchLimit)
+		errs = append(errs, errTimeout)
 		c.gateway.timeout = c.timeout
 		if c.serve {
 			errs = append(errs, c.gateway.validate())

@@ -24,6 +24,16 @@ import (
 // ScopeName is the instrumentation scope of the retrieval spans.
 const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
 
+// DefaultSearchTimeout is Config.SearchTimeout's default: a search of the Go
+// corpus takes about a millisecond, and no query (search.MaxQueryTerms)
+// should take a hundredth of this.
+const DefaultSearchTimeout = time.Second
+
+// ErrSearchTimeout is returned (wrapped, as a permanent error, so the request
+// is dead-lettered) when a search does not finish within
+// Config.SearchTimeout.
+var ErrSearchTimeout = errors.New("search timeout")
+
 // Searcher finds the best documents for a query.
 type Searcher interface {
 	Search(ctx context.Context, query string, k int) ([]search.Hit, error)
@@ -45,6 +55,13 @@ type Config struct {
 	// quoting the query stay withheld. Queries are user data: leave it off
 	// in production. Default: false.
 	RecordQueryText bool
+	// SearchTimeout bounds one search. A search still running at the
+	// deadline is cancelled and its request dead-lettered (a permanent
+	// error wrapping ErrSearchTimeout; never retried, since the same query
+	// would cost as much again): bleve has only the hits of the documents
+	// it reached, not the best ones, so there is no partial answer.
+	// Default: DefaultSearchTimeout; negative: no deadline.
+	SearchTimeout time.Duration
 }
 
 // Handler returns the retrieval handler over s, configured by cfg, with the
@@ -55,6 +72,9 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 	}
 	if cfg.CandidatesTopic == "" {
 		cfg.CandidatesTopic = messages.DefaultCandidatesTopic
+	}
+	if cfg.SearchTimeout == 0 {
+		cfg.SearchTimeout = DefaultSearchTimeout
 	}
 	tracer := consumers.NewHandlerConfig(opts...).TracerProvider.Tracer(ScopeName)
 	return func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
@@ -72,7 +92,7 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		if cfg.RecordQueryText {
 			span.SetAttributes(telemetry.QueryText.String(req.Query))
 		}
-		hits, err := s.Search(ctx, req.Query, req.TopK)
+		hits, err := searchWithin(ctx, s, req, cfg.SearchTimeout, span)
 		if err != nil {
 			// A searcher's error may quote the query: it must not reach
 			// spans, logs or the dead-letter reason.
@@ -81,6 +101,10 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 			span.SetStatus(codes.Error, err.Error())
 			span.End()
 			err = fmt.Errorf("search: %w", err)
+			if errors.Is(err, ErrSearchTimeout) {
+				// The same query takes as long again: dead-letter it.
+				return nil, consumers.Permanent(err)
+			}
 			if errors.Is(err, search.ErrInvalidQuery) {
 				// The same query fails again: no point retrying it.
 				return nil, consumers.Permanent(err)
@@ -110,6 +134,30 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		}
 		return []*kgo.Record{{Topic: cfg.CandidatesTopic, Key: []byte(req.RequestID), Value: value}}, nil
 	}
+}
+
+// searchWithin runs one search of req on s within timeout (none if negative),
+// and records on span the plan the index reports (search.Trace): the term
+// clauses searched and the terms dropped over search.MaxQueryTerms. A search
+// that overruns its own deadline (not the worker's context) fails with
+// ErrSearchTimeout.
+func searchWithin(ctx context.Context, s Searcher, req messages.Request, timeout time.Duration, span trace.Span) ([]search.Hit, error) {
+	sctx := search.WithTrace(ctx, &search.Trace{QueryPlanned: func(p search.QueryPlan) {
+		span.SetAttributes(telemetry.SearchClauses.Int(p.Clauses))
+		if p.DroppedTerms > 0 {
+			span.SetAttributes(telemetry.SearchTermsDropped.Int(p.DroppedTerms))
+		}
+	}})
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(sctx, timeout)
+		defer cancel()
+	}
+	hits, err := s.Search(sctx, req.Query, req.TopK)
+	if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: no answer within %s", ErrSearchTimeout, timeout)
+	}
+	return hits, err
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

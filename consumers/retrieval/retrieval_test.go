@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -30,11 +32,7 @@ func (fakeSearcher) Len() int     { return 42 }
 
 func handle(t *testing.T, s retrieval.Searcher, recordText bool, value string) ([]*kgo.Record, *tracetest.SpanRecorder, error) {
 	t.Helper()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	h := retrieval.Handler(s, retrieval.Config{RecordQueryText: recordText}, consumers.WithTracerProvider(tp))
-	outs, err := h(t.Context(), &consumers.Message{Record: &kgo.Record{Key: []byte("key-1"), Value: []byte(value)}, Attempt: 1})
-	return outs, rec, err
+	return handleWith(t.Context(), s, retrieval.Config{RecordQueryText: recordText}, value)
 }
 
 func TestSearchSpanAndCandidates(t *testing.T) {
@@ -105,6 +103,111 @@ func TestSearchErrorQuotingTheQueryIsWithheld(t *testing.T) {
 					t.Errorf("search span event %s: %s = %q", ev.Name, kv.Key, kv.Value.String())
 				}
 			}
+		}
+	}
+}
+
+// stuckSearcher never answers: its searches end only with their context.
+type stuckSearcher struct{ fakeSearcher }
+
+func (stuckSearcher) Search(ctx context.Context, _ string, _ int) ([]search.Hit, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// handleWith runs one record through a handler of s configured by cfg, in ctx.
+func handleWith(ctx context.Context, s retrieval.Searcher, cfg retrieval.Config, value string) ([]*kgo.Record, *tracetest.SpanRecorder, error) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	h := retrieval.Handler(s, cfg, consumers.WithTracerProvider(tp))
+	outs, err := h(ctx, &consumers.Message{Record: &kgo.Record{Key: []byte("key-1"), Value: []byte(value)}, Attempt: 1})
+	return outs, rec, err
+}
+
+// smallIndex is an in-memory index of a few documents.
+func smallIndex(t *testing.T) *search.Index {
+	t.Helper()
+	ix, err := search.NewMemory(t.Context(), "small", []search.Document{
+		{ID: "net/url.ParseQuery", Title: "ParseQuery", Body: "ParseQuery parses the URL-encoded query string."},
+		{ID: "compress/gzip", Title: "gzip", Body: "Package gzip reads and writes gzip compressed files."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	return ix
+}
+
+// TestSearchTimeoutDeadLetters: a search that overruns Config.SearchTimeout
+// is cancelled and its request fails with a permanent ErrSearchTimeout (so
+// it is dead-lettered, never retried), on the search span too (security
+// finding 6 of issue 16). Both a searcher that waits for its context and
+// the index itself, past its deadline before it starts.
+func TestSearchTimeoutDeadLetters(t *testing.T) {
+	query := strings.Repeat("go ", 1365)
+	for name, tc := range map[string]struct {
+		s       retrieval.Searcher
+		timeout time.Duration
+	}{
+		"stuck searcher": {stuckSearcher{}, time.Millisecond},
+		"index":          {smallIndex(t), time.Nanosecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			outs, rec, err := handleWith(t.Context(), tc.s, retrieval.Config{SearchTimeout: tc.timeout},
+				`{"query":"`+query+`","top_k":100}`)
+			if outs != nil || !errors.Is(err, retrieval.ErrSearchTimeout) || !consumers.IsPermanent(err) {
+				t.Fatalf("outs %v, err %v: want a permanent ErrSearchTimeout", outs, err)
+			}
+			want := fmt.Sprintf("search: search timeout: no answer within %s", tc.timeout)
+			if err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
+			}
+			span := rec.Ended()[0]
+			if span.Status().Code != codes.Error || !strings.Contains(span.Status().Description, "search timeout") {
+				t.Errorf("search span status %+v", span.Status())
+			}
+		})
+	}
+}
+
+// TestSearchCancelledByWorkerIsTransient: the worker's own context ending
+// (shutdown) is not a search timeout: the record is left to be retried.
+func TestSearchCancelledByWorkerIsTransient(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, _, err := handleWith(ctx, stuckSearcher{}, retrieval.Config{SearchTimeout: time.Hour}, `{"query":"q"}`)
+	if err == nil || errors.Is(err, retrieval.ErrSearchTimeout) || consumers.IsPermanent(err) {
+		t.Fatalf("err %v: want a transient cancellation", err)
+	}
+}
+
+// TestSearchSpanRecordsClausesAndDroppedTerms: the search span says how many
+// term clauses ran and, over search.MaxQueryTerms, how many terms were left
+// out.
+func TestSearchSpanRecordsClausesAndDroppedTerms(t *testing.T) {
+	var words []string
+	for i := range search.MaxQueryTerms + 8 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	for _, tc := range []struct {
+		query   string
+		clauses int64
+		dropped any
+	}{
+		{strings.Repeat("gzip ", 800), 4, nil},
+		{strings.Join(words, " "), 4 * search.MaxQueryTerms, int64(8)},
+	} {
+		_, rec, err := handleWith(t.Context(), smallIndex(t), retrieval.Config{}, `{"query":"`+tc.query+`","top_k":100}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]any{}
+		for _, kv := range rec.Ended()[0].Attributes() {
+			got[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		if got["kretrieve.search.clauses"] != tc.clauses || got["kretrieve.search.terms_dropped"] != tc.dropped {
+			t.Errorf("%.20q: clauses %v, terms dropped %v; want %v, %v", tc.query,
+				got["kretrieve.search.clauses"], got["kretrieve.search.terms_dropped"], tc.clauses, tc.dropped)
 		}
 	}
 }
