@@ -106,16 +106,10 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	return servertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 }
 
-// securityOpts returns the kfake options for TLS, SASL users and ACLs.
-func (c Config) securityOpts() ([]kfake.Opt, error) {
+// securityOpts returns the kfake options for SASL users and ACLs. TLS and
+// the SASL guard are the listener's (Start).
+func (c Config) securityOpts() []kfake.Opt {
 	var opts []kfake.Opt
-	tc, err := c.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	if tc != nil {
-		opts = append(opts, kfake.TLS(tc))
-	}
 	if len(c.Users) > 0 {
 		opts = append(opts, kfake.EnableSASL())
 	}
@@ -144,7 +138,7 @@ func (c Config) securityOpts() ([]kfake.Opt, error) {
 			opts = append(opts, kfake.User(mech, u.Name, pass, acls...))
 		}
 	}
-	return opts, nil
+	return opts
 }
 
 func (c Config) listen() string {
@@ -189,23 +183,39 @@ func Start(cfg Config) (*Broker, error) {
 	if partitions == 0 {
 		partitions = 6
 	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	var guard *saslGuard
+	if len(cfg.Users) > 0 {
+		guard = newSASLGuard(cfg.Users)
+	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			// kfake asks for 127.0.0.1:port; listen on the configured host instead.
-			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return nil, err
+			}
+			// TLS here rather than kfake.TLS, so that the SASL guard
+			// reads the requests in clear.
+			if tc != nil {
+				l = tls.NewListener(l, tc)
+			}
+			if guard != nil {
+				l = guard.listener(l)
+			}
+			return l, nil
 		}),
 		kfake.DefaultNumPartitions(partitions),
 		// Like Kafka's auto.create.topics.enable=true default.
 		kfake.AllowAutoTopicCreation(),
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
-	sec, err := cfg.securityOpts()
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, sec...)
+	opts = append(opts, cfg.securityOpts()...)
 	if len(cfg.Topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
