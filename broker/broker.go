@@ -27,7 +27,9 @@ type Config struct {
 	// Default: DefaultListen.
 	Listen string
 	// DataDir, when set, persists topics, records, groups and offsets in
-	// this directory and reloads them on start. Default: in memory only.
+	// this directory and reloads them on start. It and everything in it
+	// are made owner-only (directories 0700, files 0600) at start and
+	// close: it holds the SASL users' credentials. Default: in memory only.
 	DataDir string
 	// SyncWrites fsyncs every produced batch when DataDir is set. Default: off
 	// (the OS page cache, like Kafka's default flush policy).
@@ -164,6 +166,8 @@ func splitListen(addr string) (string, int, error) {
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
+	dataDir string
+	logger  *slog.Logger
 }
 
 // Start starts a broker. Close stops it.
@@ -220,6 +224,9 @@ func Start(cfg Config) (*Broker, error) {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
 	if cfg.DataDir != "" {
+		if err := secureDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 		opts = append(opts, kfake.DataDir(cfg.DataDir))
 		if cfg.SyncWrites {
 			opts = append(opts, kfake.SyncWrites())
@@ -234,7 +241,7 @@ func Start(cfg Config) (*Broker, error) {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
 	}
-	return &Broker{cluster: c, addr: addrs[0]}, nil
+	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger}, nil
 }
 
 // Addr returns the host:port clients connect to.
@@ -243,8 +250,16 @@ func (b *Broker) Addr() string { return b.addr }
 // Cluster returns the underlying kfake cluster, for tests that inject faults.
 func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
 
-// Close stops the broker, flushing persisted state when DataDir is set.
-func (b *Broker) Close() { b.cluster.Close() }
+// Close stops the broker, flushing persisted state when DataDir is set
+// (directories 0700, files 0600).
+func (b *Broker) Close() {
+	b.cluster.Close()
+	if b.dataDir != "" {
+		if err := secureDataDir(b.dataDir); err != nil {
+			b.logger.Warn("broker: cannot restrict the data directory's modes", "err", err, "component", "broker")
+		}
+	}
+}
 
 // kfakeLogger forwards kfake's warnings and errors to slog.
 type kfakeLogger struct{ l *slog.Logger }
