@@ -168,6 +168,7 @@ type Broker struct {
 	addr    string
 	dataDir string
 	logger  *slog.Logger
+	guard   *saslGuard // nil without SASL users
 }
 
 // Start starts a broker. Close stops it.
@@ -193,7 +194,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	var guard *saslGuard
 	if len(cfg.Users) > 0 {
-		guard = newSASLGuard(cfg.Users)
+		guard = newSASLGuard(cfg.Users, logger)
 	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
@@ -241,7 +242,7 @@ func Start(cfg Config) (*Broker, error) {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
 	}
-	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger}, nil
+	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
 }
 
 // Addr returns the host:port clients connect to.
