@@ -27,7 +27,9 @@ type Config struct {
 	// Default: DefaultListen.
 	Listen string
 	// DataDir, when set, persists topics, records, groups and offsets in
-	// this directory and reloads them on start. Default: in memory only.
+	// this directory and reloads them on start. It and everything in it
+	// are made owner-only (directories 0700, files 0600) at start and
+	// close: it holds the SASL users' credentials. Default: in memory only.
 	DataDir string
 	// SyncWrites fsyncs every produced batch when DataDir is set. Default: off
 	// (the OS page cache, like Kafka's default flush policy).
@@ -106,16 +108,10 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	return servertls.Load(c.TLSCertFile, c.TLSKeyFile, c.TLSClientCAFile)
 }
 
-// securityOpts returns the kfake options for TLS, SASL users and ACLs.
-func (c Config) securityOpts() ([]kfake.Opt, error) {
+// securityOpts returns the kfake options for SASL users and ACLs. TLS and
+// the SASL guard are the listener's (Start).
+func (c Config) securityOpts() []kfake.Opt {
 	var opts []kfake.Opt
-	tc, err := c.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	if tc != nil {
-		opts = append(opts, kfake.TLS(tc))
-	}
 	if len(c.Users) > 0 {
 		opts = append(opts, kfake.EnableSASL())
 	}
@@ -144,7 +140,7 @@ func (c Config) securityOpts() ([]kfake.Opt, error) {
 			opts = append(opts, kfake.User(mech, u.Name, pass, acls...))
 		}
 	}
-	return opts, nil
+	return opts
 }
 
 func (c Config) listen() string {
@@ -170,6 +166,9 @@ func splitListen(addr string) (string, int, error) {
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
+	dataDir string
+	logger  *slog.Logger
+	guard   *saslGuard // nil without SASL users
 }
 
 // Start starts a broker. Close stops it.
@@ -189,27 +188,46 @@ func Start(cfg Config) (*Broker, error) {
 	if partitions == 0 {
 		partitions = 6
 	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	var guard *saslGuard
+	if len(cfg.Users) > 0 {
+		guard = newSASLGuard(cfg.Users, logger)
+	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			// kfake asks for 127.0.0.1:port; listen on the configured host instead.
-			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return nil, err
+			}
+			// TLS here rather than kfake.TLS, so that the SASL guard
+			// reads the requests in clear.
+			if tc != nil {
+				l = tls.NewListener(l, tc)
+			}
+			if guard != nil {
+				l = guard.listener(l)
+			}
+			return l, nil
 		}),
 		kfake.DefaultNumPartitions(partitions),
 		// Like Kafka's auto.create.topics.enable=true default.
 		kfake.AllowAutoTopicCreation(),
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
-	sec, err := cfg.securityOpts()
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, sec...)
+	opts = append(opts, cfg.securityOpts()...)
 	if len(cfg.Topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
 	if cfg.DataDir != "" {
+		if err := secureDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 		opts = append(opts, kfake.DataDir(cfg.DataDir))
 		if cfg.SyncWrites {
 			opts = append(opts, kfake.SyncWrites())
@@ -224,7 +242,7 @@ func Start(cfg Config) (*Broker, error) {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
 	}
-	return &Broker{cluster: c, addr: addrs[0]}, nil
+	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
 }
 
 // Addr returns the host:port clients connect to.
@@ -233,8 +251,16 @@ func (b *Broker) Addr() string { return b.addr }
 // Cluster returns the underlying kfake cluster, for tests that inject faults.
 func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
 
-// Close stops the broker, flushing persisted state when DataDir is set.
-func (b *Broker) Close() { b.cluster.Close() }
+// Close stops the broker, flushing persisted state when DataDir is set
+// (directories 0700, files 0600).
+func (b *Broker) Close() {
+	b.cluster.Close()
+	if b.dataDir != "" {
+		if err := secureDataDir(b.dataDir); err != nil {
+			b.logger.Warn("broker: cannot restrict the data directory's modes", "err", err, "component", "broker")
+		}
+	}
+}
 
 // kfakeLogger forwards kfake's warnings and errors to slog.
 type kfakeLogger struct{ l *slog.Logger }

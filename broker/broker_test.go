@@ -3,6 +3,9 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +145,65 @@ func TestACLsSeedTopics(t *testing.T) {
 	}
 	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err == nil {
 		t.Fatal("produced without WRITE")
+	}
+}
+
+// TestDataDirIsPrivate: the data directory holds the SASL credentials
+// (sasl.json), so every directory in it is 0700 and every file 0600,
+// including those an earlier broker left world-readable.
+func TestDataDirIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(filepath.Join(dir, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old", "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: dir, DefaultPartitions: 1,
+		Users: []broker.User{{Name: "alice", Password: kafkaclient.NewSecret("alice-pw")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("running broker's data dir: %v, %v; want 0700", fi.Mode(), err)
+	}
+	opts := kafkaclient.Options(kafkaclient.Config{Brokers: []string{b.Addr()},
+		SASL: kafkaclient.SASLConfig{Mechanism: "PLAIN", Username: "alice", Password: kafkaclient.NewSecret("alice-pw")}}, nil, nil)
+	cl, err := kgo.NewClient(append(opts, kgo.AllowAutoTopicCreation())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	b.Close()
+	sawSASL := false
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+		sawSASL = sawSASL || d.Name() == "sasl.json"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawSASL {
+		t.Error("no sasl.json written")
 	}
 }
