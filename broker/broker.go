@@ -213,7 +213,7 @@ func Start(cfg Config) (*Broker, error) {
 			if guard != nil {
 				l = guard.listener(l)
 			}
-			return l, nil
+			return newRetryingListener(l, logger), nil
 		}),
 		kfake.DefaultNumPartitions(partitions),
 		// Like Kafka's auto.create.topics.enable=true default.
