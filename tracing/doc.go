@@ -27,7 +27,8 @@
 // relay benchmark. An equivalence test checks that both send the same
 // request. With the http/json protocol otlptracehttp is used, with grpc
 // otlptracegrpc (through contrib's autoexport). Metrics use otlpmetrichttp
-// or otlpmetricgrpc, logs autoexport's OTLP log exporters. The Go SDK has no
+// or otlpmetricgrpc, logs otlploghttp or (through autoexport)
+// otlploggrpc. The Go SDK has no
 // http/json encoding for metrics and logs, so for that protocol this
 // package converts them to the OTLP protobuf types and posts them as
 // OTLP/JSON itself (lowerCamelCase names, enums as numbers, trace and span
@@ -65,7 +66,16 @@
 //     and handed to otlpwire as a plain configuration; an invalid value is
 //     an error rather than ignored. The http/json metric and log exporters
 //     read OTEL_EXPORTER_OTLP_* and the METRICS_ or LOGS_ variants the
-//     same way.
+//     same way. The SDK's OTLP/HTTP exporters (otlptracehttp,
+//     otlpmetrichttp, otlploghttp) get an HTTP client built from the same
+//     reading (TLS and timeout), so an invalid variable is an error for
+//     them too.
+//
+// No OTLP/HTTP exporter follows a redirect (otlpwire's client,
+// [otlpwire.RefuseRedirect], is handed to the SDK's exporters too): a 3xx
+// answer would send the export and its headers, credentials included, to
+// another host or over plain HTTP. It is a failed export, reported by the
+// one warning below, which names the redirect but never the headers.
 //
 // Telemetry never fails or stalls the job: [Providers.Shutdown] is bounded
 // (1 s by default) and returns no export error; a dead, slow or partial
