@@ -57,6 +57,12 @@
 //   - OTEL_PROPAGATORS: tracecontext, baggage, b3, b3multi, jaeger, xray,
 //     ottrace or none, through contrib's autoprop (default tracecontext,
 //     baggage); an unknown name is an error.
+//   - OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, and OTEL_SPAN_ and
+//     OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT, which win over it for
+//     spans and log records: string attribute values are cut to that many
+//     characters, by default [DefaultAttributeValueLengthLimit] (the SDK
+//     has no limit by default), -1 for no limit; a value that is not an
+//     integer is an error.
 //   - OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE and
 //     OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION, see
 //     [ReadMetricsPreferences].

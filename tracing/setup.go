@@ -122,6 +122,10 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	}
 	p.Enabled = true
 
+	spanValueLimit, logValueLimit, err := attributeLimits(cfg.getenv)
+	if err != nil {
+		return nil, err
+	}
 	var kinds [3]string
 	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
 		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
@@ -188,7 +192,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		}
 	}
 
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	// The SDK's limits from the environment, with the attribute value
+	// length of attributeLimits (a safe default where the SDK has none).
+	spanLimits := sdktrace.NewSpanLimits()
+	spanLimits.AttributeValueLengthLimit = spanValueLimit
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(spanLimits)}
 	if spanExp != nil {
 		exp := countingExporter{SpanExporter: spanExp, c: p.counters, report: report}
 		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)
@@ -209,7 +217,8 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	p.LoggerProvider = lognoop.NewLoggerProvider()
 	if logExp != nil {
 		exp := countingLogExporter{Exporter: logExp, c: p.drops, report: report}
-		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
+			sdklog.WithAttributeValueLengthLimit(logValueLimit))
 		p.LoggerProvider = p.lp
 	}
 	p.Exporting = tracesKind != exportOff
