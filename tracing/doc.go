@@ -57,6 +57,13 @@
 //   - OTEL_PROPAGATORS: tracecontext, baggage, b3, b3multi, jaeger, xray,
 //     ottrace or none, through contrib's autoprop (default tracecontext,
 //     baggage); an unknown name is an error.
+//   - OTEL_EXPORTER_OTLP_HEADERS and the per-signal variants, and the
+//     endpoint variables, checked before any exporter reads them (they
+//     hold credentials) whenever a signal is exported over OTLP: a
+//     malformed headers entry, or userinfo in an endpoint URL, is an error
+//     naming the variable and the entry's position or key, never the
+//     secret (the SDK's exporters print such an entry through the OTel
+//     logger and go on without it, and drop userinfo silently).
 //   - OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, and OTEL_SPAN_ and
 //     OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT, which win over it for
 //     spans and log records: string attribute values are cut to that many

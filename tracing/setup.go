@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,6 +134,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		}
 	}
 	tracesKind, metricsKind, logsKind := kinds[0], kinds[1], kinds[2]
+	if slices.Contains(kinds[:], exportOTLP) {
+		if err := checkCredentialVariables(cfg.getenv); err != nil {
+			return nil, err
+		}
+	}
 	res, err := newResource(ctx, cfg.serviceName, log)
 	if err != nil {
 		return nil, err
