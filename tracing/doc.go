@@ -27,7 +27,8 @@
 // relay benchmark. An equivalence test checks that both send the same
 // request. With the http/json protocol otlptracehttp is used, with grpc
 // otlptracegrpc (through contrib's autoexport). Metrics use otlpmetrichttp
-// or otlpmetricgrpc, logs autoexport's OTLP log exporters. The Go SDK has no
+// or otlpmetricgrpc, logs otlploghttp or (through autoexport)
+// otlploggrpc. The Go SDK has no
 // http/json encoding for metrics and logs, so for that protocol this
 // package converts them to the OTLP protobuf types and posts them as
 // OTLP/JSON itself (lowerCamelCase names, enums as numbers, trace and span
@@ -56,6 +57,19 @@
 //   - OTEL_PROPAGATORS: tracecontext, baggage, b3, b3multi, jaeger, xray,
 //     ottrace or none, through contrib's autoprop (default tracecontext,
 //     baggage); an unknown name is an error.
+//   - OTEL_EXPORTER_OTLP_HEADERS and the per-signal variants, and the
+//     endpoint variables, checked before any exporter reads them (they
+//     hold credentials) whenever a signal is exported over OTLP: a
+//     malformed headers entry, or userinfo in an endpoint URL, is an error
+//     naming the variable and the entry's position or key, never the
+//     secret (the SDK's exporters print such an entry through the OTel
+//     logger and go on without it, and drop userinfo silently).
+//   - OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, and OTEL_SPAN_ and
+//     OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT, which win over it for
+//     spans and log records: string attribute values are cut to that many
+//     characters, by default [DefaultAttributeValueLengthLimit] (the SDK
+//     has no limit by default), -1 for no limit; a value that is not an
+//     integer is an error.
 //   - OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE and
 //     OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION, see
 //     [ReadMetricsPreferences].
@@ -65,7 +79,16 @@
 //     and handed to otlpwire as a plain configuration; an invalid value is
 //     an error rather than ignored. The http/json metric and log exporters
 //     read OTEL_EXPORTER_OTLP_* and the METRICS_ or LOGS_ variants the
-//     same way.
+//     same way. The SDK's OTLP/HTTP exporters (otlptracehttp,
+//     otlpmetrichttp, otlploghttp) get an HTTP client built from the same
+//     reading (TLS and timeout), so an invalid variable is an error for
+//     them too.
+//
+// No OTLP/HTTP exporter follows a redirect (otlpwire's client,
+// [otlpwire.RefuseRedirect], is handed to the SDK's exporters too): a 3xx
+// answer would send the export and its headers, credentials included, to
+// another host or over plain HTTP. It is a failed export, reported by the
+// one warning below, which names the redirect but never the headers.
 //
 // Telemetry never fails or stalls the job: [Providers.Shutdown] is bounded
 // (1 s by default) and returns no export error; a dead, slow or partial

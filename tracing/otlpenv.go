@@ -183,21 +183,50 @@ func (o otlpEnv) tls() (*tls.Config, error) {
 
 // parseHeaders parses "k1=v1,k2=v2" (the W3C Baggage format without
 // properties): keys are HTTP tokens, values are URL-decoded, both trimmed.
+// Headers hold credentials, so an error names the malformed entry by its
+// position, and by its key only once the key is known to be valid, never
+// by its value (a typo such as "Authorization: Bearer t0ken" would
+// otherwise print the token).
 func parseHeaders(s string) (map[string]string, error) {
 	h := make(map[string]string)
-	for pair := range strings.SplitSeq(s, ",") {
+	entries := strings.Split(s, ",")
+	for i, pair := range entries {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !validHeaderKey(k) {
-			return nil, fmt.Errorf("invalid header %q (want key=value)", strings.TrimSpace(pair))
+			return nil, fmt.Errorf("entry %d of %d is not name=value with a valid header name (the entry is not shown: it may hold a credential)", i+1, len(entries))
 		}
 		dec, err := url.PathUnescape(v)
 		if err != nil {
-			return nil, fmt.Errorf("header %s: %w", k, err)
+			return nil, fmt.Errorf("header %s (entry %d of %d): invalid %%-escape in its value (the value is not shown)", k, i+1, len(entries))
 		}
 		h[k] = strings.TrimSpace(dec)
 	}
 	return h, nil
+}
+
+// checkCredentialVariables validates the variables that may hold
+// credentials, for every signal, before any exporter reads them: the SDK's
+// exporters print a malformed headers entry (with its token) through the
+// OTel logger and go on without it, and drop an endpoint's userinfo
+// silently. A headers variable must parse ([parseHeaders]) and no endpoint
+// variable may hold userinfo ([otlpwire.CheckNoUserinfo]); errors name the
+// variable, never the secret.
+func checkCredentialVariables(getenv func(string) string) error {
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+		"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"} {
+		if v := lookup(getenv, name); v != "" {
+			if _, err := parseHeaders(v); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	for _, name := range []string{envEndpoint, envTracesEndpoint, envMetricsEndpoint, envLogsEndpoint} {
+		if err := otlpwire.CheckNoUserinfo(lookup(getenv, name)); err != nil {
+			return fmt.Errorf("%s: %w (OTEL_EXPORTER_OTLP_HEADERS)", name, err)
+		}
+	}
+	return nil
 }
 
 // validHeaderKey reports whether k is an RFC 9110 token.

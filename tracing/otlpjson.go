@@ -60,9 +60,8 @@ func newJSONClient(getenv func(string) string, readFile func(string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = cfg.TLS
-	return &jsonClient{signal: s.name, cfg: cfg, client: &http.Client{Transport: tr}}, nil
+	// Each post bounds itself with cfg.Timeout; no redirect is followed.
+	return &jsonClient{signal: s.name, cfg: cfg, client: otlpwire.NewHTTPClient(cfg.TLS, 0)}, nil
 }
 
 // post sends msg as OTLP/JSON. An answer other than 2xx is an error naming

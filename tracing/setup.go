@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/runtime"
 	"go.opentelemetry.io/contrib/propagators/autoprop"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -120,6 +123,10 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	}
 	p.Enabled = true
 
+	spanValueLimit, logValueLimit, err := attributeLimits(cfg.getenv)
+	if err != nil {
+		return nil, err
+	}
 	var kinds [3]string
 	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
 		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
@@ -127,6 +134,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		}
 	}
 	tracesKind, metricsKind, logsKind := kinds[0], kinds[1], kinds[2]
+	if slices.Contains(kinds[:], exportOTLP) {
+		if err := checkCredentialVariables(cfg.getenv); err != nil {
+			return nil, err
+		}
+	}
 	res, err := newResource(ctx, cfg.serviceName, log)
 	if err != nil {
 		return nil, err
@@ -186,7 +198,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		}
 	}
 
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	// The SDK's limits from the environment, with the attribute value
+	// length of attributeLimits (a safe default where the SDK has none).
+	spanLimits := sdktrace.NewSpanLimits()
+	spanLimits.AttributeValueLengthLimit = spanValueLimit
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(spanLimits)}
 	if spanExp != nil {
 		exp := countingExporter{SpanExporter: spanExp, c: p.counters, report: report}
 		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)
@@ -207,7 +223,8 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	p.LoggerProvider = lognoop.NewLoggerProvider()
 	if logExp != nil {
 		exp := countingLogExporter{Exporter: logExp, c: p.drops, report: report}
-		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
+			sdklog.WithAttributeValueLengthLimit(logValueLimit))
 		p.LoggerProvider = p.lp
 	}
 	p.Exporting = tracesKind != exportOff
@@ -295,13 +312,15 @@ func newSpanExporter(ctx context.Context, cfg config, kind string) (sdktrace.Spa
 	return exp, nil
 }
 
-// newJSONSpanExporter returns otlptracehttp sending http/json; it reads its
-// other variables from the process environment.
+// newJSONSpanExporter returns otlptracehttp sending http/json with the
+// client of [exporterHTTPClient]; it reads its other variables from the
+// process environment.
 func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
-	opts := []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)}
-	if cfg.exporterTimeout > 0 {
-		opts = append(opts, otlptracehttp.WithTimeout(cfg.exporterTimeout))
+	client, err := exporterHTTPClient(cfg, tracesEnv, cfg.exporterTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON), otlptracehttp.WithHTTPClient(client)}
 	if !cfg.exportRetry {
 		opts = append(opts, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
 	}
@@ -310,6 +329,22 @@ func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter
 		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 	}
 	return exp, nil
+}
+
+// exporterHTTPClient returns the HTTP client of signal s's OTLP/HTTP
+// exporter from the SDK (otlptracehttp for http/json, otlpmetrichttp and
+// otlploghttp for http/protobuf): [otlpwire.NewHTTPClient], which follows
+// no redirect, with the TLS configuration and timeout of s's
+// OTEL_EXPORTER_OTLP_* variables read as for otlpwire ([otlpEnv]), since
+// an exporter handed a client ignores its own certificate and timeout
+// settings. A positive timeout replaces the TIMEOUT variables. An invalid
+// variable is an error.
+func exporterHTTPClient(cfg config, s signalEnv, timeout time.Duration) (*http.Client, error) {
+	wcfg, err := otlpEnv{getenv: cfg.getenv, readFile: os.ReadFile}.signalConfig(s, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return otlpwire.NewHTTPClient(wcfg.TLS, wcfg.Timeout), nil
 }
 
 // newMetricExporter returns the metric exporter of kind (exportOTLP over
@@ -340,9 +375,13 @@ func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.
 			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
 			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
 	default:
-		exp, err = otlpmetrichttp.New(ctx, metricOptions(cfg, prefs,
-			otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
-			otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{}))...)
+		var client *http.Client
+		if client, err = exporterHTTPClient(cfg, metricsEnv, cfg.exporterTimeout); err == nil {
+			exp, err = otlpmetrichttp.New(ctx, append(metricOptions(cfg, prefs,
+				otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
+				otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{})),
+				otlpmetrichttp.WithHTTPClient(client))...)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create otlp metric exporter: %w", err)
@@ -367,8 +406,9 @@ func metricOptions[O any](cfg config, prefs MetricsPreferences,
 	return opts
 }
 
-// newLogExporter returns the log exporter of kind: contrib's autoexport for
-// OTLP over http/protobuf or grpc (reading the process environment), this
+// newLogExporter returns the log exporter of kind: otlploghttp with the
+// client of [exporterHTTPClient] for OTLP over http/protobuf, contrib's
+// autoexport for grpc (both reading the process environment), this
 // package's OTLP/JSON exporter for http/json, or JSON on the console
 // writer.
 func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Exporter, error) {
@@ -379,14 +419,20 @@ func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Export
 	if err != nil {
 		return nil, err
 	}
-	if proto == protoJSON {
-		exp, err := newJSONLogExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout)
-		if err != nil {
-			return nil, fmt.Errorf("create otlp log exporter: %w", err)
+	var exp sdklog.Exporter
+	switch proto {
+	case protoJSON:
+		exp, err = newJSONLogExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout)
+	case protoGRPC:
+		exp, err = autoexport.NewLogExporter(ctx)
+	default:
+		// As before, the log exporter reads the timeout variables
+		// whatever WithExporterTimeout says.
+		var client *http.Client
+		if client, err = exporterHTTPClient(cfg, logsEnv, 0); err == nil {
+			exp, err = otlploghttp.New(ctx, otlploghttp.WithHTTPClient(client))
 		}
-		return exp, nil
 	}
-	exp, err := autoexport.NewLogExporter(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("create otlp log exporter: %w", err)
 	}

@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -117,9 +118,14 @@ func (c Config) resolve() (settings, error) {
 
 // ParseEndpoint parses an endpoint URL as otlptracehttp does: it must be
 // http or https with a host, and only its scheme (lowercased), host and
-// path are kept. A missing path is "/".
+// path are kept. A missing path is "/". Userinfo is refused
+// ([CheckNoUserinfo]) rather than dropped.
 func ParseEndpoint(raw string) (url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	raw = strings.TrimSpace(raw)
+	if err := CheckNoUserinfo(raw); err != nil {
+		return url.URL{}, err
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
 		return url.URL{}, err
 	}
@@ -132,4 +138,45 @@ func ParseEndpoint(raw string) (url.URL, error) {
 		p = "/"
 	}
 	return url.URL{Scheme: scheme, Host: u.Host, Path: p}, nil
+}
+
+// ErrUserinfo is the cause of an endpoint URL refused because it holds
+// userinfo (user:password@ before the host). otlptracehttp drops it
+// silently, so a credential put there was never sent, and it was echoed
+// whenever the URL was reported as invalid.
+var ErrUserinfo = errors.New("credentials in an endpoint URL (userinfo) are refused; send them in a header")
+
+// CheckNoUserinfo returns an error wrapping [ErrUserinfo] when raw, an
+// endpoint URL that need not be valid, holds userinfo. The error shows raw
+// with all of its userinfo replaced by "[REDACTED]", as kafkaclient prints
+// secrets (url.URL.Redacted hides only the password, but the user name
+// alone is often the token, as in https://TOKEN@host).
+func CheckNoUserinfo(raw string) error {
+	if redacted, ok := redactUserinfo(raw); ok {
+		return fmt.Errorf("%s: %w", redacted, ErrUserinfo)
+	}
+	return nil
+}
+
+// redactUserinfo replaces the userinfo of raw with "[REDACTED]" and reports
+// whether it had any. It does not need raw to parse, and errs on the safe
+// side: userinfo is everything between the scheme's "://" (or the start)
+// and the last "@" before any "?" or "#", even past a "/" (url.Parse would
+// take a "/" in a password for the start of the path, and a URL error
+// would then show the password's end). An OTLP endpoint has no "@" in its
+// path.
+func redactUserinfo(raw string) (string, bool) {
+	prefix, rest := "", raw
+	if i := strings.Index(raw, "://"); i >= 0 && !strings.ContainsAny(raw[:i], "/?#@") {
+		prefix, rest = raw[:i+len("://")], raw[i+len("://"):]
+	}
+	end := strings.IndexAny(rest, "?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw, false
+	}
+	return prefix + "[REDACTED]" + rest[at:], true
 }

@@ -109,6 +109,10 @@ func TestConfigErrors(t *testing.T) {
 		{name: "no scheme", cfg: otlpwire.Config{EndpointURL: "localhost:4318"}, wantErr: "endpoint: want an http or https URL"},
 		{name: "grpc scheme", cfg: otlpwire.Config{EndpointURL: "grpc://collector:4317"}, wantErr: "endpoint: want an http or https URL"},
 		{name: "bad URL", cfg: otlpwire.Config{EndpointURL: "http://[::1"}, wantErr: "endpoint:"},
+		{name: "userinfo", cfg: otlpwire.Config{EndpointURL: "https://user:pa55@collector:4318/v1/traces"},
+			wantErr: "endpoint: https://[REDACTED]@collector:4318/v1/traces: credentials in an endpoint URL (userinfo) are refused"},
+		{name: "userinfo in an invalid URL", cfg: otlpwire.Config{EndpointURL: "t0ken@[::1"}, wantErr: "endpoint: [REDACTED]@[::1: credentials"},
+		{name: "userinfo with a slash", cfg: otlpwire.Config{EndpointURL: "http://user:pa55/t0ken@collector:4318"}, wantErr: "endpoint: http://[REDACTED]@collector:4318: credentials"},
 		// A TLS configuration with an http endpoint is a mistake, as in
 		// otlptracehttp.
 		{name: "TLS with http", cfg: otlpwire.Config{EndpointURL: "http://127.0.0.1:4318", TLS: &tls.Config{}}, wantErr: "needs an https endpoint"},
@@ -117,6 +121,8 @@ func TestConfigErrors(t *testing.T) {
 			_, err := otlpwire.New(tc.cfg)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.NotContains(t, err.Error(), "pa55", "a password is never shown")
+			assert.NotContains(t, err.Error(), "t0ken", "a user name is never shown")
 		})
 	}
 }

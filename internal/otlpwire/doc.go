@@ -31,6 +31,10 @@
 // OTEL_EXPORTER_OTLP_(TRACES_)* once, as otlptracehttp would, and hands the
 // result over. This exporter only speaks http/protobuf.
 //
+// Redirects are not followed ([RefuseRedirect], also used by package
+// tracing's other OTLP/HTTP exporters through [NewHTTPClient]): a 3xx
+// answer fails the export with [ErrRedirect], without retry.
+//
 // Exports failing with HTTP 429, 502, 503, 504 or a transport error are
 // retried with exponential backoff, honouring Retry-After, within the
 // export timeout ([RetryConfig]). A collector's partial success is

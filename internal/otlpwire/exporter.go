@@ -57,9 +57,56 @@ func New(cfg Config) (*Exporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otlpwire: %w", err)
 	}
-	// The settings of http.DefaultTransport, on a transport of our own so
-	// that Shutdown can close its connections and nobody else's.
-	transport := &http.Transport{
+	// A transport of our own so that Shutdown can close its connections
+	// and nobody else's.
+	transport := newTransport(s.tls)
+	stop, cancel := context.WithCancelCause(context.Background())
+	return &Exporter{
+		s:         s,
+		client:    &http.Client{Transport: transport, CheckRedirect: RefuseRedirect},
+		transport: transport,
+		batches:   sync.Pool{New: func() any { return new(batch) }},
+		stop:      stop,
+		cancel:    cancel,
+	}, nil
+}
+
+// ErrRedirect is the cause of an export refused because the collector
+// answered with a redirect (3xx): no OTLP exporter of kretrieve follows
+// one, since following it would send the export and its headers
+// (credentials) to wherever the redirect points, another host or plain
+// HTTP. It is not retried.
+var ErrRedirect = errors.New("OTLP exporters follow no redirect")
+
+// RefuseRedirect is an [http.Client] CheckRedirect function that follows
+// no redirect: the request fails with an error wrapping [ErrRedirect] that
+// names the collector's status and the redirect's target (with any
+// userinfo redacted), never the request's headers.
+func RefuseRedirect(req *http.Request, via []*http.Request) error {
+	status := "a redirect"
+	if req.Response != nil {
+		status = req.Response.Status
+	}
+	from := "the collector"
+	if len(via) > 0 {
+		from = via[len(via)-1].URL.Redacted()
+	}
+	return fmt.Errorf("%w: %s answered %s to %s; export not sent there", ErrRedirect, from, status, req.URL.Redacted())
+}
+
+// NewHTTPClient returns an HTTP client for an OTLP exporter: the settings
+// of [http.DefaultTransport] on a transport of its own, tlsConfig (nil:
+// the system roots), timeout as [http.Client.Timeout] (0: none) and
+// [RefuseRedirect]. Package tracing hands it to the SDK's OTLP/HTTP
+// exporters.
+func NewHTTPClient(tlsConfig *tls.Config, timeout time.Duration) *http.Client {
+	return &http.Client{Transport: newTransport(tlsConfig), Timeout: timeout, CheckRedirect: RefuseRedirect}
+}
+
+// newTransport returns a transport with the settings of
+// http.DefaultTransport and tlsConfig.
+func newTransport(tlsConfig *tls.Config) *http.Transport {
+	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   30 * time.Second,
@@ -70,17 +117,8 @@ func New(cfg Config) (*Exporter, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: 1 * time.Second,
-		TLSClientConfig:       s.tls,
+		TLSClientConfig:       tlsConfig,
 	}
-	stop, cancel := context.WithCancelCause(context.Background())
-	return &Exporter{
-		s:         s,
-		client:    &http.Client{Transport: transport},
-		transport: transport,
-		batches:   sync.Pool{New: func() any { return new(batch) }},
-		stop:      stop,
-		cancel:    cancel,
-	}, nil
 }
 
 // ExportSpans encodes spans into one request and sends it, retrying
@@ -266,14 +304,15 @@ func (e *Exporter) post(ctx context.Context, b *batch, body []byte, encoding str
 }
 
 // retryableTransportError reports whether a failed round trip may succeed
-// if tried again: not when the server's certificate was refused, the server
-// refused ours (a TLS alert) or the server does not speak TLS.
+// if tried again: not when the collector redirected, the server's
+// certificate was refused, the server refused ours (a TLS alert) or the
+// server does not speak TLS.
 func retryableTransportError(err error) bool {
 	var certErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
 	var opErr *net.OpError
 	switch {
-	case errors.As(err, &certErr), errors.As(err, &recErr):
+	case errors.Is(err, ErrRedirect), errors.As(err, &certErr), errors.As(err, &recErr):
 		return false
 	case errors.As(err, &opErr) && opErr.Op == "remote error":
 		return false

@@ -174,6 +174,25 @@ func TestNoRetry(t *testing.T) {
 	}
 }
 
+// A redirect is neither followed nor retried (security finding 5): the
+// export and its headers stay away from the redirect's target.
+func TestRedirectNotFollowed(t *testing.T) {
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			target := newCollector(t)
+			srv := newCollector(t)
+			srv.setRespond(failFirst(10, status, map[string]string{"Location": target.URL + "/v1/traces"}))
+			exp := newExporter(t, srv.URL, otlpwire.Config{Retry: fastRetry, Headers: map[string]string{"X-Api-Key": "secret-key"}})
+			err := exp.ExportSpans(t.Context(), stubSpans())
+			require.ErrorIs(t, err, otlpwire.ErrRedirect)
+			assert.Contains(t, err.Error(), http.StatusText(status))
+			assert.NotContains(t, err.Error(), "secret-key")
+			assert.Len(t, srv.Requests(), 1, "not retried")
+			assert.Empty(t, target.Requests())
+		})
+	}
+}
+
 func TestPartialSuccess(t *testing.T) {
 	respond := func(ctype string, resp *coltracepb.ExportTraceServiceResponse) func(int, http.ResponseWriter) {
 		return func(_ int, w http.ResponseWriter) {
