@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -37,6 +41,8 @@ var (
 	errEmptyDocument  = errors.New("title and body are both empty")
 	errNestedMetadata = errors.New("nested metadata value")
 	errDuplicateID    = errors.New("duplicate id")
+	errBadURL         = errors.New("want an absolute http or https URL")
+	errMarkup         = errors.New("HTML markup")
 )
 
 // LineError reports a bad line of a JSONL document file.
@@ -76,15 +82,18 @@ type jsonlRecord struct {
 //
 // "id" is required (at most [MaxIDBytes] bytes, unique within r), and
 // "title" and "body" must not both be empty. "url", "kind" and "source"
-// are optional; source defaults to [JSONLSource]. Metadata values must be
+// are optional; source defaults to [JSONLSource]. A url must be an absolute
+// http or https URL with a host and no user info. Metadata values must be
 // scalars: strings are kept, and numbers, booleans and null are stored as
-// their JSON text ("3", "true", "null"). Blank lines are skipped, CRLF line
-// endings and a leading byte order mark are accepted, and lines may be up
-// to [MaxLineBytes] long.
+// their JSON text ("3", "true", "null"). The title and metadata keys and
+// values must not hold HTML markup ("<" then a letter, "/", "!" or "?"):
+// pages render them. Blank lines are skipped, CRLF line endings and a
+// leading byte order mark are accepted, and lines may be up to
+// [MaxLineBytes] long.
 //
 // A bad line (invalid UTF-8 or JSON, missing id, empty document, nested
-// metadata, duplicate id — the later line is the bad one) is reported as a
-// [*LineError]. If strict is false, bad lines are skipped and returned in
+// metadata, a url that is not http or https, HTML markup, duplicate id —
+// the later line is the bad one) is reported as a [*LineError]. If strict is false, bad lines are skipped and returned in
 // bad, in line order. If strict is true, ReadJSONL stops at the first bad
 // line and returns it as err (match it with errors.As) and no documents.
 // err also reports read errors from r, with no documents.
@@ -188,6 +197,9 @@ func parseLine(n int, line []byte, seen map[string]bool) (search.Document, *Line
 	if err != nil {
 		return fail(err)
 	}
+	if err := checkRenderable(rec.URL, rec.Title, meta); err != nil {
+		return fail(err)
+	}
 	if seen[rec.ID] {
 		return fail(fmt.Errorf("%w %q", errDuplicateID, rec.ID))
 	}
@@ -204,6 +216,38 @@ func parseLine(n int, line []byte, seen map[string]bool) (search.Document, *Line
 		Source:   source,
 		Metadata: meta,
 	}, nil
+}
+
+// markupStart matches what an HTML parser takes for the start of a tag,
+// comment or declaration: "<" then a letter, "/", "!" or "?" (the HTML
+// tag-open state). Any other "<", as in "a < b" or "chan<- int", is text.
+var markupStart = regexp.MustCompile(`<[A-Za-z/!?]`)
+
+// checkRenderable refuses what a page showing results would execute: a
+// URL that is not an absolute http or https URL with a host and no user
+// info, and HTML markup in the title or in a metadata key or value.
+func checkRenderable(rawURL, title string, meta map[string]string) error {
+	if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		switch {
+		case err != nil, u.Host == "", u.Scheme != "http" && u.Scheme != "https":
+			return fmt.Errorf("url %.80q: %w", rawURL, errBadURL)
+		case u.User != nil:
+			return fmt.Errorf("url %.80q: %w without user info", rawURL, errBadURL)
+		}
+	}
+	if markupStart.MatchString(title) {
+		return fmt.Errorf("title %.80q: %w", title, errMarkup)
+	}
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		switch {
+		case markupStart.MatchString(k):
+			return fmt.Errorf("metadata key %.80q: %w", k, errMarkup)
+		case markupStart.MatchString(meta[k]):
+			return fmt.Errorf("metadata %q: %w", k, errMarkup)
+		}
+	}
+	return nil
 }
 
 // stringMetadata converts metadata values to strings: strings as they are,

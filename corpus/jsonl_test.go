@@ -256,3 +256,58 @@ func TestReadJSONLFile(t *testing.T) {
 		t.Errorf("missing file: err = %v, want os.ErrNotExist", err)
 	}
 }
+
+// TestReadJSONLHostile: lines a page rendering results would execute are
+// bad lines, reported with their number (security #16, finding 8: the
+// index took javascript: URLs and HTML in titles and metadata). Text that
+// only looks like markup to a person ("a < b", "chan<- int") stays.
+func TestReadJSONLHostile(t *testing.T) {
+	lines := []string{
+		`{"id":"js","title":"T","url":"javascript:alert(document.cookie)"}`,
+		`{"id":"js-case","title":"T","url":" JavaScript:alert(1)"}`,
+		`{"id":"data","title":"T","url":"data:text/html,<script>alert(1)</script>"}`,
+		`{"id":"relative","title":"T","url":"/kb/17"}`,
+		`{"id":"scheme-relative","title":"T","url":"//evil.example/x"}`,
+		`{"id":"no-host","title":"T","url":"https:///path"}`,
+		`{"id":"userinfo","title":"T","url":"https://pkg.go.dev@evil.example/"}`,
+		`{"id":"title-script","title":"<script>alert(1)</script>"}`,
+		`{"id":"title-img","title":"Reset <img src=x onerror=alert(1)>"}`,
+		`{"id":"title-end","title":"x</title><svg onload=alert(1)>"}`,
+		`{"id":"title-comment","title":"<!-- x -->"}`,
+		`{"id":"meta-value","title":"T","metadata":{"team":"<b onmouseover=alert(1)>go</b>"}}`,
+		`{"id":"meta-key","title":"T","metadata":{"<i>k</i>":"v"}}`,
+		`{"id":"ok","title":"a < b, chan<- int, x <= y, <3","body":"<script> in a body is escaped in snippets","url":"HTTPS://pkg.go.dev/archive/zip?x=1#y","metadata":{"cmp":"1 < 2"}}`,
+		`{"id":"http","title":"T","url":"http://wiki/kb-17"}`,
+	}
+	docs, bad, err := ReadJSONL(strings.NewReader(strings.Join(lines, "\n")+"\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range docs {
+		ids = append(ids, d.ID)
+	}
+	if !reflect.DeepEqual(ids, []string{"ok", "http"}) {
+		t.Errorf("kept %v, want [ok http]", ids)
+	}
+	if docs[0].Title != "a < b, chan<- int, x <= y, <3" || docs[0].URL != "HTTPS://pkg.go.dev/archive/zip?x=1#y" {
+		t.Errorf("kept document changed: %+v", docs[0])
+	}
+	wantErr := map[string]error{
+		"js": errBadURL, "js-case": errBadURL, "data": errBadURL, "relative": errBadURL, "scheme-relative": errBadURL,
+		"no-host": errBadURL, "userinfo": errBadURL, "title-script": errMarkup, "title-img": errMarkup,
+		"title-end": errMarkup, "title-comment": errMarkup, "meta-value": errMarkup, "meta-key": errMarkup,
+	}
+	if len(bad) != len(wantErr) {
+		t.Fatalf("%d bad lines, want %d: %v", len(bad), len(wantErr), bad)
+	}
+	for i, b := range bad {
+		if b.Line != i+1 || !errors.Is(b.Err, wantErr[b.ID]) {
+			t.Errorf("bad line %d (%s): %v; want line %d, %v", b.Line, b.ID, b.Err, i+1, wantErr[b.ID])
+		}
+	}
+	_, _, err = ReadJSONL(strings.NewReader(lines[0]+"\n"), true)
+	if err == nil || err.Error() != `line 1: url "javascript:alert(document.cookie)": want an absolute http or https URL` {
+		t.Errorf("strict: %v", err)
+	}
+}

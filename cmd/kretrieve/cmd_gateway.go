@@ -106,7 +106,7 @@ func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err e
 		// Listen at once: while Kafka is not reachable the process is
 		// alive (/healthz) but not ready (/readyz 503), instead of not
 		// answering at all.
-		ln, err := net.Listen("tcp", cfg.httpListen)
+		ln, err := listenGateway(cfg.gatewayFlags)
 		if err != nil {
 			return err
 		}
@@ -168,18 +168,21 @@ func (k keepOpen) Close() error {
 	return nil
 }
 
-// serveGateway serves the gateway on flags.httpListen, with its limits on
-// requests in flight, connections and slow clients (gateway.Gateway.Serve),
-// until ctx is done, then drains in-flight HTTP requests.
-func serveGateway(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, logger *slog.Logger) error {
+// listenGateway listens on --http-listen. A port already taken is an
+// error naming the flag: the command must fail, not leave the traffic to
+// whoever holds the port.
+func listenGateway(flags gatewayFlags) (net.Listener, error) {
 	ln, err := net.Listen("tcp", flags.httpListen)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("http-listen %s: %w", flags.httpListen, err)
 	}
-	return serveGatewayOn(ctx, p, flags, ln, logger)
+	return ln, nil
 }
 
-// serveGatewayOn is serveGateway on ln, which it closes.
+// serveGatewayOn serves the gateway on ln, which it closes, with its
+// limits on requests in flight, connections and slow clients
+// (gateway.Gateway.Serve), until ctx is done, then drains in-flight HTTP
+// requests.
 func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger) error {
 	gc := flags.config()
 	g, client, err := p.NewGateway(ctx, gc)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,16 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 			err = errors.Join(err, comp.shutdown(10*time.Second))
 		}
 	}()
+
+	// Listen before anything else: a taken port fails the command here,
+	// not after the requests with "serving" printed.
+	var ln net.Listener
+	if cfg.serve {
+		if ln, err = listenGateway(cfg.gateway); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 
 	if cfg.brokers == "" {
 		b, err := broker.Start(broker.Config{Listen: cfg.listen, DefaultPartitions: cfg.partitions, Logger: comp.logger})
@@ -82,13 +93,11 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 	counts.Duplicates = client.Collector.Duplicates()
 
 	if cfg.serve && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s (interrupt to stop)\n", cfg.brokers, cfg.gateway.httpListen)
-		if serr := serveGateway(ctx, p, cfg.gateway, comp.logger); serr != nil {
-			err = errors.Join(err, serr)
-		}
+		fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s (interrupt to stop)\n", cfg.brokers, ln.Addr())
+		err = serveGatewayOn(ctx, p, cfg.gateway, ln, comp.logger)
 	}
 	stopWorkers()
-	err = errors.Join(workers.Wait(), client.Close(context.Background()))
+	err = errors.Join(err, workers.Wait(), client.Close(context.Background()))
 	stopPathways() // the last window, with every record of the run
 	flushed = true
 	if ferr := comp.shutdown(10 * time.Second); ferr != nil {

@@ -315,6 +315,40 @@ func TestGatewayCommand(t *testing.T) {
 	}
 }
 
+// TestRunServePortTaken: run --serve whose --http-listen port another
+// process holds fails with an error naming the flag, and never says it is
+// serving (security #16, finding 8: it printed "serving" and exited 0, so
+// the port's holder got the traffic).
+func TestRunServePortTaken(t *testing.T) {
+	holder, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	var stdout, stderr bytes.Buffer
+	err = run(t.Context(), []string{"run", "--serve", "--requests", "0", "--log-level", "warn", "--http-listen", holder.Addr().String()}, mapEnv(nil), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "http-listen "+holder.Addr().String()) {
+		t.Fatalf("run --serve on a taken port: err %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "serving") || strings.Contains(stdout.String(), "serving") {
+		t.Fatalf("run --serve on a taken port says it is serving:\n%s%s", stdout.String(), stderr.String())
+	}
+
+	// On a free port it serves until interrupted, then ends without error.
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	var serveErr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"run", "--serve", "--requests", "0", "--log-level", "warn", "--http-listen", addr}, mapEnv(nil), &bytes.Buffer{}, &serveErr)
+	}()
+	waitReady(t, addr)
+	cancel()
+	if err := <-done; err != nil || !strings.Contains(serveErr.String(), "gateway=http://"+addr) {
+		t.Fatalf("run --serve: %v\n%s", err, serveErr.String())
+	}
+}
+
 // freeAddr returns a free local TCP address.
 func freeAddr(t *testing.T) string {
 	t.Helper()

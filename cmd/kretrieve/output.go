@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,13 +13,46 @@ import (
 // --curve) takes for standard output.
 const toStdout = "-"
 
+// outputPerm is the mode of the files output flags write: spans and
+// summaries may hold query text and document data, so they are private.
+const outputPerm = 0o600
+
+// errOutputSymlink is the error of an output path that is a symbolic link.
+var errOutputSymlink = errors.New("is a symlink: refusing to write through it (remove it or name another file)")
+
 // createOutput creates the file an output flag names, or returns stdout
-// for "-"; closing stdout does nothing.
+// for "-"; closing stdout does nothing. It never writes through a symbolic
+// link (a link at path is refused; O_NOFOLLOW closes the race where the
+// platform has it), creates the file 0600, and makes an existing regular
+// file 0600 before truncating it.
 func createOutput(path string, stdout io.Writer) (io.WriteCloser, error) {
 	if path == toStdout {
 		return nopWriteCloser{stdout}, nil
 	}
-	return os.Create(path)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s: %w", path, errOutputSymlink)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|noFollow, outputPerm)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s: %w", path, errOutputSymlink)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().IsRegular() {
+		if fi.Mode().Perm()&^outputPerm != 0 {
+			err = f.Chmod(outputPerm)
+		}
+		if err == nil {
+			err = f.Truncate(0)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
 type nopWriteCloser struct{ io.Writer }
