@@ -213,7 +213,7 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	}
 	call, err := g.client.Start(r.Context(), req, true)
 	if err != nil {
-		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+		g.startFailed(w, r, err)
 		return
 	}
 	out, err := call.Wait(r.Context(), g.cfg.Timeout)
@@ -242,10 +242,11 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call, err := g.client.Start(r.Context(), req, false)
-	if err == nil {
-		_, err = call.Acked(r.Context())
-	}
 	if err != nil {
+		g.startFailed(w, r, err)
+		return
+	}
+	if _, err = call.Acked(r.Context()); err != nil {
 		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 		return
 	}
@@ -289,6 +290,17 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 		return messages.Request{}, false
 	}
 	return req, true
+}
+
+// startFailed answers a request that producer.Client.Start refused: 409
+// for a request id in use, else 503.
+func (g *Gateway) startFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, producer.ErrRequestIDInUse) {
+		writeJSON(w, http.StatusConflict, errorBody{APIError{Code: "request_id_in_use", Field: "request_id",
+			Message: "request_id is already in flight at this gateway or was answered less than 10 minutes ago; choose a new one, or leave it out"}})
+		return
+	}
+	g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 }
 
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
