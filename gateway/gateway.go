@@ -156,8 +156,20 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 }
 
 // ServeHTTP implements http.Handler. Requests whose headers exceed
-// MaxHeaderBytes are refused with 431 before they are routed.
+// MaxHeaderBytes are refused with 431, and requests whose body is framed by
+// Transfer-Encoding with 400, before they are routed; both close the
+// connection.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		// net/http drops a Content-Length sent with Transfer-Encoding, so a
+		// request with both (a smuggling attempt) cannot be told from one
+		// with Transfer-Encoding alone: the API takes neither. Its bodies
+		// are small; clients send Content-Length.
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusBadRequest, errorBody{APIError{Code: "bad_framing",
+			Message: "Transfer-Encoding is not accepted (with or without Content-Length); send the body with Content-Length"}})
+		return
+	}
 	if n := requestHeaderBytes(r); n > g.cfg.MaxHeaderBytes {
 		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, errorBody{APIError{Code: "headers_too_large",
@@ -211,14 +223,18 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	call, err := g.client.Start(r.Context(), req, true)
+	// Timeout bounds the whole call, the broker's acknowledgement included:
+	// a record still buffered at the deadline is failed with it.
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
+	defer cancel()
+	call, err := g.client.Start(ctx, req, true)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return
 	}
-	out, err := call.Wait(r.Context(), g.cfg.Timeout)
+	out, err := call.Wait(ctx, g.cfg.Timeout)
 	switch {
-	case errors.Is(err, producer.ErrTimeout):
+	case errors.Is(err, producer.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:
@@ -241,12 +257,18 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	call, err := g.client.Start(r.Context(), req, false)
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
+	defer cancel()
+	call, err := g.client.Start(ctx, req, false)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return
 	}
-	if _, err = call.Acked(r.Context()); err != nil {
+	if _, err = call.Acked(ctx); errors.Is(err, context.DeadlineExceeded) {
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+		return
+	} else if err != nil {
 		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 		return
 	}
@@ -318,10 +340,15 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+// writeJSON writes v as the JSON answer, never to be sniffed as another
+// type or cached. encoding/json escapes every string, < > & included
+// (snippets' <mark> tags decode unchanged), so echoed values such as a
+// caller's request_id cannot break out of the JSON or be read as markup.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // snippets carry <mark> tags
-	_ = enc.Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -172,13 +172,17 @@ func (call *Call) Acked(ctx context.Context) (Receipt, error) {
 	}
 }
 
-// Wait waits for the request's outcome at most timeout and ends the root span.
+// Wait waits for the request's outcome at most timeout, and at most until
+// ctx's deadline (both give ErrTimeout), and ends the root span.
 func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, error) {
 	if call.outcome == nil {
 		return Outcome{}, errors.New("wait: call was started without wait")
 	}
 	if _, err := call.Acked(ctx); err != nil {
 		call.col.forget(call.Request.RequestID, call.corr)
+		if ctx.Err() != nil {
+			return Outcome{}, call.stopped(ctx)
+		}
 		return Outcome{}, err
 	}
 	t := time.NewTimer(timeout)
@@ -197,9 +201,19 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 		return Outcome{}, ErrTimeout
 	case <-ctx.Done():
 		call.col.forget(call.Request.RequestID, call.corr)
-		call.finish(ctx.Err(), "canceled")
-		return Outcome{}, ctx.Err()
+		return Outcome{}, call.stopped(ctx)
 	}
+}
+
+// stopped ends the call whose ctx is done: past ctx's deadline it timed out
+// (ErrTimeout, as when timeout passes), else it was canceled (ctx.Err()).
+func (call *Call) stopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		call.finish(ErrTimeout, "timeout")
+		return ErrTimeout
+	}
+	call.finish(ctx.Err(), "canceled")
+	return ctx.Err()
 }
 
 // finish records the first outcome on the root span and ends it if it is ours.

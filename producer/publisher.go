@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/redact"
 )
 
 // Receipt is the broker's acknowledgement of a published request.
@@ -57,7 +58,10 @@ func (p *Publisher) publish(ctx context.Context, req messages.Request, corr stri
 			rcpt.TraceID = sc.TraceID().String()
 		}
 		if err != nil {
-			err = fmt.Errorf("publish %s: %w", req.RequestID, err)
+			// The id as spans record it: a caller's own id only as its hash,
+			// as this error reaches logs, span statuses and HTTP answers.
+			id := redact.Request(req.RequestID)
+			err = fmt.Errorf("publish request (%s=%s): %w", id.Key, id.Value.Emit(), err)
 		}
 		done(rcpt, err)
 	})
