@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -24,7 +25,13 @@ import (
 const (
 	DefaultTimeout      = 10 * time.Second
 	DefaultMaxBodyBytes = 64 << 10
+	DefaultServerName   = "kretrieve-gateway"
 )
+
+// MaxRecordedHeaderBytes caps the caller's header values that HTTP spans
+// record (User-Agent, and X-Forwarded-For with TrustForwarded): longer ones
+// are cut to it.
+const MaxRecordedHeaderBytes = 256
 
 // Config configures the HTTP gateway.
 type Config struct {
@@ -72,6 +79,15 @@ type Config struct {
 	// TrustedBaggage lists the baggage keys that cross the trust boundary.
 	// Default: none.
 	TrustedBaggage []string
+	// ServerName ("host" or "host:port") is the server.address (and
+	// server.port) of every HTTP span and metric, whatever Host header a
+	// caller sends: the metric series stay few. Default: DefaultServerName.
+	ServerName string
+	// TrustForwarded lets X-Forwarded-For set the spans' client.address:
+	// only behind a proxy that sets it. Without it X-Forwarded-For and
+	// Forwarded are ignored and client.address is the peer's address.
+	// Default: false.
+	TrustForwarded bool
 	// TLSCertFile and TLSKeyFile (PEM) make the server serve HTTPS only
 	// (see ServerTLSConfig). Default: plain HTTP.
 	TLSCertFile, TLSKeyFile string
@@ -148,11 +164,32 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
 		otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
+		otelhttp.WithServerName(g.cfg.ServerName),
 	}
 	if g.cfg.TrustBoundary {
 		opts = append(opts, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
 	}
-	g.mux.Handle(pattern, g.admit.wrap(pattern, otelhttp.NewHandler(h, pattern, opts...)))
+	g.mux.Handle(pattern, g.admit.wrap(pattern, g.recordable(otelhttp.NewHandler(h, pattern, opts...))))
+}
+
+// recordable bounds what otelhttp records of a request, all of it the
+// caller's to choose: Host becomes ServerName, X-Forwarded-For and
+// Forwarded are dropped unless TrustForwarded, and User-Agent and
+// X-Forwarded-For are cut to MaxRecordedHeaderBytes.
+func (g *Gateway) recordable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = g.cfg.ServerName
+		if !g.cfg.TrustForwarded {
+			r.Header.Del("X-Forwarded-For")
+			r.Header.Del("Forwarded")
+		}
+		for _, k := range []string{"User-Agent", "X-Forwarded-For"} {
+			if v := r.Header.Get(k); len(v) > MaxRecordedHeaderBytes {
+				r.Header.Set(k, strings.ToValidUTF8(v[:MaxRecordedHeaderBytes], ""))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP implements http.Handler. Requests whose headers exceed
