@@ -17,6 +17,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
 )
 
 // Config configures a Worker.
@@ -749,10 +750,12 @@ func (w *Worker) publishOutputs(next Handler) Handler {
 		if err != nil {
 			return nil, err
 		}
+		corr := kafkatrace.HeaderCarrier{Record: msg.Record}.Get(messages.HeaderCorrelation)
 		for _, out := range outs {
 			if out.Context == nil {
 				out.Context = ctx
 			}
+			carryCorrelation(out, corr)
 			// The outputs outlive a shutdown signal: they must still be
 			// acknowledged before the input offset can be committed, so
 			// neither the produce call nor the records (whose Context
@@ -762,6 +765,18 @@ func (w *Worker) publishOutputs(next Handler) Handler {
 			w.produce(context.WithoutCancel(ctx), msg.Record, out, nil, msg.pd)
 		}
 		return nil, nil
+	}
+}
+
+// carryCorrelation gives out its input's messages.HeaderCorrelation value
+// corr, unless out sets one itself or the input had none.
+func carryCorrelation(out *kgo.Record, corr string) {
+	if corr == "" {
+		return
+	}
+	c := kafkatrace.HeaderCarrier{Record: out}
+	if c.Get(messages.HeaderCorrelation) == "" {
+		c.Set(messages.HeaderCorrelation, corr)
 	}
 }
 

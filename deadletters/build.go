@@ -37,6 +37,10 @@ const (
 	truncatedHeaderBytes = 96
 	// minimalKeyBytes is the longest key a minimal dead letter keeps.
 	minimalKeyBytes = 256
+	// maxCorrelationBytes is the longest messages.HeaderCorrelation value
+	// kept with the dead-letter headers; a longer one is an original
+	// header like any other.
+	maxCorrelationBytes = 128
 )
 
 // Build returns the dead-letter record of rec, which failed as f says: a
@@ -50,7 +54,8 @@ const (
 // says so in a HeaderTruncated header: the dead-letter headers always,
 // then the key (when it takes at most a quarter of the room left), the
 // original headers in order (whole, while they take at most half of it) and
-// a prefix of the value in the rest.
+// a prefix of the value in the rest. A messages.HeaderCorrelation header
+// is kept with the dead-letter headers, in every letter.
 func Build(rec *kgo.Record, f Failure, maxBytes int) *kgo.Record {
 	return build(rec, f, maxBytes, false)
 }
@@ -68,13 +73,22 @@ func build(rec *kgo.Record, f Failure, maxBytes int, minimal bool) *kgo.Record {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "")
 	}
 	orig := make([]kgo.RecordHeader, 0, len(rec.Headers))
+	var corr []byte
 	for _, h := range rec.Headers {
-		if !strings.HasPrefix(h.Key, HeaderPrefix) {
+		switch {
+		case h.Key == messages.HeaderCorrelation && len(h.Value) <= maxCorrelationBytes:
+			corr = h.Value // the last one, as HeaderCarrier reads it
+		case !strings.HasPrefix(h.Key, HeaderPrefix):
 			orig = append(orig, h)
 		}
 	}
-	dlq := make([]kgo.RecordHeader, 0, 9)
+	dlq := make([]kgo.RecordHeader, 0, 10)
 	add := func(k, v string) { dlq = append(dlq, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
+	if corr != nil {
+		// Kept in every letter, even a minimal one: it hands the outcome
+		// to the call waiting for it.
+		dlq = append(dlq, kgo.RecordHeader{Key: messages.HeaderCorrelation, Value: corr})
+	}
 	add(HeaderReason, reason)
 	add(HeaderErrorType, f.ErrorType)
 	add(HeaderOriginalTopic, rec.Topic)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/messages"
 )
 
 func header(r *kgo.Record, key string) (string, bool) {
@@ -132,5 +134,29 @@ func TestDeadLetter(t *testing.T) {
 	}
 	if len(in.Headers) != 2 {
 		t.Error("the input record's headers were modified")
+	}
+}
+
+// Security #2: every dead letter, minimal and truncated ones included, keeps
+// the correlation header that hands the outcome to the waiting call.
+func TestBuildKeepsTheCorrelationHeader(t *testing.T) {
+	rec := &kgo.Record{Topic: "retrieval.requests", Key: []byte("id-1"), Value: bytes.Repeat([]byte("v"), 4096),
+		Headers: []kgo.RecordHeader{{Key: "big", Value: bytes.Repeat([]byte("h"), 2048)}, {Key: messages.HeaderCorrelation, Value: []byte("nonce-1")}}}
+	f := Failure{Reason: "bad", ErrorType: ErrorTypePermanent, Attempts: 1}
+	for name, dl := range map[string]*kgo.Record{
+		"full": Build(rec, f, 0), "truncated": Build(rec, f, 1024), "minimal": BuildMinimal(rec, f),
+	} {
+		n := 0
+		for _, h := range dl.Headers {
+			if h.Key == messages.HeaderCorrelation {
+				n++
+				if string(h.Value) != "nonce-1" {
+					t.Errorf("%s: correlation %q", name, h.Value)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s letter has %d correlation headers, want 1: %v", name, n, dl.Headers)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -24,7 +25,13 @@ import (
 const (
 	DefaultTimeout      = 10 * time.Second
 	DefaultMaxBodyBytes = 64 << 10
+	DefaultServerName   = "kretrieve-gateway"
 )
+
+// MaxRecordedHeaderBytes caps the caller's header values that HTTP spans
+// record (User-Agent, and X-Forwarded-For with TrustForwarded): longer ones
+// are cut to it.
+const MaxRecordedHeaderBytes = 256
 
 // Config configures the HTTP gateway.
 type Config struct {
@@ -72,6 +79,15 @@ type Config struct {
 	// TrustedBaggage lists the baggage keys that cross the trust boundary.
 	// Default: none.
 	TrustedBaggage []string
+	// ServerName ("host" or "host:port") is the server.address (and
+	// server.port) of every HTTP span and metric, whatever Host header a
+	// caller sends: the metric series stay few. Default: DefaultServerName.
+	ServerName string
+	// TrustForwarded lets X-Forwarded-For set the spans' client.address:
+	// only behind a proxy that sets it. Without it X-Forwarded-For and
+	// Forwarded are ignored and client.address is the peer's address.
+	// Default: false.
+	TrustForwarded bool
 	// TLSCertFile and TLSKeyFile (PEM) make the server serve HTTPS only
 	// (see ServerTLSConfig). Default: plain HTTP.
 	TLSCertFile, TLSKeyFile string
@@ -148,16 +164,49 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 		otelhttp.WithMeterProvider(g.cfg.MeterProvider),
 		otelhttp.WithPropagators(prop),
 		otelhttp.WithSpanNameFormatter(func(op string, _ *http.Request) string { return op }),
+		otelhttp.WithServerName(g.cfg.ServerName),
 	}
 	if g.cfg.TrustBoundary {
 		opts = append(opts, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
 	}
-	g.mux.Handle(pattern, g.admit.wrap(pattern, otelhttp.NewHandler(h, pattern, opts...)))
+	g.mux.Handle(pattern, g.admit.wrap(pattern, g.recordable(otelhttp.NewHandler(h, pattern, opts...))))
+}
+
+// recordable bounds what otelhttp records of a request, all of it the
+// caller's to choose: Host becomes ServerName, X-Forwarded-For and
+// Forwarded are dropped unless TrustForwarded, and User-Agent and
+// X-Forwarded-For are cut to MaxRecordedHeaderBytes.
+func (g *Gateway) recordable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = g.cfg.ServerName
+		if !g.cfg.TrustForwarded {
+			r.Header.Del("X-Forwarded-For")
+			r.Header.Del("Forwarded")
+		}
+		for _, k := range []string{"User-Agent", "X-Forwarded-For"} {
+			if v := r.Header.Get(k); len(v) > MaxRecordedHeaderBytes {
+				r.Header.Set(k, strings.ToValidUTF8(v[:MaxRecordedHeaderBytes], ""))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP implements http.Handler. Requests whose headers exceed
-// MaxHeaderBytes are refused with 431 before they are routed.
+// MaxHeaderBytes are refused with 431, and requests whose body is framed by
+// Transfer-Encoding with 400, before they are routed; both close the
+// connection.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(r.TransferEncoding) > 0 {
+		// net/http drops a Content-Length sent with Transfer-Encoding, so a
+		// request with both (a smuggling attempt) cannot be told from one
+		// with Transfer-Encoding alone: the API takes neither. Its bodies
+		// are small; clients send Content-Length.
+		w.Header().Set("Connection", "close")
+		writeJSON(w, http.StatusBadRequest, errorBody{APIError{Code: "bad_framing",
+			Message: "Transfer-Encoding is not accepted (with or without Content-Length); send the body with Content-Length"}})
+		return
+	}
 	if n := requestHeaderBytes(r); n > g.cfg.MaxHeaderBytes {
 		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, errorBody{APIError{Code: "headers_too_large",
@@ -211,14 +260,18 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	call, err := g.client.Start(r.Context(), req, true)
+	// Timeout bounds the whole call, the broker's acknowledgement included:
+	// a record still buffered at the deadline is failed with it.
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
+	defer cancel()
+	call, err := g.client.Start(ctx, req, true)
 	if err != nil {
-		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+		g.startFailed(w, r, err)
 		return
 	}
-	out, err := call.Wait(r.Context(), g.cfg.Timeout)
+	out, err := call.Wait(ctx, g.cfg.Timeout)
 	switch {
-	case errors.Is(err, producer.ErrTimeout):
+	case errors.Is(err, producer.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:
@@ -241,11 +294,18 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	call, err := g.client.Start(r.Context(), req, false)
-	if err == nil {
-		_, err = call.Acked(r.Context())
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
+	defer cancel()
+	call, err := g.client.Start(ctx, req, false)
 	if err != nil {
+		g.startFailed(w, r, err)
+		return
+	}
+	if _, err = call.Acked(ctx); errors.Is(err, context.DeadlineExceeded) {
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+		return
+	} else if err != nil {
 		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 		return
 	}
@@ -291,6 +351,17 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 	return req, true
 }
 
+// startFailed answers a request that producer.Client.Start refused: 409
+// for a request id in use, else 503.
+func (g *Gateway) startFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, producer.ErrRequestIDInUse) {
+		writeJSON(w, http.StatusConflict, errorBody{APIError{Code: "request_id_in_use", Field: "request_id",
+			Message: "request_id is already in flight at this gateway or was answered less than 10 minutes ago; choose a new one, or leave it out"}})
+		return
+	}
+	g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+}
+
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
 	g.cfg.Logger.ErrorContext(r.Context(), "gateway request failed", "code", code, "err", err)
 	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
@@ -306,10 +377,15 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+// writeJSON writes v as the JSON answer, never to be sniffed as another
+// type or cached. encoding/json escapes every string, < > & included
+// (snippets' <mark> tags decode unchanged), so echoed values such as a
+// caller's request_id cannot break out of the JSON or be read as markup.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // snippets carry <mark> tags
-	_ = enc.Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }

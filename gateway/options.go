@@ -49,6 +49,9 @@ func newConfig(cfg Config, opts []Option) config {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = DefaultServerName
+	}
 	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)

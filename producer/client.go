@@ -75,6 +75,7 @@ type Call struct {
 	acked   chan error
 	outcome <-chan Outcome
 	col     *Collector
+	corr    string // the messages.HeaderCorrelation value of the request
 	receipt Receipt
 	ended   sync.Once
 	ownSpan bool // whether the root span is ours to end
@@ -98,6 +99,12 @@ func (call *Call) Duration() time.Duration {
 // annotated; otherwise a "request" span is started as the root of a new trace
 // (or as the child of a remote parent in ctx) and ends with the outcome. With
 // wait, the outcome is awaited with Call.Wait.
+//
+// The request carries a fresh random messages.HeaderCorrelation value, and
+// Wait accepts only an outcome that carries it back. A request id that a
+// call of c is waiting for, or whose outcome was delivered less than 10
+// minutes ago, is refused with ErrRequestIDInUse (with wait or without,
+// when c has a Collector), before anything is published.
 func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*Call, error) {
 	req = req.WithDefaults()
 	if err := req.Validate(); err != nil {
@@ -106,7 +113,20 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if wait && c.Collector == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}
-	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, start: time.Now()}
+	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, corr: newCorrelation()}
+	switch {
+	case wait:
+		ch, err := c.Collector.claim(req.RequestID, call.corr)
+		if err != nil {
+			return nil, err
+		}
+		call.outcome = ch
+	case c.Collector != nil:
+		if err := c.Collector.checkUnused(req.RequestID); err != nil {
+			return nil, err
+		}
+	}
+	call.start = time.Now()
 	reqAttrs := append([]attribute.KeyValue{redact.Request(req.RequestID), telemetry.RequestTopK.Int(req.TopK)}, redact.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
@@ -121,17 +141,14 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if sc := span.SpanContext(); sc.IsValid() {
 		call.TraceID = sc.TraceID().String()
 	}
-	if wait {
-		call.outcome = c.Collector.Expect(req.RequestID)
-	}
-	err := c.pub.Publish(ctx, req, func(r Receipt, err error) {
+	err := c.pub.publish(ctx, req, call.corr, func(r Receipt, err error) {
 		call.receipt = r
 		call.acked <- err
 	})
 	if err != nil {
 		call.finish(err, "failed")
 		if wait {
-			c.Collector.Forget(req.RequestID)
+			c.Collector.forget(req.RequestID, call.corr)
 		}
 		return nil, err
 	}
@@ -155,13 +172,17 @@ func (call *Call) Acked(ctx context.Context) (Receipt, error) {
 	}
 }
 
-// Wait waits for the request's outcome at most timeout and ends the root span.
+// Wait waits for the request's outcome at most timeout, and at most until
+// ctx's deadline (both give ErrTimeout), and ends the root span.
 func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, error) {
 	if call.outcome == nil {
 		return Outcome{}, errors.New("wait: call was started without wait")
 	}
 	if _, err := call.Acked(ctx); err != nil {
-		call.col.Forget(call.Request.RequestID)
+		call.col.forget(call.Request.RequestID, call.corr)
+		if ctx.Err() != nil {
+			return Outcome{}, call.stopped(ctx)
+		}
 		return Outcome{}, err
 	}
 	t := time.NewTimer(timeout)
@@ -175,14 +196,24 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 		}
 		return out, nil
 	case <-t.C:
-		call.col.Forget(call.Request.RequestID)
+		call.col.forget(call.Request.RequestID, call.corr)
 		call.finish(ErrTimeout, "timeout")
 		return Outcome{}, ErrTimeout
 	case <-ctx.Done():
-		call.col.Forget(call.Request.RequestID)
-		call.finish(ctx.Err(), "canceled")
-		return Outcome{}, ctx.Err()
+		call.col.forget(call.Request.RequestID, call.corr)
+		return Outcome{}, call.stopped(ctx)
 	}
+}
+
+// stopped ends the call whose ctx is done: past ctx's deadline it timed out
+// (ErrTimeout, as when timeout passes), else it was canceled (ctx.Err()).
+func (call *Call) stopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		call.finish(ErrTimeout, "timeout")
+		return ErrTimeout
+	}
+	call.finish(ctx.Err(), "canceled")
+	return ctx.Err()
 }
 
 // finish records the first outcome on the root span and ends it if it is ours.

@@ -36,24 +36,61 @@ type Outcome struct {
 	Topic  string
 	// TraceID is the hex trace id found on the outcome record.
 	TraceID string
+
+	// corr is the record's messages.HeaderCorrelation value, "" without one.
+	corr string
 }
+
+// ErrRequestIDInUse is returned by Client.Start for a request id that a call
+// of this Client is still waiting for, or whose outcome it delivered less
+// than 10 minutes ago: the id would not identify one call.
+var ErrRequestIDInUse = errors.New("request id already in flight or recently delivered")
+
+// waiter is a registered interest in a request id: the correlation value its
+// outcome must carry ("" for none), or any value (Expect), and the channel
+// it is delivered to.
+type waiter struct {
+	corr string
+	any  bool
+	ch   chan Outcome
+}
+
+// matches reports whether an outcome carrying corr is for w.
+func (w waiter) matches(corr string) bool { return w.any || w.corr == corr }
+
+// seen is a request id whose outcome was delivered, or whose waiter gave up:
+// the correlation value it was waited with (or any), and when.
+type seen struct {
+	corr string
+	any  bool
+	at   time.Time
+}
+
+// matches reports whether an outcome carrying corr is for s.
+func (s seen) matches(corr string) bool { return s.any || s.corr == corr }
 
 // dedupWindow is how long a delivered request id is remembered to recognise
 // duplicate results.
 const dedupWindow = 10 * time.Minute
 
 // Collector reads results and dead letters and delivers each request's first
-// outcome to the channel returned by Expect. Later outcomes for the same
-// request (redeliveries under at-least-once) are counted as duplicates.
+// outcome to the call waiting for it. Later outcomes for the same request
+// (redeliveries under at-least-once) are counted as duplicates.
+//
+// An outcome is matched by its request id and its messages.HeaderCorrelation
+// value: a Client's call waits for the random value its request was
+// published with, so an outcome of another call with the same request id
+// (another caller's, or another gateway instance's) is not handed to it and
+// is counted as foreign.
 type Collector struct {
 	client  *kgo.Client
 	process consumers.Handler // handle inside consumers.Trace
 	logger  *slog.Logger
 
 	mu        sync.Mutex
-	waiting   map[string]chan Outcome
-	delivered map[string]time.Time // ids whose outcome was delivered
-	abandoned map[string]time.Time // ids whose waiter gave up (Forget)
+	waiting   map[string]waiter
+	delivered map[string]seen // ids whose outcome was delivered
+	abandoned map[string]seen // ids whose waiter gave up (Forget)
 	inserts   int
 
 	duplicates atomic.Int64
@@ -101,33 +138,85 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 	c := &Collector{
 		client:    client,
 		logger:    cfg.Logger,
-		waiting:   make(map[string]chan Outcome),
-		delivered: make(map[string]time.Time),
-		abandoned: make(map[string]time.Time),
+		waiting:   make(map[string]waiter),
+		delivered: make(map[string]seen),
+		abandoned: make(map[string]seen),
 	}
 	c.process = consumers.Chain(c.handle, consumers.Trace(tracer, func(_ *consumers.Message, err error) string { return messages.Reason(err) }))
 	return c, nil
 }
 
-// Expect registers interest in requestID's outcome. Call it before publishing
-// the request. The channel receives exactly one Outcome.
+// Expect registers interest in requestID's outcome, whatever its
+// messages.HeaderCorrelation value: for requests that the caller knows are
+// its own, published by another producer or another Client. Call it before
+// publishing the request. The channel receives exactly one Outcome.
+// (Client.Start waits for its own requests by their correlation value, so
+// that a request id shared by two calls cannot mix up their outcomes; the
+// gateway uses only that.)
 func (c *Collector) Expect(requestID string) <-chan Outcome {
 	ch := make(chan Outcome, 1)
 	c.mu.Lock()
-	c.waiting[requestID] = ch
+	c.waiting[requestID] = waiter{any: true, ch: ch}
 	c.mu.Unlock()
 	return ch
+}
+
+// claim registers interest in the outcome of requestID carrying the
+// correlation value corr, unless requestID is waited for already or its
+// outcome was delivered within dedupWindow (ErrRequestIDInUse).
+func (c *Collector) claim(requestID, corr string) (<-chan Outcome, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.inUse(requestID); err != nil {
+		return nil, err
+	}
+	ch := make(chan Outcome, 1)
+	c.waiting[requestID] = waiter{corr: corr, ch: ch}
+	delete(c.abandoned, requestID)
+	return ch, nil
+}
+
+// inUse returns ErrRequestIDInUse when requestID is waited for or was
+// delivered within dedupWindow. c.mu is held.
+func (c *Collector) inUse(requestID string) error {
+	if _, ok := c.waiting[requestID]; ok {
+		return ErrRequestIDInUse
+	}
+	if d, ok := c.delivered[requestID]; ok && time.Since(d.at) <= dedupWindow {
+		return ErrRequestIDInUse
+	}
+	return nil
+}
+
+// checkUnused is inUse under the lock.
+func (c *Collector) checkUnused(requestID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inUse(requestID)
 }
 
 // Forget withdraws interest in requestID (after a timeout); an outcome that
 // arrives later is dropped and counted as late.
 func (c *Collector) Forget(requestID string) {
 	c.mu.Lock()
-	if _, ok := c.waiting[requestID]; ok {
-		delete(c.waiting, requestID)
-		c.abandoned[requestID] = time.Now()
+	if w, ok := c.waiting[requestID]; ok {
+		c.forgetLocked(requestID, w.corr)
 	}
 	c.mu.Unlock()
+}
+
+// forget is Forget of the call waiting for requestID with corr only.
+func (c *Collector) forget(requestID, corr string) {
+	c.mu.Lock()
+	c.forgetLocked(requestID, corr)
+	c.mu.Unlock()
+}
+
+func (c *Collector) forgetLocked(requestID, corr string) {
+	if w, ok := c.waiting[requestID]; ok && w.corr == corr {
+		delete(c.waiting, requestID)
+		c.abandoned[requestID] = seen{corr: corr, any: w.any, at: time.Now()}
+	}
 }
 
 // Duplicates counts outcomes for requests whose outcome was already delivered.
@@ -137,7 +226,8 @@ func (c *Collector) Duplicates() int64 { return c.duplicates.Load() }
 func (c *Collector) Late() int64 { return c.late.Load() }
 
 // Unexpected counts outcomes nobody here was waiting for: requests of other
-// producers or other gateway instances.
+// producers or other gateway instances, and outcomes whose correlation value
+// is not the one their request id is waited for with.
 func (c *Collector) Unexpected() int64 { return c.unexpected.Load() }
 
 // RegisterMetrics exports the collector's counters on mp as
@@ -210,27 +300,29 @@ func (c *Collector) handle(ctx context.Context, msg *consumers.Message) ([]*kgo.
 }
 
 func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
+	headers := kafkatrace.HeaderCarrier{Record: rec}
+	corr := strings.Clone(headers.Get(messages.HeaderCorrelation))
 	if strings.HasSuffix(rec.Topic, messages.DLQSuffix) {
-		reason := kafkatrace.HeaderCarrier{Record: rec}.Get(deadletters.HeaderReason)
-		return Outcome{RequestID: string(rec.Key), Failed: true, Reason: reason, Topic: rec.Topic}, nil
+		reason := headers.Get(deadletters.HeaderReason)
+		return Outcome{RequestID: string(rec.Key), Failed: true, Reason: reason, Topic: rec.Topic, corr: corr}, nil
 	}
 	res, err := messages.DecodeResult(rec.Value)
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{RequestID: res.RequestID, Result: res, Topic: rec.Topic}, nil
+	return Outcome{RequestID: res.RequestID, Result: res, Topic: rec.Topic, corr: corr}, nil
 }
 
 func (c *Collector) deliver(out Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, done := c.delivered[out.RequestID]; done {
+	if d, done := c.delivered[out.RequestID]; done && d.matches(out.corr) {
 		c.duplicates.Add(1)
 		return
 	}
-	ch, ok := c.waiting[out.RequestID]
-	if !ok {
-		if _, gaveUp := c.abandoned[out.RequestID]; gaveUp {
+	w, ok := c.waiting[out.RequestID]
+	if !ok || !w.matches(out.corr) {
+		if a, gaveUp := c.abandoned[out.RequestID]; gaveUp && a.matches(out.corr) {
 			delete(c.abandoned, out.RequestID)
 			c.late.Add(1)
 		} else {
@@ -239,13 +331,13 @@ func (c *Collector) deliver(out Outcome) {
 		return
 	}
 	delete(c.waiting, out.RequestID)
-	ch <- out
+	w.ch <- out
 	now := time.Now()
-	c.delivered[out.RequestID] = now
+	c.delivered[out.RequestID] = seen{corr: out.corr, any: w.any, at: now}
 	if c.inserts++; c.inserts%1024 == 0 {
-		for _, m := range []map[string]time.Time{c.delivered, c.abandoned} {
-			for id, at := range m {
-				if now.Sub(at) > dedupWindow {
+		for _, m := range []map[string]seen{c.delivered, c.abandoned} {
+			for id, s := range m {
+				if now.Sub(s.at) > dedupWindow {
 					delete(m, id)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 )
 
 func newTestCollector() *Collector {
-	return &Collector{waiting: make(map[string]chan Outcome), delivered: make(map[string]time.Time), abandoned: make(map[string]time.Time)}
+	return &Collector{waiting: make(map[string]waiter), delivered: make(map[string]seen), abandoned: make(map[string]seen)}
 }
 
 func TestCollectorDeliversOnceAndCountsDuplicates(t *testing.T) {
@@ -46,7 +46,7 @@ func TestCollectorForget(t *testing.T) {
 
 func TestCollectorForgetsOldDeliveries(t *testing.T) {
 	c := newTestCollector()
-	c.delivered["old"] = time.Now().Add(-2 * dedupWindow)
+	c.delivered["old"] = seen{at: time.Now().Add(-2 * dedupWindow)}
 	for i := range 1024 {
 		id := string(rune('a'+i%26)) + time.Duration(i).String()
 		c.Expect(id)
@@ -54,5 +54,66 @@ func TestCollectorForgetsOldDeliveries(t *testing.T) {
 	}
 	if _, ok := c.delivered["old"]; ok {
 		t.Fatal("delivered ids older than the dedup window are kept forever")
+	}
+}
+
+// Security #2: an outcome is handed only to the call whose correlation value
+// it carries; one without it, or with another, is foreign.
+func TestCollectorMatchesTheCorrelationValue(t *testing.T) {
+	c := newTestCollector()
+	ch, err := c.claim("a", "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.deliver(Outcome{RequestID: "a"})             // no correlation header
+	c.deliver(Outcome{RequestID: "a", corr: "n2"}) // another call's
+	select {
+	case out := <-ch:
+		t.Fatalf("foreign outcome delivered: %+v", out)
+	default:
+	}
+	if c.Unexpected() != 2 {
+		t.Fatalf("unexpected %d, want 2", c.Unexpected())
+	}
+	c.deliver(Outcome{RequestID: "a", corr: "n1", Topic: "retrieval.results"})
+	select {
+	case out := <-ch:
+		if out.RequestID != "a" {
+			t.Fatalf("outcome %+v", out)
+		}
+	default:
+		t.Fatal("own outcome not delivered")
+	}
+	c.deliver(Outcome{RequestID: "a", corr: "n1"})
+	if c.Duplicates() != 1 {
+		t.Fatalf("duplicates %d, want 1", c.Duplicates())
+	}
+}
+
+// Security #2: a request id waited for, or delivered within the window, is
+// refused; one whose waiter gave up may be used again.
+func TestCollectorClaimRefusesIDsInUse(t *testing.T) {
+	c := newTestCollector()
+	if _, err := c.claim("a", "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.claim("a", "n2"); err != ErrRequestIDInUse {
+		t.Fatalf("in flight: err %v", err)
+	}
+	c.deliver(Outcome{RequestID: "a", corr: "n1"})
+	if _, err := c.claim("a", "n3"); err != ErrRequestIDInUse {
+		t.Fatalf("delivered: err %v", err)
+	}
+	c.delivered["a"] = seen{corr: "n1", at: time.Now().Add(-2 * dedupWindow)}
+	if _, err := c.claim("a", "n4"); err != nil {
+		t.Fatalf("after the window: err %v", err)
+	}
+	c.forget("a", "n4")
+	if _, err := c.claim("a", "n5"); err != nil {
+		t.Fatalf("after a timeout: err %v", err)
+	}
+	c.deliver(Outcome{RequestID: "a", corr: "n4"}) // the timed-out call's reply
+	if c.Unexpected() != 1 || c.Late() != 0 {
+		t.Fatalf("unexpected %d late %d", c.Unexpected(), c.Late())
 	}
 }

@@ -79,7 +79,15 @@ func fakeWorker(ctx context.Context, clientOpts []kgo.Opt, topics messages.Topic
 				if err != nil {
 					return
 				}
-				cl.Produce(ctx, &kgo.Record{Topic: topics.Results, Key: r.Key, Value: value}, nil)
+				// The result carries the request's correlation header back:
+				// the Client hands it only to the call it belongs to.
+				var hs []kgo.RecordHeader
+				for _, h := range r.Headers {
+					if h.Key == messages.HeaderCorrelation {
+						hs = append(hs, h)
+					}
+				}
+				cl.Produce(ctx, &kgo.Record{Topic: topics.Results, Key: r.Key, Value: value, Headers: hs}, nil)
 			})
 		}
 	}()

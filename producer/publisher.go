@@ -2,12 +2,14 @@ package producer
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/redact"
 )
 
 // Receipt is the broker's acknowledgement of a published request.
@@ -35,19 +37,31 @@ func NewPublisher(client *kgo.Client, topic string) *Publisher {
 // Publish validates and encodes req and produces it, keyed by its request id,
 // without waiting; done is called with the acknowledgement. Encoding errors
 // are returned at once and done is not called.
+//
+// The record carries a fresh random messages.HeaderCorrelation value, as
+// every request published by this package does.
 func (p *Publisher) Publish(ctx context.Context, req messages.Request, done func(Receipt, error)) error {
+	return p.publish(ctx, req, newCorrelation(), done)
+}
+
+// publish is Publish with the messages.HeaderCorrelation value corr.
+func (p *Publisher) publish(ctx context.Context, req messages.Request, corr string, done func(Receipt, error)) error {
 	value, err := messages.EncodeRequest(req)
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx}
+	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx,
+		Headers: []kgo.RecordHeader{{Key: messages.HeaderCorrelation, Value: []byte(corr)}}}
 	p.client.Produce(context.WithoutCancel(ctx), rec, func(r *kgo.Record, err error) {
 		rcpt := Receipt{RequestID: req.RequestID, Partition: r.Partition, Offset: r.Offset}
 		if sc := trace.SpanContextFromContext(r.Context); sc.IsValid() {
 			rcpt.TraceID = sc.TraceID().String()
 		}
 		if err != nil {
-			err = fmt.Errorf("publish %s: %w", req.RequestID, err)
+			// The id as spans record it: a caller's own id only as its hash,
+			// as this error reaches logs, span statuses and HTTP answers.
+			id := redact.Request(req.RequestID)
+			err = fmt.Errorf("publish request (%s=%s): %w", id.Key, id.Value.Emit(), err)
 		}
 		done(rcpt, err)
 	})
@@ -61,6 +75,10 @@ func (p *Publisher) Close(ctx context.Context) error {
 	p.client.Close()
 	return err
 }
+
+// newCorrelation returns a fresh messages.HeaderCorrelation value: 128
+// random bits, which no caller can choose or guess.
+func newCorrelation() string { return rand.Text() }
 
 // PublishSync publishes req and waits for the acknowledgement.
 func (p *Publisher) PublishSync(ctx context.Context, req messages.Request) (Receipt, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -39,10 +40,14 @@ type gatewayFlags struct {
 	idleTimeout       time.Duration
 	maxHeaderBytes    int
 	maxConnections    int
+	serverName        string
+	trustForwarded    bool
 }
 
 func (g *gatewayFlags) declare(s *settings) {
 	s.str(&g.httpListen, "http-listen", "127.0.0.1:8080", "HTTP address of the gateway")
+	s.str(&g.serverName, "server-name", "", "server.address (host[:port]) of the HTTP spans and metrics, whatever Host callers send (default: the --http-listen address)")
+	s.boolean(&g.trustForwarded, "trust-forwarded", false, "let X-Forwarded-For set the spans' client.address: only behind a proxy that sets it (default: ignored, the peer's address)")
 	s.integer(&g.maxBodyBytes, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted HTTP request body")
 	s.boolean(&g.trustBoundary, "trust-boundary", true, "treat HTTP callers as outside: a new trace per request, linked to (not continuing) an incoming traceparent, whose sampled flag and baggage are not trusted (--trust-boundary=false to continue callers' traces)")
 	s.str(&g.tlsCertFile, "http-tls-cert-file", "", "PEM certificate: serve HTTPS only (with --http-tls-key-file)")
@@ -83,7 +88,8 @@ func (g gatewayFlags) config() gateway.Config {
 	return gateway.Config{Timeout: g.timeout, MaxBodyBytes: int64(g.maxBodyBytes), TrustBoundary: g.trustBoundary,
 		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA,
 		MaxInFlight: g.maxInFlight, ReadHeaderTimeout: g.readHeaderTimeout, ReadTimeout: g.readTimeout,
-		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections}
+		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections,
+		ServerName: cmp.Or(g.serverName, g.httpListen), TrustForwarded: g.trustForwarded}
 }
 
 // flags declares the flags of a gatewayConfig on s and returns the check of
