@@ -48,7 +48,7 @@ func badRequest(host string, header http.Header) *http.Request {
 func spanAttr(s sdktrace.ReadOnlySpan, key attribute.Key) (string, bool) {
 	for _, a := range s.Attributes() {
 		if a.Key == key {
-			return a.Value.Emit(), true
+			return a.Value.String(), true
 		}
 	}
 	return "", false
@@ -116,7 +116,7 @@ func TestGatewayServerNameIsFixed(t *testing.T) {
 			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
 				v, _ := dp.Attributes.Value("server.address")
 				p, _ := dp.Attributes.Value("server.port")
-				addrs[v.Emit()+":"+p.Emit()] = true
+				addrs[v.String()+":"+p.String()] = true
 			}
 		}
 	}

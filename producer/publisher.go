@@ -61,7 +61,7 @@ func (p *Publisher) publish(ctx context.Context, req messages.Request, corr stri
 			// The id as spans record it: a caller's own id only as its hash,
 			// as this error reaches logs, span statuses and HTTP answers.
 			id := redact.Request(req.RequestID)
-			err = fmt.Errorf("publish request (%s=%s): %w", id.Key, id.Value.Emit(), err)
+			err = fmt.Errorf("publish request (%s=%s): %w", id.Key, id.Value.String(), err)
 		}
 		done(rcpt, err)
 	})
