@@ -37,6 +37,7 @@ const (
 // by Record.Partition, and in-memory spans.
 type env struct {
 	t      *testing.T
+	addr   string    // the broker's address
 	opts   []kgo.Opt // connection options, as kafkaclient.Options builds them
 	client *kgo.Client
 	adm    *kadm.Client
@@ -62,7 +63,7 @@ func newEnv(t *testing.T, partitions int32) *env {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return &env{t: t, opts: opts, client: client, adm: kadm.NewClient(client), spans: spans, tp: tp, logger: logger}
+	return &env{t: t, addr: b.Addr(), opts: opts, client: client, adm: kadm.NewClient(client), spans: spans, tp: tp, logger: logger}
 }
 
 // with returns e reporting to t, for subtests.

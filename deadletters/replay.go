@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
 	"sync"
@@ -65,7 +66,14 @@ type ReplayConfig struct {
 	DryRun bool
 	// Limit is the most letters to replay; 0 means no limit. Default: 0.
 	Limit int
+	// CommitEvery is the most dead letters read between two commits of the
+	// group's offsets: a replay killed mid-way republishes at most this
+	// many letters again. Default: DefaultReplayCommitEvery.
+	CommitEvery int
 }
+
+// DefaultReplayCommitEvery is ReplayConfig.CommitEvery's default.
+const DefaultReplayCommitEvery = 500
 
 // Validate reports configuration errors.
 func (c ReplayConfig) Validate() error {
@@ -80,6 +88,9 @@ func (c ReplayConfig) Validate() error {
 	}
 	if c.Limit < 0 {
 		errs = append(errs, errors.New("limit: must not be negative"))
+	}
+	if c.CommitEvery < 0 {
+		errs = append(errs, errors.New("commit every: must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -141,12 +152,13 @@ type ReplayedLetter struct {
 // to the trace context found in the dead letter's headers, and the record is
 // produced in it, so its "send <topic>" span is the replay span's child.
 //
-// Offsets are committed to the group after every poll, each partition up to
-// the last letter whose republished record the broker acknowledged (or that
-// was skipped). A record that is not acknowledged stops its partition there:
-// the next Replay starts with it again, so letters of that partition that
-// were republished after it in the same poll may be republished twice
-// (at-least-once). A letter whose original topic is unusable (a dead-letter
+// Offsets are committed to the group every CommitEvery letters, each
+// partition up to the last letter whose republished record the broker
+// acknowledged (or that was skipped): a replay killed mid-way republishes
+// at most CommitEvery letters again. A record that is not acknowledged stops
+// its partition there: the next Replay starts with it again, so letters of
+// that partition republished after it since the last commit may be
+// republished twice (at-least-once). A letter whose original topic is unusable (a dead-letter
 // topic, an illegal name) is counted as failed and committed past, so it
 // never blocks its partition; it stays in the dead-letter topic.
 //
@@ -203,12 +215,13 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	defer rd.close()
 
 	rp := &replayer{
-		cfg:    cfg,
-		tracer: tracer,
-		spans:  o.TracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		logger: o.Logger.With("group", cfg.Group),
-		rd:     rd,
-		adm:    adm,
+		cfg:     cfg,
+		tracer:  tracer,
+		spans:   o.TracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		logger:  o.Logger.With("group", cfg.Group),
+		rd:      rd,
+		adm:     adm,
+		stopped: make(map[topicPartition]bool),
 	}
 	var errs []error
 	for !rd.done() && !rp.limitReached() {
@@ -217,12 +230,17 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 			errs = append(errs, err)
 			break
 		}
-		if err := rp.replayBatch(ctx, batch, &res); err != nil {
-			var commitErr *commitError
-			errs = append(errs, err)
-			if errors.As(err, &commitErr) {
-				break
+		var commitErr *commitError
+		for chunk := range rp.chunks(batch) {
+			if err := rp.replayBatch(ctx, chunk, &res); err != nil {
+				errs = append(errs, err)
+				if errors.As(err, &commitErr) {
+					break
+				}
 			}
+		}
+		if commitErr != nil {
+			break
 		}
 	}
 	rp.logger.InfoContext(ctx, "replay finished", "replayed", res.Replayed, "skipped", res.Skipped, "failed", res.Failed, "dry_run", cfg.DryRun)
@@ -238,6 +256,45 @@ type replayer struct {
 	rd       *reader
 	adm      *kadm.Client
 	selected int // letters chosen for replay so far, for the limit
+	// stopped are the partitions whose reading ended at a letter that was
+	// not acknowledged: the rest of their poll must not be replayed.
+	stopped map[topicPartition]bool
+}
+
+// chunks splits a poll into pieces of at most CommitEvery records, each
+// replayed and committed before the next, leaving out the partitions
+// stopped meanwhile. A poll may hold thousands of letters; committing once
+// per poll let a killed replay republish all of them again.
+func (rp *replayer) chunks(batch []partitionRecords) iter.Seq[[]partitionRecords] {
+	n := rp.cfg.CommitEvery
+	if n == 0 {
+		n = DefaultReplayCommitEvery
+	}
+	return func(yield func([]partitionRecords) bool) {
+		var chunk []partitionRecords
+		size := 0
+		for _, p := range batch {
+			for recs := p.records; len(recs) > 0; {
+				take := min(len(recs), n-size)
+				if !rp.stopped[topicPartition{p.topic, p.partition}] {
+					chunk = append(chunk, partitionRecords{p.topic, p.partition, recs[:take]})
+					size += take
+				}
+				recs = recs[take:]
+				if size == n {
+					if !yield(chunk) {
+						return
+					}
+					chunk, size = nil, 0
+					// Partitions stopped by that chunk drop out of
+					// the pieces still to come.
+				}
+			}
+		}
+		if len(chunk) > 0 {
+			yield(chunk)
+		}
+	}
 }
 
 func (rp *replayer) limitReached() bool {
@@ -315,6 +372,7 @@ outer:
 					// Not acknowledged: the next replay starts here.
 					stopped = true
 					rp.rd.stop(p.topic, p.partition)
+					rp.stopped[topicPartition{p.topic, p.partition}] = true
 				}
 			} else if it.replay {
 				res.Replayed++

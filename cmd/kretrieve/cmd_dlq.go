@@ -133,6 +133,10 @@ type letterLine struct {
 	Attempts          int        `json:"attempts"`
 	ConsumerGroup     string     `json:"consumer_group"`
 	TraceID           string     `json:"trace_id"`
+	// Truncated is the kretrieve.dlq.truncated header, only on a letter
+	// that could not carry the whole original record: what was kept of it,
+	// "key=K/K0 headers=H/H0 value=V/V0". Such a letter cannot be replayed.
+	Truncated string `json:"truncated,omitempty"`
 }
 
 func printLetterLines(w io.Writer, letters []deadletters.Letter) error {
@@ -143,7 +147,7 @@ func printLetterLines(w io.Writer, letters []deadletters.Letter) error {
 			DLQTopic: l.Topic, Partition: l.Partition, Offset: l.Offset, Timestamp: l.Timestamp,
 			ValueBytes: len(l.Value), Reason: l.Reason, ErrorType: l.ErrorType,
 			OriginalTopic: l.OriginalTopic, OriginalPartition: l.OriginalPartition, OriginalOffset: l.OriginalOffset,
-			Attempts: l.Attempts, ConsumerGroup: l.ConsumerGroup, TraceID: l.TraceID,
+			Attempts: l.Attempts, ConsumerGroup: l.ConsumerGroup, TraceID: l.TraceID, Truncated: l.Truncated,
 		}
 		if utf8.Valid(l.Key) {
 			line.Key = string(l.Key)
@@ -172,7 +176,7 @@ func printLetterTable(w io.Writer, letters []deadletters.Letter, now time.Time) 
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "DLQ TOPIC\tPARTITION\tOFFSET\tAGE\tERROR TYPE\tATTEMPTS\tORIGINAL\tKEY\tREASON\tTRACE ID")
+	fmt.Fprintln(tw, "DLQ TOPIC\tPARTITION\tOFFSET\tAGE\tERROR TYPE\tATTEMPTS\tORIGINAL\tKEY\tREASON\tTRUNCATED\tTRACE ID")
 	for _, l := range letters {
 		original := "-"
 		if l.OriginalTopic != "" {
@@ -182,11 +186,12 @@ func printLetterTable(w io.Writer, letters []deadletters.Letter, now time.Time) 
 		if l.Attempts > 0 {
 			attempts = strconv.Itoa(l.Attempts)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			l.Topic, l.Partition, l.Offset, age(l.Timestamp, now),
 			orDash(printable(l.ErrorType, '.')), attempts, original,
 			orDash(truncate(printable(string(l.Key), '.'), keyColumn)),
 			orDash(truncate(printable(l.Reason, ' '), reasonColumn)),
+			orDash(truncate(printable(l.Truncated, ' '), reasonColumn)),
 			orDash(l.TraceID))
 	}
 	return tw.Flush()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,7 +188,7 @@ func TestDLQListCommand(t *testing.T) {
 		t.Fatalf("table:\n%s", stdout.String())
 	}
 	header := regexp.MustCompile(`\s{2,}`).Split(rows[0], -1)
-	if strings.Join(header, "|") != "DLQ TOPIC|PARTITION|OFFSET|AGE|ERROR TYPE|ATTEMPTS|ORIGINAL|KEY|REASON|TRACE ID" {
+	if strings.Join(header, "|") != "DLQ TOPIC|PARTITION|OFFSET|AGE|ERROR TYPE|ATTEMPTS|ORIGINAL|KEY|REASON|TRUNCATED|TRACE ID" {
 		t.Fatalf("header %q", header)
 	}
 	for _, want := range []string{"retrieval.requests.dlq", "permanent", "retrieval.requests/0@5", "req-1", "invalid request: query: required", "0af7651916cd43dd8448eb211c80319c"} {
@@ -292,5 +293,53 @@ func mapEnvWith(env func(string) string, k, v string) func(string) string {
 			return v
 		}
 		return env(key)
+	}
+}
+
+// TestDLQListShowsTruncation: a dead letter that kept only part of its
+// original record (deadletters.BuildMinimal, as the runtime writes when the
+// whole would exceed the broker's message size) says so in the table and in
+// --json; replay's refusal tells users to look there.
+func TestDLQListShowsTruncation(t *testing.T) {
+	env, client := dlqFixture(t)
+	orig := &kgo.Record{Topic: "retrieval.requests", Key: []byte("req-big"), Value: bytes.Repeat([]byte("x"), 5000),
+		Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")}}}
+	letter := deadletters.BuildMinimal(orig, deadletters.Failure{Reason: "record too large", ErrorType: deadletters.ErrorTypePermanent, Attempts: 1})
+	if err := client.ProduceSync(t.Context(), letter).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	want := deadletters.FromRecord(letter).Truncated
+	if want == "" || !strings.Contains(want, "value=0/5000") {
+		t.Fatalf("BuildMinimal wrote truncated=%q", want)
+	}
+
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"dlq", "list", "--json", "--dlq-topic", "retrieval.requests.dlq"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	var truncated []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var l letterLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		truncated = append(truncated, l.Truncated)
+	}
+	if !slices.Equal(truncated, []string{"", "", want}) {
+		t.Errorf("--json truncated fields %q, want the last letter's %q", truncated, want)
+	}
+	if strings.Count(out, `"truncated"`) != 1 {
+		t.Errorf("--json: a whole letter carries a truncated field:\n%s", out)
+	}
+
+	stdout.Reset()
+	if err := run(t.Context(), []string{"dlq", "list", "--dlq-topic", "retrieval.requests.dlq"}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("list: %v\n%s", err, stderr.String())
+	}
+	rows := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(rows) != 4 || !strings.Contains(rows[3], want) || strings.Contains(rows[1], "value=") {
+		t.Errorf("the table does not show the truncation of the last letter only:\n%s", stdout.String())
 	}
 }
