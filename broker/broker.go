@@ -225,7 +225,7 @@ func Start(cfg Config) (*Broker, error) {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
 	if cfg.DataDir != "" {
-		if err := secureDataDir(cfg.DataDir); err != nil {
+		if err := secureDataDir(cfg.DataDir, logger); err != nil {
 			return nil, err
 		}
 		opts = append(opts, kfake.DataDir(cfg.DataDir))
@@ -256,7 +256,7 @@ func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
 func (b *Broker) Close() {
 	b.cluster.Close()
 	if b.dataDir != "" {
-		if err := secureDataDir(b.dataDir); err != nil {
+		if err := secureDataDir(b.dataDir, b.logger); err != nil {
 			b.logger.Warn("broker: cannot restrict the data directory's modes", "err", err, "component", "broker")
 		}
 	}

@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 )
@@ -19,7 +21,12 @@ const (
 // owner-only modes. kfake creates its files 0644 and directories 0755;
 // dir itself being 0700 keeps those out of reach while the broker runs,
 // and Close tightens them again. Symbolic links are left alone.
-func secureDataDir(dir string) error {
+//
+// An entry the broker's user does not own (typically dir itself, a volume
+// mounted for a container that runs as another user) cannot be changed:
+// it keeps its mode, with one warning naming it, and the broker's own
+// files and directories in it are still owner-only.
+func secureDataDir(dir string, logger *slog.Logger) error {
 	if err := os.MkdirAll(dir, dataDirMode); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -27,11 +34,19 @@ func secureDataDir(dir string) error {
 		if err != nil {
 			return err
 		}
+		mode := dataFileMode
 		switch {
 		case d.IsDir():
-			return os.Chmod(path, dataDirMode)
-		case d.Type().IsRegular():
-			return os.Chmod(path, dataFileMode)
+			mode = dataDirMode
+		case !d.Type().IsRegular():
+			return nil
+		}
+		if err := chmod(path, mode); err != nil {
+			if !errors.Is(err, fs.ErrPermission) {
+				return err
+			}
+			logger.Warn("broker: data dir entry owned by another user keeps its mode; the broker's own files stay owner-only",
+				"path", path, "err", err)
 		}
 		return nil
 	})
@@ -40,3 +55,6 @@ func secureDataDir(dir string) error {
 	}
 	return nil
 }
+
+// chmod is os.Chmod; tests replace it to refuse like a foreign owner.
+var chmod = os.Chmod
