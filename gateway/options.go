@@ -1,8 +1,8 @@
 package gateway
 
 import (
+	"cmp"
 	"log/slog"
-	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -43,27 +43,14 @@ func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
 // newConfig returns cfg with its defaults and the collaborators of opts,
 // the global ones where opts leave them unset.
 func newConfig(cfg Config, opts []Option) config {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = DefaultServerName
-	}
-	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
-	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
-	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
-	setDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.ServerName = cmp.Or(cfg.ServerName, DefaultServerName)
+	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
+	cfg.ReadHeaderTimeout = cmp.Or(cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, DefaultReadTimeout)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.MaxHeaderBytes = cmp.Or(cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
 	return config{Config: cfg, Collaborators: global.New(opts)}
-}
-
-// setDefault sets *p to def when it is zero.
-func setDefault[T int | time.Duration](p *T, def T) {
-	if *p == 0 {
-		*p = def
-	}
 }
