@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: all build test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: all build test chaos lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -19,6 +19,15 @@ build:
 ## test: every test, with the race detector (needs no Docker)
 test:
 	$(GO) test -race -count=1 ./...
+
+## chaos: the chaos test (chaos/, build tag chaos): kretrieve processes under
+## load through SIGKILLs and SIGTERMs of every stage, partitions added, a broker
+## SIGKILL and a replay SIGKILL; reports sent, answered, dead-lettered,
+## duplicated and lost, and fails on any loss (about 3 minutes; no Docker).
+## CHAOS_LOGS=DIR keeps every process's log there.
+CHAOS_LOGS ?=
+chaos:
+	KRETRIEVE_CHAOS_LOGS=$(CHAOS_LOGS) $(GO) test -tags chaos -count=1 -v -timeout 15m -run '^TestChaos$$' ./chaos/
 
 # Linters, installed from the Go module proxy at pinned versions into
 # TOOLS_BIN (one directory per version, so a version bump reinstalls).
@@ -44,8 +53,10 @@ GOVULNCHECK_REQUIRED ?= 0
 lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags chaos ./chaos/
 	cd integration && $(GO) vet -tags integration ./...
 	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags chaos ./chaos/
 	cd integration && $(STATICCHECK) -tags integration ./...
 	@$(MAKE) --no-print-directory vulncheck
 

@@ -1,0 +1,180 @@
+//go:build chaos
+
+package chaos_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/messages"
+)
+
+// ledger counts, per request id, what the load published and what came
+// out of the pipeline: results, dead letters, and (for poison records) how
+// often the record appeared on the requests topic, original and replays.
+type ledger struct {
+	mu          sync.Mutex
+	issued      map[string]time.Time // published at (the produce call)
+	acked       map[string]bool      // acknowledged by the broker
+	produceErrs map[string]int       // errors of unacknowledged produces, by text
+	answered    map[string]int
+	lettered    map[string]int
+	first       map[string]time.Time // first outcome's record timestamp
+	onRequests  map[string]int       // poison keys seen on the requests topic
+	undecodable int
+}
+
+func newLedger() *ledger {
+	return &ledger{
+		issued: map[string]time.Time{}, acked: map[string]bool{},
+		produceErrs: map[string]int{}, answered: map[string]int{}, lettered: map[string]int{},
+		first: map[string]time.Time{}, onRequests: map[string]int{},
+	}
+}
+
+// publish produces one request record keyed by id and records its
+// acknowledgement.
+func (l *ledger) publish(ctx context.Context, cl *kgo.Client, topic, id string, value []byte) {
+	l.mu.Lock()
+	l.issued[id] = time.Now()
+	l.mu.Unlock()
+	cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(id), Value: value}, func(_ *kgo.Record, err error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err != nil {
+			l.produceErrs[err.Error()]++
+			return
+		}
+		l.acked[id] = true
+	})
+}
+
+// read consumes the requests, results and dead-letter topics from their
+// start, partitions added later included, until ctx is done.
+func (l *ledger) read(ctx context.Context, cl *kgo.Client, topics messages.Topics) {
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		fs.EachRecord(func(r *kgo.Record) { l.record(r, topics) })
+	}
+}
+
+func (l *ledger) record(r *kgo.Record, topics messages.Topics) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := string(r.Key)
+	switch {
+	case r.Topic == topics.Requests:
+		if strings.HasPrefix(key, poisonPrefix) {
+			l.onRequests[key]++
+		}
+		return
+	case r.Topic == topics.Results:
+		res, err := messages.DecodeResult(r.Value)
+		if err != nil {
+			l.undecodable++
+			return
+		}
+		key = res.RequestID
+		l.answered[key]++
+	case strings.HasSuffix(r.Topic, messages.DLQSuffix):
+		l.lettered[key]++
+	default:
+		return
+	}
+	if _, ok := l.first[key]; !ok {
+		l.first[key] = r.Timestamp
+	}
+}
+
+// poisonPrefix starts the key of every poison record.
+const poisonPrefix = "poison-"
+
+// report is what the chaos run counts over the load's requests (the poison
+// records of the replay phase apart).
+type report struct {
+	Sent, Unacked, Answered, DeadLettered, Duplicated, Lost int
+	LostIDs                                                 []string
+	MaxLatency, P99Latency                                  time.Duration
+	SlowestID                                               string
+}
+
+// count reports on the load's ids (those not starting with poisonPrefix).
+func (l *ledger) count() report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r report
+	var lat []time.Duration
+	for id, at := range l.issued {
+		if strings.HasPrefix(id, poisonPrefix) {
+			continue
+		}
+		r.Sent++
+		if !l.acked[id] {
+			r.Unacked++
+		}
+		a, d := l.answered[id], l.lettered[id]
+		switch {
+		case a > 0:
+			r.Answered++
+		case d > 0:
+			r.DeadLettered++
+		case l.acked[id]:
+			r.Lost++
+			r.LostIDs = append(r.LostIDs, id)
+		}
+		if a+d > 1 {
+			r.Duplicated += a + d - 1
+		}
+		if f, ok := l.first[id]; ok {
+			d := f.Sub(at)
+			lat = append(lat, d)
+			if d > r.MaxLatency {
+				r.MaxLatency, r.SlowestID = d, id
+			}
+		}
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		r.P99Latency = lat[len(lat)*99/100]
+	}
+	slices.Sort(r.LostIDs)
+	return r
+}
+
+// pending is how many acknowledged load requests have no outcome yet.
+func (l *ledger) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for id := range l.acked {
+		if !strings.HasPrefix(id, poisonPrefix) && l.answered[id]+l.lettered[id] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// poison reports on the poison keys: how many have a dead letter, the
+// dead letters in all, and the records on the requests topic in all.
+func (l *ledger) poison() (keys, letters, onRequests int, perKey map[int]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	perKey = map[int]int{}
+	for k, n := range l.onRequests {
+		onRequests += n
+		perKey[n]++
+		letters += l.lettered[k]
+		if l.lettered[k] > 0 {
+			keys++
+		}
+	}
+	return keys, letters, onRequests, perKey
+}
