@@ -129,7 +129,8 @@ type Gateway struct {
 
 // New returns the gateway configured by cfg, publishing through client,
 // whose Collector must be set for /v1/search. ready reports whether Kafka
-// is reachable and the topics exist; /readyz answers 503 with its error.
+// is reachable and the topics exist; /readyz answers 503 with its error,
+// or with the Collector's (see producer.Collector.Ready) when it is behind.
 // opts hand in the tracer provider, meter provider, propagator and logger.
 func New(cfg Config, client *producer.Client, ready func(context.Context) error, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
@@ -370,7 +371,13 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code 
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := g.ready(ctx); err != nil {
+	err := g.ready(ctx)
+	if err == nil && g.client != nil && g.client.Collector != nil {
+		// A collector that is behind answers its callers late or not at
+		// all (504): send them to another gateway until it catches up.
+		err = g.client.Collector.Ready()
+	}
+	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
 		return
 	}

@@ -30,7 +30,25 @@ const (
 	// (compression.type=none): every client can read the batches, none
 	// needs a codec library.
 	DefaultCompression = "none"
+	// DefaultMetadataMaxAge is Config.MetadataMaxAge's default: partitions
+	// added to a topic are consumed within about this long. One refresh
+	// is one Metadata request per client (about 85 µs on the development
+	// broker), so a few seconds cost nothing; franz-go's own default, 5
+	// minutes, left new partitions unread that long.
+	DefaultMetadataMaxAge = 5 * time.Second
 )
+
+// Bounds of Config.MetadataMaxAge: franz-go refuses more than an hour, and
+// a refresh more often than every 100 ms is only load on the brokers.
+const (
+	MinMetadataMaxAge = 100 * time.Millisecond
+	MaxMetadataMaxAge = time.Hour
+)
+
+// defaultMetadataMinAge is franz-go's own metadata min age, the least time
+// between two metadata requests of a client: kept unless MetadataMaxAge is
+// shorter (franz-go requires min age <= max age).
+const defaultMetadataMinAge = 5 * time.Second
 
 // Compressions are the values of Config.Compression, Kafka's
 // compression.type names.
@@ -68,6 +86,14 @@ type Config struct {
 	// kafka-python without python-snappy). A codec trades producer and
 	// consumer CPU for fewer bytes on the wire and on the brokers' disks.
 	Compression string
+	// MetadataMaxAge is how often every client refreshes its metadata
+	// (kgo.MetadataMaxAge, Kafka's metadata.max.age.ms), and so the
+	// longest a partition added to a topic waits before it is consumed:
+	// a consumer group's leader rebalances onto it at its next refresh,
+	// and a result collector checks its topics' partitions at this
+	// interval (see producer.Collector). Between MinMetadataMaxAge and
+	// MaxMetadataMaxAge. Default: DefaultMetadataMaxAge.
+	MetadataMaxAge time.Duration
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -83,6 +109,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Compression == "" {
 		c.Compression = DefaultCompression
+	}
+	if c.MetadataMaxAge == 0 {
+		c.MetadataMaxAge = DefaultMetadataMaxAge
 	}
 	return c
 }
@@ -107,6 +136,9 @@ func (c Config) Validate() error {
 	if c.Linger < 0 || c.Linger > MaxLinger {
 		errs = append(errs, fmt.Errorf("linger: must be between 0 and %s", MaxLinger))
 	}
+	if m := c.MetadataMaxAge; m != 0 && (m < MinMetadataMaxAge || m > MaxMetadataMaxAge) {
+		errs = append(errs, fmt.Errorf("metadata max age: must be between %s and %s", MinMetadataMaxAge, MaxMetadataMaxAge))
+	}
 	if _, ok := compressionCodec(c.Compression); !ok {
 		errs = append(errs, fmt.Errorf("compression: %q is not one of %s", c.Compression, strings.Join(Compressions, ", ")))
 	}
@@ -126,7 +158,8 @@ func ParseBrokers(s string) []string {
 }
 
 // Options returns franz-go options for c: seed brokers, client id, linger
-// and compression of produced batches, TLS and SASL, franz-go's own logs
+// and compression of produced batches, the metadata refresh interval, TLS
+// and SASL, franz-go's own logs
 // through kslog at warn and above, kotel's broker connection metrics on mp
 // (when not nil, see [BrokerMeter]), and the given hooks (typically a
 // kafkatrace.Tracer). Call c.Validate first: a TLS file that cannot be read
@@ -143,7 +176,8 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 	if c.ClientID != "" {
 		opts = append(opts, kgo.ClientID(c.ClientID))
 	}
-	opts = append(opts, kgo.ProducerLinger(c.Linger))
+	opts = append(opts, kgo.ProducerLinger(c.Linger),
+		kgo.MetadataMaxAge(c.MetadataMaxAge), kgo.MetadataMinAge(min(c.MetadataMaxAge, defaultMetadataMinAge)))
 	if codec, ok := compressionCodec(c.Compression); ok {
 		opts = append(opts, kgo.ProducerBatchCompression(codec))
 	}

@@ -538,6 +538,23 @@ func (s *poisonSearcher) Search(ctx context.Context, query string, k int) ([]sea
 	return s.Index.Search(ctx, query, k)
 }
 
+// runPoisonWorkers runs a retrieval worker over an armed poisonSearcher
+// and an enrichment worker; stop stops both.
+func (h *harness) runPoisonWorkers() (searcher *poisonSearcher, stop func()) {
+	h.t.Helper()
+	searcher = &poisonSearcher{Index: h.idx}
+	searcher.armed.Store(true)
+	rw, err := h.pipeline().NewWorker(topology.Retrieval, searcher)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return searcher, runWorkers(h.t, rw, ew)
+}
+
 // TestPathwaysOfDeadLetterAndReplay dead-letters poison requests, then
 // replays them with deadletters.Replay (as `kretrieve dlq replay` does:
 // its own service and consumer group) once the fault is gone. The dead
@@ -555,17 +572,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	h := newHarness(t, 3)
 	h.cfg.ServiceName = service
 	topics := h.cfg.Topics
-	searcher := &poisonSearcher{Index: h.idx}
-	searcher.armed.Store(true)
-	rw, err := h.pipeline().NewWorker(topology.Retrieval, searcher)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := runWorkers(t, rw, ew)
+	searcher, stop := h.runPoisonWorkers()
 	c := h.client(true)
 	// The poison requests come from another service, so that their
 	// pathway is apart from the good requests' from the start.

@@ -84,6 +84,9 @@ const dedupWindow = 10 * time.Minute
 // is counted as foreign.
 type Collector struct {
 	client  *kgo.Client
+	topics  []string      // the results topic and the dead-letter topics
+	every   time.Duration // how often its topics' partitions are checked
+	parts   *partitions
 	process consumers.Handler // handle inside consumers.Trace
 	logger  *slog.Logger
 
@@ -101,7 +104,11 @@ type Collector struct {
 
 // NewCollector starts consuming the results topic of t and the dead-letter
 // topics of every stage's input from their current ends, so every outcome of a
-// request published after NewCollector returns is seen. clientOpts are the
+// request published after NewCollector returns is seen. Partitions added to
+// these topics later are consumed from their start: Run checks the topics
+// every metadata interval of the client (kgo.MetadataMaxAge, which
+// kafkaclient.Options sets; franz-go's default is 5 minutes), so an outcome
+// on a new partition waits at most about that long. clientOpts are the
 // connection options (see kafkaclient.Options); tracer creates the wait and
 // process spans and should have no consumer group. Its option is
 // WithLogger. Call Run to process.
@@ -115,6 +122,7 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 	if err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
+	every := admin.OptValue(kgo.MetadataMaxAge).(time.Duration)
 	ends, err := kadm.NewClient(admin).ListEndOffsets(ctx, names...)
 	admin.Close()
 	if err == nil {
@@ -124,19 +132,31 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 		return nil, fmt.Errorf("collector: list end offsets: %w", err)
 	}
 	start := make(map[string]map[int32]kgo.Offset)
+	at := make(map[topicPartition]int64)
 	ends.Each(func(o kadm.ListedOffset) {
 		if start[o.Topic] == nil {
 			start[o.Topic] = make(map[int32]kgo.Offset)
 		}
 		start[o.Topic][o.Partition] = kgo.NewOffset().At(o.Offset)
+		at[topicPartition{o.Topic, o.Partition}] = o.Offset
 	})
-	kopts := append(append([]kgo.Opt{}, clientOpts...), kgo.ConsumePartitions(start))
+	kopts := append(append([]kgo.Opt{}, clientOpts...), kgo.ConsumePartitions(start),
+		// A partition added to the consumed ones is fetched from the next
+		// fetch request on, once the one in flight returns: idle, after
+		// this long-poll wait (franz-go's default, 5 s). A quarter of the
+		// check interval, at most a second, keeps a new partition read
+		// within one interval of the check that found it; idle, it costs
+		// an empty fetch a second per broker at most.
+		kgo.FetchMaxWait(min(every/4, time.Second)))
 	client, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
 	c := &Collector{
 		client:    client,
+		topics:    names,
+		every:     every,
+		parts:     newPartitions(at),
 		logger:    cfg.Logger,
 		waiting:   make(map[string]waiter),
 		delivered: make(map[string]seen),
@@ -260,9 +280,17 @@ func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registratio
 // Undecodable counts result records that could not be decoded.
 func (c *Collector) Undecodable() int64 { return c.undecoded.Load() }
 
-// Run processes outcome records until ctx is done, then closes the client.
+// Run processes outcome records, and checks the topics' partitions every
+// metadata interval (see Ready), until ctx is done, then closes the client.
 func (c *Collector) Run(ctx context.Context) error {
-	defer c.client.Close()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { c.watch(watchCtx) })
+	defer func() {
+		stopWatch()
+		watching.Wait()
+		c.client.Close()
+	}()
 	for {
 		fetches := c.client.PollFetches(ctx)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -276,6 +304,9 @@ func (c *Collector) Run(ctx context.Context) error {
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 			for _, rec := range p.Records {
 				_, _ = c.process(ctx, &consumers.Message{Record: rec, HighWatermark: p.HighWatermark, Attempt: 1})
+			}
+			if n := len(p.Records); n > 0 {
+				c.parts.advance(p.Topic, p.Partition, p.Records[n-1].Offset+1)
 			}
 		})
 	}

@@ -31,6 +31,7 @@ type commonConfig struct {
 	replicationFactor int
 	linger            time.Duration
 	compression       string
+	metadataMaxAge    time.Duration
 	metricsListen     string
 	logFormat         string
 	logLevel          string
@@ -82,6 +83,7 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
 	s.str(&c.compression, "compression", kafkaclient.DefaultCompression, "compression of produced batches: "+strings.Join(kafkaclient.Compressions, ", ")+" (none: every client reads it; a codec trades CPU for bytes on the wire)")
 	s.duration(&c.linger, "linger", 0, "how long the producer waits to fill a batch: 0 sends at once (lowest latency); a few ms make fuller batches at a steady high rate, adding that much to every hop")
+	s.duration(&c.metadataMaxAge, "metadata-max-age", kafkaclient.DefaultMetadataMaxAge, "how often Kafka clients refresh metadata (metadata.max.age.ms): partitions added to a topic are consumed within about this long")
 	declareLogging(s, &c.logFormat, &c.logLevel)
 	c.declareSecurity(s)
 }
@@ -116,7 +118,7 @@ func (c commonConfig) validate() error {
 	if c.replicationFactor < -1 || c.replicationFactor == 0 || c.replicationFactor > 1<<15-1 {
 		errs = append(errs, errors.New("replication-factor: must be positive or -1"))
 	}
-	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl, Linger: c.linger, Compression: c.compression}.Validate()) // brokers: validateBrokers
+	errs = append(errs, kafkaclient.Config{TLS: c.kafkaTLS, SASL: c.sasl, Linger: c.linger, Compression: c.compression, MetadataMaxAge: c.metadataMaxAge}.Validate()) // brokers: validateBrokers
 	return errors.Join(errs...)
 }
 
@@ -199,6 +201,7 @@ func (c commonConfig) kafkaConfig() kafkaclient.Config {
 		SASL:              c.sasl,
 		Linger:            c.linger,
 		Compression:       c.compression,
+		MetadataMaxAge:    c.metadataMaxAge,
 	}
 }
 
