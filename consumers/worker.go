@@ -45,9 +45,32 @@ type Config struct {
 	CommitTimeout time.Duration
 	// SessionTimeout is how long the group waits for a member that stopped
 	// heart-beating (a crashed worker) before giving its partitions to
-	// others: the longest a SIGKILLed worker's partitions stall.
-	// Default: 45 s (Kafka's default).
+	// others. It must lie within the broker's group.min.session.timeout.ms
+	// and group.max.session.timeout.ms (Kafka: 6 s to 30 min). Default:
+	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// RebalanceTimeout is how long a rebalance waits for every member to
+	// rejoin and sync; a member that does not (one killed mid-rebalance)
+	// is removed only then, so it bounds the stall that crashes during a
+	// rebalance add. A member must finish its revoked partitions (their
+	// records in flight, outputs and commit) within it, or it is dropped
+	// and its partitions are redelivered. The group uses its members'
+	// largest value. Default: DefaultRebalanceTimeout.
+	RebalanceTimeout time.Duration
+	// HeartbeatInterval is how often the member heart-beats, which is also
+	// how soon it learns that a rebalance began. It must be less than
+	// SessionTimeout, and at most a third of it is advised (two lost
+	// heartbeats are then not a lost session). Default:
+	// DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// InstanceID, when set, makes the worker a static member (KIP-345)
+	// under this id, which must be unique in the group and stable across
+	// restarts (a pod's name): a worker restarted with it takes over its
+	// predecessor's place and partitions at once, without waiting for the
+	// dead member's session or a rebalance of the others. A static member
+	// does not leave the group when it stops: its partitions wait for its
+	// restart or SessionTimeout. Default: "" (a dynamic member).
+	InstanceID string
 	// FetchMaxBytes caps one fetch response. franz-go buffers at most one
 	// fetch per broker until it is polled, so the records held by a worker
 	// are bounded by brokers × FetchMaxBytes plus, per partition, its
@@ -77,6 +100,22 @@ type Config struct {
 	MaxDeadLetterBytes int
 }
 
+// The group defaults (see Config), for a latency-sensitive pipeline: a
+// crashed worker that is restarted at once stalls its partitions for
+// about DefaultRebalanceTimeout, and crashes spread over T at most T +
+// rebalance + session timeout + heartbeat interval (measured on the
+// development broker: docs/operations.md). The rebalance timeout is above
+// the slowest record a revoke waits for (three 1 s searches and their
+// backoff, 3.3 s) plus one heartbeat, and below the session timeout: a
+// rebalance that outlasts a member's session drops that member too on the
+// development broker. The session timeout is Kafka's former default and
+// above the 6 s minimum brokers allow by default.
+const (
+	DefaultSessionTimeout    = 10 * time.Second
+	DefaultRebalanceTimeout  = 5 * time.Second
+	DefaultHeartbeatInterval = time.Second
+)
+
 func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = 6
@@ -97,7 +136,13 @@ func (c Config) withDefaults() Config {
 		c.FetchMaxBytes = 16 << 20
 	}
 	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 45 * time.Second
+		c.SessionTimeout = DefaultSessionTimeout
+	}
+	if c.RebalanceTimeout == 0 {
+		c.RebalanceTimeout = DefaultRebalanceTimeout
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
 	}
 	if c.MaxRecordBytes == 0 {
 		c.MaxRecordBytes = DefaultMaxRecordBytes
@@ -123,11 +168,17 @@ func (c Config) Validate() error {
 	if c.Topic == "" {
 		errs = append(errs, errors.New("topic: required"))
 	}
-	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 || c.SessionTimeout < 0 {
+	if c.Concurrency < 0 || c.MaxPollRecords < 0 || c.Attempts < 0 || c.RetryBackoff < 0 || c.CommitTimeout < 0 || c.FetchMaxBytes < 0 {
 		errs = append(errs, errors.New("concurrency, max poll records, attempts, retry backoff, commit timeout and fetch max bytes must not be negative"))
 	}
 	if c.MaxRecordBytes < 0 || c.MaxHeaders < 0 || c.MaxHeaderBytes < 0 || c.MaxDeadLetterBytes < 0 {
 		errs = append(errs, errors.New("max record bytes, max headers, max header bytes and max dead letter bytes must not be negative"))
+	}
+	if c.SessionTimeout < 0 || c.RebalanceTimeout < 0 || c.HeartbeatInterval < 0 {
+		errs = append(errs, errors.New("session timeout, rebalance timeout and heartbeat interval must not be negative"))
+	}
+	if d := c.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat interval %v: must be less than the session timeout %v (a third of it at most is advised)", d.HeartbeatInterval, d.SessionTimeout))
 	}
 	if c.MaxDeadLetterBytes > 0 && c.MaxDeadLetterBytes < 4096 {
 		errs = append(errs, errors.New("max dead letter bytes: must be at least 4096"))
@@ -215,6 +266,8 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		kgo.ConsumeTopics(cfg.Topic),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(w.cfg.SessionTimeout),
+		kgo.RebalanceTimeout(w.cfg.RebalanceTimeout),
+		kgo.HeartbeatInterval(w.cfg.HeartbeatInterval),
 		kgo.DisableAutoCommit(),
 		// Rebalances wait only while a poll's records are handed to their
 		// partitions' queues (until AllowRebalance), so a record is never
@@ -238,6 +291,9 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		kgo.FetchMaxWait(fetchMaxWait),
 		kgo.MaxBufferedRecords(2*w.cfg.MaxPollRecords),
 	)
+	if w.cfg.InstanceID != "" {
+		all = append(all, kgo.InstanceID(w.cfg.InstanceID))
+	}
 	client, err := kgo.NewClient(all...)
 	if err != nil {
 		return nil, fmt.Errorf("worker client: %w", err)

@@ -20,7 +20,6 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -35,8 +34,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runChild runs one worker of role in this process until SIGTERM, exporting
-// its spans over OTLP (OTEL_* from the parent), like `kretrieve retrieval`.
+// runChild runs one worker of role (a stage's name) in this process until
+// SIGTERM, exporting its spans over OTLP (OTEL_* from the parent), like
+// `kretrieve retrieval`; its group settings come from the environment (see
+// childGroupSettings).
 // With heapEveryEnv set it also reports its Go heap on stdout.
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -56,6 +57,7 @@ func runChild(role string) int {
 	cfg := pipeline.Config{
 		Kafka:               kafkaclient.Config{Brokers: kafkaclient.ParseBrokers(os.Getenv("KRETRIEVE_BROKERS")), ClientID: "test"},
 		ParentBasedSampling: p.ParentBasedSampling,
+		Worker:              childGroupSettings(),
 	}
 	pl, err := pipeline.New(cfg, pipeline.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		pipeline.WithTracerProvider(p.TracerProvider), pipeline.WithMeterProvider(p.MeterProvider), pipeline.WithPropagator(p.Propagator),
@@ -64,7 +66,7 @@ func runChild(role string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	w, err := pl.NewWorker(topology.Retrieval, idx)
+	w, err := pl.NewWorker(role, idx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
