@@ -41,7 +41,10 @@ type Config struct {
 	Attempts int
 	// RetryBackoff is the first retry's delay; it doubles up to 2 s. Default: 100 ms.
 	RetryBackoff time.Duration
-	// CommitTimeout bounds the final commit at shutdown. Default: 10 s.
+	// CommitTimeout bounds each of the two steps of a stop: finishing
+	// the batch (the records polled, in flight and queued, and their
+	// outputs' acknowledgements), then committing and leaving the group.
+	// It also bounds every periodic commit. Default: 10 s.
 	CommitTimeout time.Duration
 	// SessionTimeout is how long the group waits for a member that stopped
 	// heart-beating (a crashed worker) before giving its partitions to
@@ -215,6 +218,10 @@ type Worker struct {
 
 	sem chan struct{} // a slot per record being processed (Concurrency)
 
+	// draining is closed when Run stops: each partition then processes
+	// what is queued and returns.
+	draining chan struct{}
+
 	partMu sync.Mutex
 	parts  map[partKey]*partition // assigned partitions that have had records
 
@@ -245,6 +252,7 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 		cfg:   cfg.withDefaults(),
 		parts: make(map[partKey]*partition), rewinds: make(map[partKey]int64),
 		commitSoon: make(chan struct{}, 1), uncommitted: make(map[string]map[int32]kgo.EpochOffset),
+		draining: make(chan struct{}),
 	}
 	w.sem = make(chan struct{}, w.cfg.Concurrency)
 	for _, o := range opts {
@@ -319,9 +327,17 @@ const commitInterval = 100 * time.Millisecond
 // fetchMaxWait bounds how long the broker holds a fetch without records.
 const fetchMaxWait = 100 * time.Millisecond
 
-// Run consumes until ctx is done, then finishes the records in flight (one
-// per partition), waits for their outputs, commits what was acknowledged,
-// leaves the group and closes the client.
+// Run consumes until ctx is done, then stops gracefully in two steps,
+// each bounded by CommitTimeout:
+//
+//  1. It finishes the batch: it stops fetching, processes the records of
+//     the last poll and every record already queued (handlers do not see
+//     ctx's cancellation), and waits until their outputs are
+//     acknowledged. Handlers still running at the bound see their context
+//     cancelled; a record not finished by then is not committed and is
+//     redelivered.
+//  2. It commits what was acknowledged (and the offsets whose commit failed
+//     earlier), then leaves the group and closes the client.
 //
 // Each assigned partition has its own goroutine and bounded queue, fed by
 // the poll loop: records of a partition are processed in order, partitions
@@ -331,26 +347,17 @@ const fetchMaxWait = 100 * time.Millisecond
 // the next polls bring the other partitions' records: under a backlog all
 // partitions drain together.
 func (w *Worker) Run(ctx context.Context) error {
-	cctx, stopCommits := context.WithCancel(context.WithoutCancel(ctx))
-	committer := make(chan struct{})
+	// The partitions and their handlers outlive ctx: the stop finishes the
+	// batch with them. abandon cancels them when it takes too long.
+	wctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	stopCommits, committer := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(committer)
-		w.commitLoop(cctx)
+		w.commitLoop(wctx, stopCommits)
 	}()
 	defer func() {
-		stopCommits()
-		<-committer
-		// The last poll blocked rebalances, so no revoke runs concurrently:
-		// finish the records in flight, wait for their outputs and commit.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
-		w.release(fctx, w.client, w.detach(nil, true), true)
-		// Offsets whose commit failed get one last try before leaving.
-		w.retryUncommitted(fctx, w.client, nil)
-		cancel()
-		// Leaving the group waits for the poll's rebalance block to be
-		// released.
-		w.client.AllowRebalance()
-		w.client.Close()
+		w.stop(ctx, wctx, abandon, stopCommits, committer)
 	}()
 	w.logger.InfoContext(ctx, "worker started")
 	for {
@@ -360,20 +367,96 @@ func (w *Worker) Run(ctx context.Context) error {
 		if fetches.IsClientClosed() {
 			return nil
 		}
-		if ctx.Err() != nil {
-			// Records polled at the moment of shutdown are not processed and
-			// not committed: the group redelivers them.
-			break
-		}
+		stopping := ctx.Err() != nil
 		fetches.EachError(func(topic string, partition int32, err error) { w.logFetchError(ctx, topic, partition, err) })
 		// Rebalances are blocked from the poll until AllowRebalance, so
 		// every record handed out belongs to a partition this member owns,
-		// and a rewind (SetOffsets) never races a revoke.
-		w.dispatch(ctx, fetches)
+		// and a rewind (SetOffsets) never races a revoke. Records polled
+		// at the moment of shutdown are part of the batch the stop
+		// finishes: the block holds until the stop has committed them.
+		w.dispatch(wctx, fetches)
+		if stopping {
+			break
+		}
 		w.client.AllowRebalance()
 	}
-	w.logger.InfoContext(ctx, "worker stopping", "processed", w.processed.Load(), "dead_lettered", w.dead.Load())
 	return nil
+}
+
+// stop is Run's graceful stop (see Run), once the poll loop has ended with
+// rebalances blocked, so no revoke runs concurrently.
+func (w *Worker) stop(ctx, wctx context.Context, abandon context.CancelFunc, stopCommits, committer chan struct{}) {
+	start := time.Now()
+	w.logger.InfoContext(ctx, "worker stopping: finishing the batch", "processed", w.processed.Load(), "dead_lettered", w.dead.Load())
+	// Step 1: the partitions process what they have queued, the periodic
+	// commits stop (one in flight completes) and the outputs are
+	// acknowledged; past CommitTimeout, all of it is abandoned.
+	close(w.draining)
+	close(stopCommits)
+	deadline := time.AfterFunc(w.cfg.CommitTimeout, abandon)
+	parts := w.detach(nil, true)
+	finished := w.finish(wctx, parts)
+	<-committer
+	if !deadline.Stop() || !finished {
+		w.logger.WarnContext(ctx, "worker stopping: the batch did not finish within the commit timeout; its unfinished records will be redelivered",
+			"commit_timeout", w.cfg.CommitTimeout)
+	}
+	abandon()
+	// Step 2: commit the acknowledged offsets and those owed, then leave.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.CommitTimeout)
+	defer cancel()
+	w.commit(fctx, w.client, parts)
+	w.giveUpUncommitted(ctx)
+	// Leaving the group waits for the poll's rebalance block to be
+	// released. Left here, within the bound, Close does not leave again.
+	w.client.AllowRebalance()
+	if err := w.client.LeaveGroupContext(fctx); err != nil {
+		w.logger.WarnContext(ctx, "leaving the group failed; the group reassigns the partitions after the session timeout", "err", err)
+	}
+	w.client.Close()
+	w.logger.InfoContext(ctx, "worker stopped", "processed", w.processed.Load(), "dead_lettered", w.dead.Load(),
+		"took", time.Since(start).Round(time.Millisecond))
+}
+
+// finish waits until parts have processed their queues and their outputs
+// are acknowledged, or until wctx is done, and reports whether they did.
+func (w *Worker) finish(wctx context.Context, parts []*partition) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, p := range parts {
+			select {
+			case <-p.done:
+			case <-wctx.Done():
+				return
+			}
+		}
+		// No partition starts a record any more: the outputs counted are
+		// all there will be (a fallback dead letter is counted before the
+		// first one is acknowledged).
+		for _, p := range parts {
+			p.outputs.Wait()
+		}
+	}()
+	select {
+	case <-done:
+		return wctx.Err() == nil
+	case <-wctx.Done():
+		return false
+	}
+}
+
+// giveUpUncommitted forgets the offsets whose last commit failed at
+// shutdown, saying so: their records are redelivered.
+func (w *Worker) giveUpUncommitted(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for topic, ps := range w.uncommitted {
+		if len(ps) > 0 {
+			w.logger.WarnContext(ctx, "worker stopping: offsets not committed; their records will be redelivered", "commit_topic", topic, "partitions", len(ps))
+		}
+	}
+	clear(w.uncommitted)
 }
 
 // logFetchError logs a fetch error at warn, unless it is a poll woken for
@@ -486,8 +569,8 @@ func (w *Worker) detach(parts map[string][]int32, all bool) []*partition {
 }
 
 // release stops the goroutines of parts after the record each has in
-// flight and resumes their fetching. With commit, it waits for their
-// outputs and commits what was acknowledged.
+// flight and resumes their fetching (a revoke; a lost partition). With
+// commit, it waits for their outputs and commits what was acknowledged.
 func (w *Worker) release(ctx context.Context, cl *kgo.Client, parts []*partition, commit bool) {
 	for _, p := range parts {
 		close(p.quit)
@@ -508,13 +591,14 @@ func (w *Worker) release(ctx context.Context, cl *kgo.Client, parts []*partition
 }
 
 // commitLoop commits acknowledged offsets every commitInterval, or sooner
-// when many records were acknowledged, until ctx is done.
-func (w *Worker) commitLoop(ctx context.Context) {
+// when many records were acknowledged, until stop is closed; a commit in
+// flight then completes. ctx cancels commits.
+func (w *Worker) commitLoop(ctx context.Context, stop <-chan struct{}) {
 	t := time.NewTicker(commitInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			return
 		case <-t.C:
 		case <-w.commitSoon:
@@ -640,7 +724,8 @@ func (p *partition) take() (q queued, ok bool) {
 	return q, true
 }
 
-// run processes the partition's records in order until quit or ctx is done.
+// run processes the partition's records in order until quit or ctx is
+// done, or, once the worker is draining, until its queue is empty.
 func (p *partition) run(ctx context.Context) {
 	defer close(p.done)
 	for {
@@ -650,6 +735,7 @@ func (p *partition) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-p.wake:
+		case <-p.w.draining:
 		}
 		for {
 			if ctx.Err() != nil || p.stopped() {
@@ -658,11 +744,19 @@ func (p *partition) run(ctx context.Context) {
 			p.mu.Lock()
 			failed := p.firstFailed != math.MaxInt64 && !p.rewinding
 			p.mu.Unlock()
+			if failed && p.draining() {
+				// The poll loop rewinds no more: the failed record and
+				// those after it stay uncommitted, for redelivery.
+				return
+			}
 			if failed {
 				p.rewind(ctx)
 				break
 			}
 			q, ok := p.take()
+			if !ok && p.draining() {
+				return
+			}
 			if !ok {
 				break
 			}
@@ -676,6 +770,16 @@ func (p *partition) run(ctx context.Context) {
 			p.w.processRecord(ctx, p, q.highWatermark, q.rec)
 			<-p.w.sem
 		}
+	}
+}
+
+// draining reports whether the worker is stopping (Run's step 1).
+func (p *partition) draining() bool {
+	select {
+	case <-p.w.draining:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -783,9 +887,9 @@ func (w *Worker) processRecord(ctx context.Context, p *partition, highWatermark 
 	p.ack(pd, false)
 }
 
-// shouldDeadLetter is the Worker's DeadLetter filter: shutting down, it
-// leaves the record uncommitted for redelivery rather than dead-lettering
-// work that was merely interrupted.
+// shouldDeadLetter is the Worker's DeadLetter filter: when a stop ran out
+// of time and cancelled the handlers, it leaves the record uncommitted for
+// redelivery rather than dead-lettering work that was merely interrupted.
 func shouldDeadLetter(ctx context.Context, _ error) bool { return ctx.Err() == nil }
 
 // errorType is the error.type of a failed record's process span: "shutdown"
