@@ -19,6 +19,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
 	kpipeline "github.com/kretrieve/kretrieve/pipeline"
 )
 
@@ -817,13 +818,14 @@ func TestStopGracePeriods(t *testing.T) {
 		var need time.Duration
 		switch {
 		case slices.Contains(stages, pr.cmd()):
-			// The final commit, the retry of failed commits and the span
-			// flush are each bounded by the shutdown timeout.
+			// Finishing the batch, committing and leaving the group, and
+			// the span flush are each bounded by the shutdown timeout; the
+			// last pathways window has its own bound.
 			d, err := time.ParseDuration(pr.svc.envOr("KRETRIEVE_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String()))
 			if err != nil {
 				t.Fatalf("%s: KRETRIEVE_SHUTDOWN_TIMEOUT: %v", pr.service, err)
 			}
-			need = 3 * d
+			need = 3*d + pathwaytopic.FinalTimeout
 		case pr.cmd() == "gateway":
 			// In-flight requests get the timeout plus a second, then the
 			// span flush.

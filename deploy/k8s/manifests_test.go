@@ -19,6 +19,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/internal/configdoc"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
 
 	"go.yaml.in/yaml/v3"
@@ -669,15 +670,15 @@ func TestTerminationGracePeriods(t *testing.T) {
 				var need time.Duration
 				switch {
 				case roles[cmd].group != "":
-					// consumers.Worker.Run and cmd_worker.go: the last
-					// batch's commit, the last retry of failed commits and
-					// the span flush are each bounded by the shutdown
-					// timeout.
+					// consumers.Worker.Run and cmd_worker.go: finishing
+					// the batch, committing and leaving the group, and the
+					// span flush are each bounded by the shutdown timeout;
+					// the last pathways window has its own bound.
 					d, err := time.ParseDuration(envOr(env, "KRETRIEVE_SHUTDOWN_TIMEOUT", defaultShutdownTimeout.String()))
 					if err != nil {
 						t.Fatalf("KRETRIEVE_SHUTDOWN_TIMEOUT: %v", err)
 					}
-					need = 3 * d
+					need = 3*d + pathwaytopic.FinalTimeout
 				case cmd == "gateway":
 					// cmd_gateway.go: in-flight requests get the timeout
 					// plus a second; the preStop sleep runs first.
