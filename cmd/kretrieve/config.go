@@ -278,7 +278,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	s.integer(&c.worker.MaxHeaders, "max-headers", consumers.DefaultMaxHeaders, "most headers a record may carry; more are dead-lettered")
 	s.integer(&c.worker.MaxHeaderBytes, "max-header-bytes", consumers.DefaultMaxHeaderBytes, "largest total of a record's header keys and values; more is dead-lettered")
 	s.integer(&c.worker.MaxDeadLetterBytes, "max-dead-letter-bytes", consumers.DefaultMaxDeadLetterBytes, "largest dead letter (at least 4096); a bigger one keeps the start of the value and says so in kretrieve.dlq.truncated")
-	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "time allowed to commit and flush spans on shutdown")
+	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on each step of a graceful stop: finishing the batch, committing and leaving the group, flushing spans")
 	declareIndex(s, &c.index)
 	s.duration(&c.lagInterval, "lag-interval", 15*time.Second, "how often to measure and export this group's lag (0: off)")
 	c.pathways.declare(s)
