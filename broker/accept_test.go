@@ -3,7 +3,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -11,10 +10,11 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -51,7 +51,7 @@ func TestBrokerListensAgainAfterFileDescriptorExhaustion(t *testing.T) {
 	}
 	// The log is kept in memory: reading a file needs a descriptor, and
 	// there is none while the test looks for the accept failure.
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	logs := logBuf.String
 	b, err := Start(Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 	if err != nil {
@@ -105,25 +105,6 @@ func TestBrokerListensAgainAfterFileDescriptorExhaustion(t *testing.T) {
 		t.Errorf("the broker produced but logged no recovery:\n%s", logs())
 	}
 	t.Logf("%d idle connections exhausted the descriptors; the broker accepts again", len(idle))
-}
-
-// syncBuffer is a bytes.Buffer safe for the broker's goroutines to log to
-// while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestRetryingListenerBacksOff: consecutive accept errors wait 5 ms

@@ -1,14 +1,14 @@
 package lag_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -62,31 +62,13 @@ func collect(t *testing.T, r sdkmetric.Reader) (map[string]point[int64], map[str
 	return records, seconds, units
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func TestMonitorExportsLagGauges(t *testing.T) {
 	f := newFixture(t)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	m, err := lag.NewMonitor(f.opts, lag.MonitorConfig{Groups: []string{"orders", "audit", "nope"}, Interval: time.Hour},
 		lag.WithMeterProvider(mp), lag.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
@@ -202,7 +184,7 @@ func TestNewMonitorLagRejectsNegativeInterval(t *testing.T) {
 // not as a warning at each measurement.
 func TestMonitorFreshGroupIsNoWarning(t *testing.T) {
 	f := newFixture(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	m, err := lag.NewMonitor(f.opts, lag.MonitorConfig{Groups: []string{"orders", "fresh"}, Interval: 20 * time.Millisecond}, lag.WithLogger(logger))
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/baggage"
 
@@ -138,7 +140,7 @@ func (s canarySearcher) Search(ctx context.Context, q string, k int) ([]search.H
 // returns what was exported and logged.
 func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 	cn := newCanaries()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger, err := tracing.NewLogger(logs, "json", "debug")
 	if err != nil {
 		t.Fatal(err)
@@ -340,24 +342,6 @@ func (r *canaryRun) checkExercised(t *testing.T, cn canaries) {
 	if !bytes.Contains(r.logs, []byte(`"level":"DEBUG"`)) {
 		t.Error("no debug log line: the logs were not captured at debug level")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }
 
 // linesWith returns the lines of logs that contain s.

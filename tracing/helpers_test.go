@@ -1,11 +1,12 @@
 package tracing_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
 	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -14,36 +15,18 @@ import (
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
-// syncBuffer is a bytes.Buffer safe for the SDK's background goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testLogger returns a logger writing text to the returned buffer.
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func testLogger() (*slog.Logger, *syncbuf.Buffer) {
+	buf := &syncbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, nil)), buf
 }
 
 // setupWithLogger starts Setup (with opts) logging through a NewLogger
 // text logger at info level into the returned buffer, as the commands
 // log, and requires that all three signals are exported.
-func setupWithLogger(t *testing.T, opts ...tracing.Option) (*tracing.Providers, *slog.Logger, *syncBuffer) {
+func setupWithLogger(t *testing.T, opts ...tracing.Option) (*tracing.Providers, *slog.Logger, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log, err := tracing.NewLogger(logs, "text", "info")
 	require.NoError(t, err)
 	p, err := tracing.Setup(t.Context(), append([]tracing.Option{tracing.WithLogger(log)}, opts...)...)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -39,7 +41,7 @@ func TestAttributeValueLengthLimits(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			log, err := tracing.NewLogger(&syncBuffer{}, "text", "info")
+			log, err := tracing.NewLogger(&syncbuf.Buffer{}, "text", "info")
 			require.NoError(t, err)
 			p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
 			require.NoError(t, err)

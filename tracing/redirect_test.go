@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -50,7 +52,7 @@ func TestExportersFollowNoRedirect(t *testing.T) {
 							t.Setenv("OTEL_"+strings.ToUpper(other)+"_EXPORTER", "none")
 						}
 					}
-					logs := &syncBuffer{}
+					logs := &syncbuf.Buffer{}
 					log, err := tracing.NewLogger(logs, "text", "info")
 					require.NoError(t, err)
 					p, err := tracing.Setup(t.Context(), tracing.WithLogger(log),

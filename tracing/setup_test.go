@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -485,7 +487,7 @@ func TestSetupParentBasedSampling(t *testing.T) {
 func TestLogsOverOTLP(t *testing.T) {
 	srv := otlptest.NewServer(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.Endpoint())
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	log, err := tracing.NewLogger(&stderr, "json", "info") // built before Setup, as the commands do
 	require.NoError(t, err)
 	p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
@@ -514,7 +516,7 @@ func TestLogsExporterNone(t *testing.T) {
 	srv := otlptest.NewServer(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.Endpoint())
 	t.Setenv("OTEL_LOGS_EXPORTER", "none")
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	log, err := tracing.NewLogger(&stderr, "text", "info")
 	require.NoError(t, err)
 	p, err := tracing.Setup(t.Context(), tracing.WithLogger(log))
@@ -634,7 +636,7 @@ func TestConsoleExporters(t *testing.T) {
 	t.Setenv("OTEL_METRICS_EXPORTER", "console")
 	t.Setenv("OTEL_LOGS_EXPORTER", "console")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta")
-	var console syncBuffer
+	var console syncbuf.Buffer
 	p, log, _ := setupWithLogger(t, tracing.WithConsoleWriter(&console))
 	emitJob(t, p, log)
 	shutdown(t, p)
