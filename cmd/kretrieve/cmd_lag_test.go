@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -201,29 +202,11 @@ func TestLagCommandJSONLines(t *testing.T) {
 	}
 }
 
-// lagOutput is a writer safe for a running command and a test to share.
-type lagOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *lagOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *lagOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 func TestLagCommandWatch(t *testing.T) {
 	f := newLagFixture(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var stdout, stderr lagOutput
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"lag", "--groups", "retrieval", "--watch", "50ms"}, mapEnv(f.env), &stdout, &stderr)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
@@ -409,7 +411,7 @@ func TestPathwaysCommandWithoutAggregates(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var out lagOutput
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"pathways", "--json", "--watch", "50ms"}, env, &out, &stderr) }()
 	if !poll.Wait(30*time.Second, func() bool { return strings.Count(out.String(), "\n") >= 3 }) {

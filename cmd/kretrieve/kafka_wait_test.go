@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 )
 
-// lineSignal is a stderr that keeps what is written (lagOutput) and closes
+// lineSignal is a stderr that keeps what is written (syncbuf.Buffer) and closes
 // seen the first time a write contains want.
 type lineSignal struct {
-	lagOutput
+	syncbuf.Buffer
 	want string
 	once sync.Once
 	seen chan struct{}
@@ -30,7 +31,7 @@ func (w *lineSignal) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte(w.want)) {
 		w.once.Do(func() { close(w.seen) })
 	}
-	return w.lagOutput.Write(p)
+	return w.Buffer.Write(p)
 }
 
 // TestLongRunningCommandsWaitForTheBroker: workers and the gateway started
