@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 )
 
 // TestBrokerListensAgainAfterFileDescriptorExhaustion runs out of file

@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/telemetry"
 )

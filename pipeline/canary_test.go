@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/baggage"
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"

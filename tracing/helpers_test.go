@@ -6,12 +6,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 

@@ -4,14 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 

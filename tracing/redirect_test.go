@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 

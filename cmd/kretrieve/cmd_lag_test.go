@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 )
 
 func TestLoadLagConfig(t *testing.T) {

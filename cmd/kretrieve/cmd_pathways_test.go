@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
