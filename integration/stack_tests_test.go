@@ -27,6 +27,7 @@ type searchResult struct {
 	status    int
 	RequestID string `json:"request_id"`
 	TraceID   string `json:"trace_id"`
+	Error     string `json:"error"` // why, on a status other than 200
 	Documents []struct {
 		ID string `json:"id"`
 	} `json:"documents"`

@@ -157,7 +157,7 @@ func timedSearches(t *testing.T, gateway string, queries []string, conc int, don
 			out[i].searchResult = gatewaySearch(t, gateway, q)
 			out[i].took = time.Since(start)
 			if out[i].status != http.StatusOK || len(out[i].TraceID) != 32 {
-				t.Errorf("search %q: status %d, trace id %q", q, out[i].status, out[i].TraceID)
+				t.Errorf("search %q: status %d (%s), trace id %q", q, out[i].status, out[i].Error, out[i].TraceID)
 			}
 			if done != nil {
 				done.Add(1)
