@@ -185,6 +185,7 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 	con.api("GET /api/deadletters", con.listDeadLetters)
 	con.api("POST /api/deadletters/replay", con.replayDeadLetters)
 	con.mux.HandleFunc("/api/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
 		writeError(w, http.StatusNotFound, "no such API endpoint")
 	})
 	con.mux.HandleFunc("GET /assets/", func(w http.ResponseWriter, r *http.Request) {

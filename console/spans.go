@@ -177,7 +177,7 @@ func category(s runsummary.Span) string {
 		return "wait"
 	case strings.HasPrefix(s.Name, telemetry.OpSend+" "):
 		return "send"
-	case strings.HasPrefix(s.Name, telemetry.OpProcess+" "), s.Kind == "internal":
+	case strings.HasPrefix(s.Name, telemetry.OpProcess+" "), s.Kind == "internal" && s.ParentSpanID != "":
 		return "work"
 	}
 	return "other"
@@ -276,9 +276,13 @@ func (c *Console) slowest(w http.ResponseWriter, _ *http.Request, _ *live) {
 			continue
 		}
 		seen[t.TraceID] = true
-		i := slices.IndexFunc(t.Spans, func(s runsummary.Span) bool { return s.ParentSpanID == "" })
+		// A request's root: the request client's span, or the gateway's
+		// server span.
+		i := slices.IndexFunc(t.Spans, func(s runsummary.Span) bool {
+			return s.ParentSpanID == "" && (s.Name == telemetry.SpanRequest || s.Kind == "server")
+		})
 		if i < 0 {
-			continue // its root is elsewhere (another process) or not ended
+			continue // its root is elsewhere (another process), not ended, or not a request
 		}
 		root := t.Spans[i]
 		req := slowRequest{TraceID: t.TraceID, DurationMS: float64(root.Duration()) / 1e6, At: time.Unix(0, root.StartTimeUnixNano).UTC()}
