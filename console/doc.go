@@ -14,5 +14,7 @@
 // strings, so text from records (queries, snippets, dead-letter reasons and
 // headers) reaches the browser only as data.
 //
-// The API is documented in docs/console.md.
+// The API is the one of the console contract: /api/map, /api/events,
+// /api/search, /api/traces/{id}, /api/slowest, /api/deadletters and
+// /api/deadletters/replay, under / or Prefix.
 package console
