@@ -151,6 +151,12 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 	return g, nil
 }
 
+// Handle serves h for pattern (an http.ServeMux pattern, such as
+// "/console/") next to the API, without the API's admission control and
+// server spans: a handler with its own limits, such as the console
+// (package console). Call it before Serve.
+func (g *Gateway) Handle(pattern string, h http.Handler) { g.mux.Handle(pattern, h) }
+
 // route installs an API handler behind admission control and otelhttp,
 // whose server span is the root of the request's trace (or continues an
 // incoming traceparent). The incoming trace context is limited as on Kafka

@@ -130,7 +130,7 @@ func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err e
 		// Stopped after serveGatewayOn has drained: its last window holds
 		// the last requests.
 		defer publishPathways(ctx, cfg.pathways, p, comp)()
-		return serveGatewayOn(ctx, p, cfg.gatewayFlags, ln, comp.logger)
+		return serveGatewayOn(ctx, p, cfg.gatewayFlags, ln, comp.logger, nil)
 	})
 }
 
@@ -188,8 +188,9 @@ func listenGateway(flags gatewayFlags) (net.Listener, error) {
 // serveGatewayOn serves the gateway on ln, which it closes, with its
 // limits on requests in flight, connections and slow clients
 // (gateway.Gateway.Serve), until ctx is done, then drains in-flight HTTP
-// requests.
-func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger) error {
+// requests. mounts are served next to the API (pattern to handler), such
+// as run --serve's console.
+func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger, mounts map[string]http.Handler) error {
 	gc := flags.config()
 	g, client, err := p.NewGateway(ctx, gc)
 	if err != nil {
@@ -197,6 +198,9 @@ func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlag
 		return err
 	}
 	defer client.Close(context.WithoutCancel(ctx))
+	for pattern, h := range mounts {
+		g.Handle(pattern, h)
+	}
 	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", gc.TLSCertFile != "", "mtls", gc.TLSClientCAFile != "",
 		"max_in_flight", gc.MaxInFlight, "max_connections", gc.MaxConnections)
 	return g.Serve(ctx, ln)

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/console"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
@@ -28,7 +30,13 @@ var demoQueries string
 // --spans-file.
 func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err error) {
 	recorder := cfg.spans.recorder()
-	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, append(cfg.telemetryOptions(), tracing.WithSpanProcessor(recorder))...)
+	topts := append(cfg.telemetryOptions(), tracing.WithSpanProcessor(recorder))
+	var store *console.SpanStore // the console's spans, kept only while a browser asks
+	if cfg.serve {
+		store = console.NewSpanStore()
+		topts = append(topts, tracing.WithSpanProcessor(store))
+	}
+	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, topts...)
 	if err != nil {
 		return err
 	}
@@ -93,8 +101,17 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 	counts.Duplicates = client.Collector.Duplicates()
 
 	if cfg.serve && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s (interrupt to stop)\n", cfg.brokers, ln.Addr())
-		err = serveGatewayOn(ctx, p, cfg.gateway, ln, comp.logger)
+		var con *console.Console
+		con, err = console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathways.topic, SearchTimeout: cfg.timeout},
+			console.WithLogger(comp.logger), console.WithSpanStore(store), console.WithTraces(recorder.Traces),
+			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) }))
+		if err == nil {
+			fmt.Fprintf(stderr, "serving: brokers=%s gateway=http://%s console=http://%[2]s%s (interrupt to stop)\n", cfg.brokers, ln.Addr(), console.Prefix)
+			stopConsole := context.AfterFunc(ctx, con.Close) // ends its event streams, so the gateway drains
+			err = serveGatewayOn(ctx, p, cfg.gateway, ln, comp.logger, map[string]http.Handler{"/console/": con, "/console": con})
+			stopConsole()
+			con.Close()
+		}
 	}
 	stopWorkers()
 	err = errors.Join(err, workers.Wait(), client.Close(context.Background()))

@@ -161,6 +161,21 @@ it lists the file's traces.`,
 			Args: cobra.MaximumNArgs(1),
 		}, bind(func(ctx context.Context, c traceConfig) error { return runTrace(ctx, c, e.stdin, e.stdout, e.stderr) })},
 		{&cobra.Command{
+			Use:     "console",
+			GroupID: "tools",
+			Short:   "Web console: pipeline map, search, traces, dead letters",
+			Long: `Serve the web console until interrupted, on 127.0.0.1:8090 by default: the
+pipeline map (stages, topics, throughput, pathway latencies, lag, dead
+letters), a search box with each request's waterfall, any trace (from the
+console's own spans or --jaeger-url), and the dead letters. It is read-only
+unless --allow-replay; it connects to Kafka only while a browser asks. run
+--serve serves it too, at /console/ on the gateway's address.`,
+			Example: `  kretrieve console
+  kretrieve console --brokers kafka:9092 --jaeger-url http://127.0.0.1:16686
+  kretrieve console --allow-replay          # then open http://127.0.0.1:8090/`,
+			Args: noArgs,
+		}, bind(func(ctx context.Context, c consoleConfig) error { return runConsole(ctx, c, e.stderr) })},
+		{&cobra.Command{
 			Use:     "run",
 			GroupID: "pipeline",
 			Short:   "All-in-one: broker, workers, requests, summary",

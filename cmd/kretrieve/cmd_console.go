@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/kretrieve/kretrieve/console"
+	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/tracing"
+)
+
+// consoleConfig configures the console command.
+type consoleConfig struct {
+	commonConfig
+	listen        string
+	jaeger        string
+	allowReplay   bool
+	pathwaysTopic string
+	timeout       time.Duration
+}
+
+// flags declares the flags of a consoleConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *consoleConfig) flags(s *settings) (check func(args []string) error) {
+	c.declare(s, "console", kafkaclient.DefaultBrokers)
+	s.str(&c.listen, "listen", "127.0.0.1:8090", "HTTP address of the console (loopback by default: it has no authentication)")
+	s.str(&c.jaeger, "jaeger-url", "", "Jaeger query API base URL to read traces from, e.g. http://127.0.0.1:16686 (empty: only the console's own spans)")
+	s.boolean(&c.allowReplay, "allow-replay", false, "let the console replay dead letters (default: read-only)")
+	declarePathwaysTopic(s, &c.pathwaysTopic)
+	s.duration(&c.timeout, "timeout", console.DefaultSearchTimeout, "how long a search waits for its result")
+	return func(args []string) error {
+		var errs []error
+		if _, _, err := net.SplitHostPort(c.listen); err != nil {
+			errs = append(errs, fmt.Errorf("listen: %w", err))
+		}
+		if c.timeout <= 0 {
+			errs = append(errs, errors.New("timeout: must be positive"))
+		}
+		return errors.Join(append(errs, validatePathwaysTopic(c.pathwaysTopic), c.validate(), validateBrokers(c.brokers))...)
+	}
+}
+
+// runConsole serves the web console until ctx is done. It connects to
+// Kafka only when a browser asks (see package console).
+func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error {
+	store := console.NewSpanStore()
+	cmd := command{role: "console", telemetry: []tracing.Option{tracing.WithSpanProcessor(store)}}
+	return cmd.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		ln, err := net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", cfg.listen, err)
+		}
+		opts := []console.Option{console.WithLogger(comp.logger), console.WithSpanStore(store),
+			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) })}
+		if cfg.allowReplay {
+			opts = append(opts, console.WithReplay(func(ctx context.Context, rc deadletters.ReplayConfig) (deadletters.ReplayResult, error) {
+				if err := p.EnsureTopics(ctx); err != nil {
+					return deadletters.ReplayResult{}, err
+				}
+				return deadletters.Replay(ctx, kafkaOptions(p, comp.telemetry.MeterProvider), p.Tracer(rc.Group), rc,
+					deadletters.WithTracerProvider(comp.telemetry.TracerProvider), deadletters.WithLogger(comp.logger))
+			}))
+		}
+		con, err := console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathwaysTopic,
+			JaegerURL: cfg.jaeger, AllowReplay: cfg.allowReplay, SearchTimeout: cfg.timeout}, opts...)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer con.Close()
+		fmt.Fprintf(stderr, "console: http://%s/ (brokers=%s, replay %s; interrupt to stop)\n", ln.Addr(), cfg.brokers, map[bool]string{true: "allowed", false: "off"}[cfg.allowReplay])
+		return serveHTTP(ctx, ln, con)
+	})
+}
+
+// serveHTTP serves h on ln until ctx is done, with timeouts against slow
+// clients (the console's event streams lift the write timeout for
+// themselves).
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: console.DefaultSearchTimeout + 15*time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if c, ok := h.(interface{ Close() }); ok {
+		c.Close() // ends the event streams
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}

@@ -1,0 +1,1 @@
+// placeholder: the UI replaces this file
