@@ -222,8 +222,10 @@ function edgeBox(e) {
   const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
   add('edge p50 / p99', fmtMs(e.edge_p50_ms) + ' / ' + fmtMs(e.edge_p99_ms));
   add('origin p50 / p99', fmtMs(e.origin_p50_ms) + ' / ' + fmtMs(e.origin_p99_ms));
-  add('lag', fmtNum(e.lag_records) + ' rec · ' + (typeof e.lag_seconds === 'number' ? e.lag_seconds.toFixed(1) + ' s' : '–'),
-    e.lag_records > 0 ? 'warn' : '');
+  // A negative lag is the server's "not known" (no committed offset yet).
+  const known = typeof e.lag_records === 'number' && e.lag_records >= 0;
+  add('lag', known ? fmtNum(e.lag_records) + ' rec · ' + (typeof e.lag_seconds === 'number' && e.lag_seconds >= 0 ? e.lag_seconds.toFixed(1) + ' s' : '–') : 'not known',
+    known && e.lag_records > 0 ? 'warn' : '');
   box.append(dl);
   return box;
 }
@@ -766,7 +768,14 @@ function deadLettersPage(main, r) {
         ht.append(el('caption', { text: 'Original headers' }));
         ht.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Header' }), el('th', { scope: 'col', text: 'Value' }))));
         const tb = el('tbody');
-        for (const h of headers) tb.append(el('tr', {}, el('td', { class: 'mono', text: h.key }), el('td', { class: 'mono hv', text: h.value })));
+        for (const h of headers) {
+          const v = String(h.value == null ? '' : h.value);
+          // Binary values (pathway sketches) show as such, not as mojibake.
+          // eslint-disable-next-line no-control-regex
+          const binary = /[\u0000-\u0008\u000e-\u001f\ufffd]/.test(v);
+          tb.append(el('tr', {}, el('td', { class: 'mono', text: h.key }),
+            binary ? el('td', { class: 'muted small', text: '(binary, ' + fmtNum(new TextEncoder().encode(v).length) + ' bytes as text)' }) : el('td', { class: 'mono hv', text: v })));
+        }
         ht.append(tb);
       } else ht = el('p', { class: 'muted small', text: 'No headers.' });
       list.append(el('li', { class: 'letter', 'data-offset': String(l.offset), 'data-dlq': l.dlq_topic || '' },
