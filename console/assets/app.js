@@ -772,7 +772,7 @@ function deadLettersPage(main, r) {
           const v = String(h.value == null ? '' : h.value);
           // Binary values (pathway sketches) show as such, not as mojibake.
           // eslint-disable-next-line no-control-regex
-          const binary = /[\u0000-\u0008\u000e-\u001f\ufffd]/.test(v);
+          const binary = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\ufffd]/.test(v);
           tb.append(el('tr', {}, el('td', { class: 'mono', text: h.key }),
             binary ? el('td', { class: 'muted small', text: '(binary, ' + fmtNum(new TextEncoder().encode(v).length) + ' bytes as text)' }) : el('td', { class: 'mono hv', text: v })));
         }
