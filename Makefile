@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: all build test chaos lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -28,6 +28,19 @@ test:
 CHAOS_LOGS ?=
 chaos:
 	KRETRIEVE_CHAOS_LOGS=$(CHAOS_LOGS) $(GO) test -tags chaos -count=1 -v -timeout 15m -run '^TestChaos$$' ./chaos/
+
+## console-test: the console in a real browser (console/e2e): builds the
+## binary and the poison publisher, installs the pinned playwright-core from
+## console/e2e/package-lock.json (npm ci), then drives Chromium (CHROMIUM,
+## default Debian's /usr/bin/chromium) against `kretrieve run --serve` and
+## `kretrieve console`; saves screenshots to docs/img/console-*.png. Needs
+## Node 18.19+ and npm; `make build` needs neither (the assets are plain files).
+CHROMIUM ?= /usr/bin/chromium
+console-test: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/console-e2e-poison ./console/e2e/poison
+	cd console/e2e && npm ci --no-audit --no-fund
+	cd console/e2e && CHROMIUM=$(CHROMIUM) KRETRIEVE_BIN=$(CURDIR)/$(BIN) KRETRIEVE_POISON_BIN=$(CURDIR)/bin/console-e2e-poison \
+		node --test console.test.mjs
 
 # Linters, installed from the Go module proxy at pinned versions into
 # TOOLS_BIN (one directory per version, so a version bump reinstalls).
