@@ -170,16 +170,32 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // pathwayOf merges the pathway rows of the records read from topic by
 // group ("" for any reader, such as the results' collectors): their rate
-// and their edge and from-origin latency in the windows.
+// and their edge and from-origin latency in the windows. A topic read by
+// no group (the results, which every collector reads whole) takes its rate
+// from the records written to it: summing its readers would count each
+// record once per collector.
 func pathwayOf(v pathwaytopic.View, topic, group string) (rate float64, edge, origin pathway.Snapshot) {
+	var written float64
+	wrote := false
 	for _, r := range v.Rows {
 		cp := r.Checkpoint
-		if cp.Direction != pathway.In || cp.Topic != topic || group != "" && cp.Group != group {
+		if cp.Topic != topic {
+			continue
+		}
+		if cp.Direction == pathway.Out {
+			written += r.Rate
+			wrote = true
+			continue
+		}
+		if cp.Direction != pathway.In || group != "" && cp.Group != group {
 			continue
 		}
 		rate += r.Rate
 		edge.Merge(r.Latency)
 		origin.Merge(r.Origin)
+	}
+	if group == "" && wrote {
+		rate = written
 	}
 	return rate, edge, origin
 }
