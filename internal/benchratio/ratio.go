@@ -49,6 +49,7 @@ var Targets = []Target{
 	{Label: "relay kretrieve-1-pathways / untraced", Num: "BenchmarkRelay/kretrieve-1-pathways", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.9},
 	{Label: "relay kretrieve-0-pathways / untraced", Num: "BenchmarkRelay/kretrieve-0-pathways", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.93},
 	{Label: "paced pipeline p99 pathways on / off", Num: "BenchmarkPipelinePaced/kafka-traced-1", Den: "BenchmarkPipelinePaced/kafka-traced-1-nopathways", Unit: "p99-µs", Bound: 1.03, AtMost: true},
+	{Label: "span end, idle console / without", Num: "BenchmarkSpanEnd/idle-console", Den: "BenchmarkSpanEnd/without", Unit: "ns/op", Bound: 1.05, AtMost: true},
 	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "ns/checkpoint", Bound: 100, AtMost: true},
 	{Label: "pathway checkpoint out", Num: "BenchmarkCheckpointOut", Unit: "ns/checkpoint", Bound: 100, AtMost: true},
 	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "allocs/op", Bound: 0, AtMost: true},
