@@ -372,6 +372,47 @@ func TestAPI(t *testing.T) {
 		t.Errorf("no top reasons: %+v", m.Stages[0])
 	}
 
+	// The exemplars of the pathway latency histograms, carried by the
+	// pathway aggregates: slowest first, each naming its series, and
+	// linking to traces the console answers.
+	type exemplarDoc struct {
+		TraceID string  `json:"trace_id"`
+		Metric  string  `json:"metric"`
+		ValueMS float64 `json:"value_ms"`
+	}
+	var exs []exemplarDoc
+	answered := ""
+	poll.Until(t, 30*time.Second, func() bool {
+		if c, err := traffic.Start(context.Background(), messages.Request{Query: "url"}, false); err == nil {
+			_, _ = c.Acked(context.Background())
+		}
+		code, _, b := call(t, "GET", api+"/slowest", "")
+		if code != http.StatusOK {
+			t.Fatalf("slowest: %d %s", code, b)
+		}
+		exs = decode[struct{ Exemplars []exemplarDoc }](t, b).Exemplars
+		for _, ex := range exs {
+			if code, _, _ := call(t, "GET", api+"/traces/"+ex.TraceID, ""); code == http.StatusOK {
+				answered = ex.TraceID
+				return true
+			}
+		}
+		return false
+	}, "slowest never listed an exemplar whose trace the console answers: %+v", &exs)
+	if len(exs) > 20 {
+		t.Errorf("%d exemplars, want at most 20", len(exs))
+	}
+	for i, ex := range exs {
+		if len(ex.TraceID) != 32 || !strings.HasPrefix(ex.Metric, "kretrieve.pathway.latency ") || ex.ValueMS < 0 ||
+			i > 0 && ex.ValueMS > exs[i-1].ValueMS {
+			t.Errorf("exemplar %d of %+v: want a trace id, the series named, slowest first", i, exs)
+		}
+	}
+	code, _, b = call(t, "GET", api+"/traces/"+answered, "")
+	if tr := decode[struct{ Spans []span }](t, b); code != http.StatusOK || len(tr.Spans) == 0 {
+		t.Errorf("exemplar trace %s: %d with %d spans", answered, code, len(tr.Spans))
+	}
+
 	// The event stream sends a map at once.
 	resp, err := http.Get(api + "/events")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
+	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Bounds of one map computation.
@@ -27,6 +28,8 @@ const (
 	maxReasonLetters = 10000
 	// topReasons is how many reasons a stage lists.
 	topReasons = 5
+	// maxExemplars is how many exemplars GET /api/slowest lists.
+	maxExemplars = 20
 )
 
 // mapDoc is the body of GET /api/map and of each "map" event.
@@ -36,6 +39,9 @@ type mapDoc struct {
 	Edges   []mapEdge  `json:"edges"`
 	// Errors are what could not be measured (the rest is shown).
 	Errors []string `json:"errors,omitempty"`
+	// exemplars are the pathway latency histograms' exemplars, for GET
+	// /api/slowest.
+	exemplars []exemplar
 }
 
 // mapStage is a box of the map: a stage of the topology.
@@ -121,6 +127,8 @@ func (l *live) computeMap(ctx context.Context) mapDoc {
 		view = l.reader.View()
 	}
 
+	doc.exemplars = exemplarsOf(view)
+
 	lctx, cancel := context.WithTimeout(ctx, lagTimeout)
 	lags, err := lag.Measure(lctx, cfg.KafkaOptions, topo.Groups()...)
 	cancel()
@@ -198,6 +206,28 @@ func pathwayOf(v pathwaytopic.View, topic, group string) (rate float64, edge, or
 		rate = written
 	}
 	return rate, edge, origin
+}
+
+// exemplarsOf returns the exemplars of the view's edge and from-origin
+// latency series, the slowest first, at most maxExemplars, each named
+// after its series of telemetry.MetricPathwayLatency.
+func exemplarsOf(v pathwaytopic.View) []exemplar {
+	out := []exemplar{}
+	add := func(measure string, r pathwaytopic.Row, s pathway.Snapshot) {
+		// The series' measure and edge: "… edge requests → retrieval".
+		metric := telemetry.MetricPathwayLatency + " " + measure + " " + r.Edge()
+		for _, e := range s.Exemplars {
+			out = append(out, exemplar{TraceID: e.TraceID.String(), Metric: metric, ValueMS: ms(e.Value)})
+		}
+	}
+	for _, r := range v.Rows {
+		add(telemetry.MeasureEdge, r, r.Latency)
+		add(telemetry.MeasureOrigin, r, r.Origin)
+	}
+	slices.SortFunc(out, func(a, b exemplar) int {
+		return cmp.Or(cmp.Compare(b.ValueMS, a.ValueMS), cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.TraceID, b.TraceID))
+	})
+	return out[:min(len(out), maxExemplars)]
 }
 
 // groupLag sums group's lag on topic's partitions: records, and the

@@ -260,8 +260,10 @@ type slowestDoc struct {
 }
 
 // slowest lists the slowest recent requests: the traces of the span store
-// and the extra traces, by the duration of their root span.
-func (c *Console) slowest(w http.ResponseWriter, _ *http.Request, _ *live) {
+// and the extra traces, by the duration of their root span; and the
+// exemplars of the pathway latency histograms, from the map's pathway
+// aggregates.
+func (c *Console) slowest(w http.ResponseWriter, r *http.Request, l *live) {
 	var traces []runsummary.Trace
 	if c.collab.spans != nil {
 		traces = c.collab.spans.all()
@@ -305,6 +307,9 @@ func (c *Console) slowest(w http.ResponseWriter, _ *http.Request, _ *live) {
 	})
 	if len(doc.Requests) > maxSlowest {
 		doc.Requests = doc.Requests[:maxSlowest]
+	}
+	if ex := l.pipelineMap(r.Context()).exemplars; ex != nil {
+		doc.Exemplars = ex
 	}
 	writeJSON(w, http.StatusOK, doc)
 }

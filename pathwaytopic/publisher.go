@@ -156,8 +156,8 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	w := Window{Service: p.cfg.service, Instance: p.cfg.instance, Start: start, End: now, Interval: p.cfg.interval}
 	for _, st := range stats {
 		prev := p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}]
+		// prev holds no exemplars: Sub keeps all of the histograms'.
 		edge, origin := st.Edge.Sub(prev.Edge), st.Origin.Sub(prev.Origin)
-		edge.Exemplars, origin.Exemplars = nil, nil
 		w.Series = append(w.Series, Series{Checkpoint: st.Checkpoint, Hash: st.Hash, Parent: st.Parent,
 			Total: min(st.Edge.Count, MaxCount), Edge: clampSnapshot(edge), Origin: clampSnapshot(origin)})
 	}
@@ -168,6 +168,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		p.cfg.logger.WarnContext(ctx, "pathway aggregate window cut", "series", len(w.Series), "kept", MaxSeries)
 		w.Series = w.Series[:MaxSeries]
 	}
+	boundExemplars(w.Series)
 	value, err := w.Encode()
 	if err != nil {
 		return err
@@ -191,6 +192,30 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}] = st
 	}
 	return nil
+}
+
+// boundExemplars keeps the newest MaxExemplars exemplars of each
+// histogram (Snapshot.Exemplars are the oldest first), and
+// MaxWindowExemplars in all: the busiest series' first.
+func boundExemplars(series []Series) {
+	order := make([]int, len(series))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(series[b].Edge.Count, series[a].Edge.Count) })
+	budget := MaxWindowExemplars
+	keep := func(ex []pathway.Exemplar) []pathway.Exemplar {
+		n := min(len(ex), MaxExemplars, budget)
+		budget -= n
+		if n == 0 {
+			return nil
+		}
+		return slices.Clone(ex[len(ex)-n:])
+	}
+	for _, i := range order {
+		s := &series[i]
+		s.Edge.Exemplars, s.Origin.Exemplars = keep(s.Edge.Exemplars), keep(s.Origin.Exemplars)
+	}
 }
 
 // clampSnapshot keeps a window's counts within MaxCount (never reached in

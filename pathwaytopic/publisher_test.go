@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -331,5 +332,69 @@ func TestNewPublisherValidates(t *testing.T) {
 	}
 	if _, err := NewPublisher(nil, &fakeSource{}); err == nil {
 		t.Error("no client accepted")
+	}
+}
+
+// TestPublishedExemplarsAreBounded: a window of kafkatrace's default bound
+// of series whose histograms hold an exemplar in every power of two keeps
+// the newest MaxExemplars per histogram, MaxWindowExemplars in all, those
+// of the busiest series first.
+func TestPublishedExemplarsAreBounded(t *testing.T) {
+	w := testWindow()
+	w.Series = nil
+	var octaves []time.Duration
+	for d := time.Microsecond; d < time.Hour; d *= 2 {
+		octaves = append(octaves, d)
+	}
+	for i := range kafkatrace.DefaultMaxPathways {
+		s := Series{Checkpoint: cp("kretrieve-retrieval", "retrieval", "retrieval.requests", pathway.In), Hash: uint64(i + 1), Parent: 0xfeed,
+			Edge: exemplified(0, octaves...), Origin: exemplified(100, octaves...)}
+		// Busier series later: the bound must pick them, not the first.
+		for range i {
+			s.Edge.Merge(snapshot(time.Millisecond))
+		}
+		s.Total = s.Edge.Count
+		w.Series = append(w.Series, s)
+	}
+	plain := w
+	plain.Series = slices.Clone(w.Series)
+	for i := range plain.Series {
+		plain.Series[i].Edge.Exemplars, plain.Series[i].Origin.Exemplars = nil, nil
+	}
+	if _, err := w.Encode(); err == nil {
+		t.Fatal("a window with every exemplar encodes")
+	}
+	boundExemplars(w.Series)
+	total := 0
+	for i, s := range w.Series {
+		for _, h := range []pathway.Snapshot{s.Edge, s.Origin} {
+			total += len(h.Exemplars)
+			if len(h.Exemplars) > MaxExemplars {
+				t.Fatalf("series %d: %d exemplars", i, len(h.Exemplars))
+			}
+			if n := len(h.Exemplars); n > 0 && h.Exemplars[n-1].Value != octaves[len(octaves)-1] {
+				t.Errorf("series %d: the newest exemplar %v is not kept", i, h.Exemplars[n-1])
+			}
+		}
+		busiest := i >= len(w.Series)-MaxWindowExemplars/(2*MaxExemplars)
+		if busiest != (len(s.Edge.Exemplars) == MaxExemplars) {
+			t.Errorf("series %d of %d: %d exemplars", i, len(w.Series), len(s.Edge.Exemplars))
+		}
+	}
+	if total != MaxWindowExemplars {
+		t.Errorf("%d exemplars in the window, want %d", total, MaxWindowExemplars)
+	}
+	b, err := w.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := plain.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perExemplar := (len(b) - len(pb)) / total
+	t.Logf("%d series: %d bytes without exemplars, %d with %d (%d bytes each)", len(w.Series), len(pb), len(b), total, perExemplar)
+	if perExemplar > 150 {
+		t.Errorf("%d bytes per exemplar: MaxWindowExemplars's doc says about 150", perExemplar)
 	}
 }

@@ -2,6 +2,7 @@ package pathwaytopic
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,12 @@ const (
 	MaxInterval = time.Hour
 	// MaxWindow bounds a window's length (a publisher that failed for a
 	// long time publishes one long window).
-	MaxWindow     = 7 * 24 * time.Hour
+	MaxWindow = 7 * 24 * time.Hour
+	// MaxExemplars bounds the exemplars of one histogram of a series.
+	MaxExemplars = 8
+	// MaxWindowExemplars bounds the exemplars of a whole window: with
+	// about 150 bytes each, they add at most 77 KB to a record.
+	MaxWindowExemplars = 512
 	maxTopicBytes = 249
 )
 
@@ -71,7 +77,10 @@ type Series struct {
 	// Total is the series' count since the process started measuring it.
 	Total uint64
 	// Edge and Origin are the edge and from-origin latencies measured in
-	// the window.
+	// the window. Their Exemplars are not the window's: they are the
+	// newest ones the process's histograms hold at the window's end (at
+	// most MaxExemplars each, MaxWindowExemplars in all), as Prometheus
+	// gets them, so that every window links to recent traces.
 	Edge, Origin pathway.Snapshot
 }
 
@@ -87,6 +96,7 @@ const (
 	ReasonTombstone  = "tombstone"
 	ReasonInstances  = "too many instances"
 	ReasonDuplicated = "duplicate series"
+	ReasonExemplars  = "too many exemplars"
 )
 
 // InvalidError is a record refused: by Decode, or by a Reader that keeps
@@ -138,10 +148,24 @@ type wireHisto struct {
 	ZeroCount uint64   `json:"zero_count,omitempty"`
 	Offset    int      `json:"offset"`
 	Buckets   []uint64 `json:"buckets,omitempty"`
+	// Exemplars are absent from the records of earlier releases, and
+	// ignored by their readers.
+	Exemplars []wireExemplar `json:"exemplars,omitempty"`
+}
+
+type wireExemplar struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id"`
+	Value   int64  `json:"value_ns"`
+	Time    int64  `json:"time_ns"`
 }
 
 func toWire(s pathway.Snapshot) wireHisto {
-	return wireHisto{Count: s.Count, Sum: int64(s.Sum), ZeroCount: s.ZeroCount, Offset: s.Offset, Buckets: s.Buckets}
+	h := wireHisto{Count: s.Count, Sum: int64(s.Sum), ZeroCount: s.ZeroCount, Offset: s.Offset, Buckets: s.Buckets}
+	for _, e := range s.Exemplars {
+		h.Exemplars = append(h.Exemplars, wireExemplar{TraceID: e.TraceID.String(), SpanID: e.SpanID.String(), Value: int64(e.Value), Time: e.Time})
+	}
+	return h
 }
 
 // Encode returns the window as a record value. It fails when Decode would
@@ -221,7 +245,11 @@ func Decode(key, value []byte) (Window, error) {
 	}
 	seen := make(map[seriesKey]bool, len(ww.Series))
 	w.Series = make([]Series, 0, len(ww.Series))
+	exemplars := 0
 	for i, ws := range ww.Series {
+		if exemplars += len(ws.Edge.Exemplars) + len(ws.Origin.Exemplars); exemplars > MaxWindowExemplars {
+			return Window{}, invalid(ReasonExemplars, "over %d in the window", MaxWindowExemplars)
+		}
 		s, err := ws.series()
 		if err != nil {
 			var ie *InvalidError
@@ -328,17 +356,54 @@ func (h wireHisto) snapshot(what string) (pathway.Snapshot, error) {
 	if len(h.Buckets) > 0 {
 		s.Offset, s.Buckets = h.Offset, h.Buckets
 	}
+	if len(h.Exemplars) > MaxExemplars {
+		return pathway.Snapshot{}, invalid(ReasonExemplars, "%s: %d, at most %d", what, len(h.Exemplars), MaxExemplars)
+	}
+	for i, we := range h.Exemplars {
+		e, err := we.exemplar()
+		if err != nil {
+			return pathway.Snapshot{}, invalid(ReasonSeries, "%s: exemplar %d: %v", what, i, err)
+		}
+		s.Exemplars = append(s.Exemplars, e)
+	}
 	return s, nil
 }
 
-func parseHash(what, s string) (uint64, error) {
-	if len(s) != 16 {
-		return 0, invalid(ReasonSeries, "%s %.20q: want 16 hexadecimal digits", what, s)
+func (we wireExemplar) exemplar() (pathway.Exemplar, error) {
+	e := pathway.Exemplar{Value: time.Duration(we.Value), Time: we.Time}
+	switch {
+	case we.Value < 0:
+		return e, errors.New("negative value")
+	case we.Time < earliest.UnixNano() || we.Time > latest.UnixNano():
+		return e, fmt.Errorf("time %d out of range", we.Time)
+	case !isLowerHex(we.TraceID, 32) || !isLowerHex(we.SpanID, 16):
+		return e, fmt.Errorf("trace id %.40q, span id %.20q: want 32 and 16 hexadecimal digits", we.TraceID, we.SpanID)
+	}
+	// Lower-case hexadecimal digits of the right length: no error.
+	_, _ = hex.Decode(e.TraceID[:], []byte(we.TraceID))
+	_, _ = hex.Decode(e.SpanID[:], []byte(we.SpanID))
+	if !e.TraceID.IsValid() || !e.SpanID.IsValid() {
+		return e, errors.New("zero trace or span id")
+	}
+	return e, nil
+}
+
+// isLowerHex reports whether s is n lower-case hexadecimal digits.
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return 0, invalid(ReasonSeries, "%s %.20q: want 16 hexadecimal digits", what, s)
+			return false
 		}
+	}
+	return true
+}
+
+func parseHash(what, s string) (uint64, error) {
+	if !isLowerHex(s, 16) {
+		return 0, invalid(ReasonSeries, "%s %.20q: want 16 hexadecimal digits", what, s)
 	}
 	h, err := strconv.ParseUint(s, 16, 64)
 	if err != nil {

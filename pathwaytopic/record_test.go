@@ -217,3 +217,138 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// sampled returns a sampled span context with ids derived from n.
+func sampled(n int) trace.SpanContext {
+	var tid trace.TraceID
+	var sid trace.SpanID
+	tid[0], tid[15], sid[7] = 0xab, byte(n), byte(n+1)
+	tid[14], sid[6] = byte(n>>8), byte(n>>8)
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+}
+
+// exemplified returns the snapshot of a histogram holding one sampled
+// measurement per given duration, the n-th at t0 plus n seconds.
+func exemplified(first int, ds ...time.Duration) pathway.Snapshot {
+	var h pathway.Histogram
+	for i, d := range ds {
+		h.Record(d, sampled(first+i), t0.Add(time.Duration(first+i)*time.Second).UnixNano())
+	}
+	return h.Snapshot()
+}
+
+func TestExemplarsRoundTrip(t *testing.T) {
+	plain, err := testWindow().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain, []byte("exemplars")) {
+		t.Errorf("a window without exemplars has an exemplars field, unlike the records of earlier releases: %s", plain)
+	}
+	w := testWindow()
+	w.Series[0].Edge = exemplified(1, 0, time.Millisecond, 3*time.Second)
+	w.Series[0].Origin = exemplified(4, 2*time.Millisecond)
+	if len(w.Series[0].Edge.Exemplars) != 3 {
+		t.Fatalf("exemplars %+v", w.Series[0].Edge.Exemplars)
+	}
+	b, err := w.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode([]byte(w.Instance), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, w) {
+		t.Fatalf("decoded\n%+v\nwant\n%+v", got, w)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	ex := series0(m)["edge"].(map[string]any)["exemplars"].([]any)[2].(map[string]any)
+	if ex["trace_id"] != "ab000000000000000000000000000003" || ex["span_id"] != "0000000000000004" || ex["value_ns"] != 3e9 ||
+		ex["time_ns"] != float64(t0.Add(3*time.Second).UnixNano()) {
+		t.Errorf("exemplar %v", ex)
+	}
+	t.Logf("record of two series: %d bytes without exemplars, %d with 4", len(plain), len(b))
+
+	// Exemplars a record may not carry.
+	key := []byte(w.Instance)
+	setEx := func(k string, v any) func(map[string]any) {
+		return func(m map[string]any) {
+			series0(m)["edge"].(map[string]any)["exemplars"].([]any)[0].(map[string]any)[k] = v
+		}
+	}
+	hostileEx := func(edit func(map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		out, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name   string
+		value  []byte
+		reason string
+	}{
+		{"zero trace id", hostileEx(setEx("trace_id", strings.Repeat("0", 32))), ReasonSeries},
+		{"short trace id", hostileEx(setEx("trace_id", "ab")), ReasonSeries},
+		{"upper-case trace id", hostileEx(setEx("trace_id", "AB000000000000000000000000000001")), ReasonSeries},
+		{"escape in the span id", hostileEx(setEx("span_id", "\x1b[2J000000000000")), ReasonSeries},
+		{"zero span id", hostileEx(setEx("span_id", strings.Repeat("0", 16))), ReasonSeries},
+		{"negative value", hostileEx(setEx("value_ns", -1)), ReasonSeries},
+		{"in 1970", hostileEx(setEx("time_ns", 1)), ReasonSeries},
+		{"trace id as a number", hostileEx(setEx("trace_id", 12)), ReasonMalformed},
+		{"too many in a histogram", hostileEx(func(m map[string]any) {
+			e := series0(m)["edge"].(map[string]any)
+			ex := e["exemplars"].([]any)
+			for len(ex) <= MaxExemplars {
+				ex = append(ex, ex[0])
+			}
+			e["exemplars"] = ex
+		}), ReasonExemplars},
+		{"too many in the window", hostileEx(func(m map[string]any) {
+			s := m["series"].([]any)
+			for i := 2; len(s)*MaxExemplars <= MaxWindowExemplars+MaxExemplars; i++ {
+				c := map[string]any{}
+				for k, v := range series0(m) {
+					c[k] = v
+				}
+				c["hash"] = fmt.Sprintf("%016x", i)
+				e := map[string]any{}
+				for k, v := range c["edge"].(map[string]any) {
+					e[k] = v
+				}
+				e["exemplars"] = slicesRepeat(e["exemplars"].([]any)[0], MaxExemplars)
+				c["edge"] = e
+				s = append(s, c)
+			}
+			m["series"] = s
+		}), ReasonExemplars},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(key, tt.value)
+			var ie *InvalidError
+			if !errors.As(err, &ie) || ie.Reason != tt.reason {
+				t.Fatalf("err = %v, want reason %q", err, tt.reason)
+			}
+			if strings.ContainsAny(err.Error(), "\x1b") {
+				t.Errorf("the error carries the record's control characters: %q", err)
+			}
+		})
+	}
+}
+
+func slicesRepeat(v any, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
