@@ -395,6 +395,6 @@ func TestPublishedExemplarsAreBounded(t *testing.T) {
 	perExemplar := (len(b) - len(pb)) / total
 	t.Logf("%d series: %d bytes without exemplars, %d with %d (%d bytes each)", len(w.Series), len(pb), len(b), total, perExemplar)
 	if perExemplar > 150 {
-		t.Errorf("%d bytes per exemplar: MaxWindowExemplars's doc says about 150", perExemplar)
+		t.Errorf("%d bytes per exemplar: MaxWindowExemplars's doc says at most 150", perExemplar)
 	}
 }

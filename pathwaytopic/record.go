@@ -41,9 +41,10 @@ const (
 	// MaxExemplars bounds the exemplars of one histogram of a series.
 	MaxExemplars = 8
 	// MaxWindowExemplars bounds the exemplars of a whole window: with
-	// about 150 bytes each, they add at most 77 KB to a record.
+	// at most 150 bytes each (132 measured), they add at most 77 KB to a
+	// record (TestPublishedExemplarsAreBounded).
 	MaxWindowExemplars = 512
-	maxTopicBytes = 249
+	maxTopicBytes      = 249
 )
 
 // The bucket index range of pathway histograms, at pathway.Scale.
