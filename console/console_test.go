@@ -348,11 +348,14 @@ func TestAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer traffic.Close(context.Background())
-	var m mapDoc
-	poll.Until(t, 30*time.Second, func() bool {
+	send := func() {
 		if c, err := traffic.Start(context.Background(), messages.Request{Query: "url"}, false); err == nil {
 			_, _ = c.Acked(context.Background())
 		}
+	}
+	var m mapDoc
+	poll.Until(t, 30*time.Second, func() bool {
+		send()
 		code, _, b := call(t, "GET", api+"/map", "")
 		if code != http.StatusOK {
 			t.Fatalf("map: %d %s", code, b)
@@ -383,9 +386,7 @@ func TestAPI(t *testing.T) {
 	var exs []exemplarDoc
 	answered := ""
 	poll.Until(t, 30*time.Second, func() bool {
-		if c, err := traffic.Start(context.Background(), messages.Request{Query: "url"}, false); err == nil {
-			_, _ = c.Acked(context.Background())
-		}
+		send()
 		code, _, b := call(t, "GET", api+"/slowest", "")
 		if code != http.StatusOK {
 			t.Fatalf("slowest: %d %s", code, b)

@@ -45,8 +45,10 @@ func testWindow() Window {
 	}
 }
 
-func TestEncodeDecodeRoundTrip(t *testing.T) {
-	w := testWindow()
+// roundTrip encodes w, checks it decodes as w, and returns the record
+// and its JSON form.
+func roundTrip(t *testing.T, w Window) ([]byte, map[string]any) {
+	t.Helper()
 	b, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +60,16 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, w) {
 		t.Fatalf("decoded\n%+v\nwant\n%+v", got, w)
 	}
-	// The format is the documented one.
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	return b, m
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	// The format is the documented one.
+	b, m := roundTrip(t, testWindow())
 	s := m["series"].([]any)[0].(map[string]any)
 	if m["v"] != 1.0 || m["interval_ns"] != 1e10 || m["start"] != "2026-03-04T05:06:07Z" || s["hash"] != "0000000000001234" ||
 		s["parent"] != "000000000000feed" || s["direction"] != "in" || s["edge"].(map[string]any)["zero_count"] != 1.0 {
@@ -73,7 +80,13 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 // hostile edits the JSON form of testWindow.
 func hostile(t *testing.T, edit func(m map[string]any)) []byte {
 	t.Helper()
-	b, err := testWindow().Encode()
+	return hostileOf(t, testWindow(), edit)
+}
+
+// hostileOf edits the JSON form of w.
+func hostileOf(t *testing.T, w Window, edit func(m map[string]any)) []byte {
+	t.Helper()
+	b, err := w.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,21 +264,7 @@ func TestExemplarsRoundTrip(t *testing.T) {
 	if len(w.Series[0].Edge.Exemplars) != 3 {
 		t.Fatalf("exemplars %+v", w.Series[0].Edge.Exemplars)
 	}
-	b, err := w.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode([]byte(w.Instance), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, w) {
-		t.Fatalf("decoded\n%+v\nwant\n%+v", got, w)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	b, m := roundTrip(t, w)
 	ex := series0(m)["edge"].(map[string]any)["exemplars"].([]any)[2].(map[string]any)
 	if ex["trace_id"] != "ab000000000000000000000000000003" || ex["span_id"] != "0000000000000004" || ex["value_ns"] != 3e9 ||
 		ex["time_ns"] != float64(t0.Add(3*time.Second).UnixNano()) {
@@ -280,18 +279,7 @@ func TestExemplarsRoundTrip(t *testing.T) {
 			series0(m)["edge"].(map[string]any)["exemplars"].([]any)[0].(map[string]any)[k] = v
 		}
 	}
-	hostileEx := func(edit func(map[string]any)) []byte {
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(m)
-		out, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	hostileEx := func(edit func(map[string]any)) []byte { return hostileOf(t, w, edit) }
 	for _, tt := range []struct {
 		name   string
 		value  []byte
