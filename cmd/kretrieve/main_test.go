@@ -318,7 +318,8 @@ func TestGatewayCommand(t *testing.T) {
 // TestRunServePortTaken: run --serve whose --http-listen port another
 // process holds fails with an error naming the flag, and never says it is
 // serving (security #16, finding 8: it printed "serving" and exited 0, so
-// the port's holder got the traffic).
+// the port's holder got the traffic). On a free port it serves the gateway
+// and the console at /console/.
 func TestRunServePortTaken(t *testing.T) {
 	holder, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -343,9 +344,39 @@ func TestRunServePortTaken(t *testing.T) {
 		done <- run(ctx, []string{"run", "--serve", "--requests", "0", "--log-level", "warn", "--http-listen", addr}, mapEnv(nil), &bytes.Buffer{}, &serveErr)
 	}()
 	waitReady(t, addr)
+	checkConsoleMounted(t, "http://"+addr+"/console/")
 	cancel()
-	if err := <-done; err != nil || !strings.Contains(serveErr.String(), "gateway=http://"+addr) {
+	if err := <-done; err != nil || !strings.Contains(serveErr.String(), "gateway=http://"+addr) || !strings.Contains(serveErr.String(), "console=http://"+addr+"/console/") {
 		t.Fatalf("run --serve: %v\n%s", err, serveErr.String())
+	}
+}
+
+// checkConsoleMounted: run --serve serves the console's page under its
+// Content-Security-Policy, and its map names the pipeline's stages.
+func checkConsoleMounted(t *testing.T, base string) {
+	t.Helper()
+	get := func(url string) (*http.Response, []byte) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	resp, page := get(base)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") || !strings.Contains(string(page), "app.js") {
+		t.Fatalf("GET %s: %d, CSP %q, page:\n%s", base, resp.StatusCode, resp.Header.Get("Content-Security-Policy"), page)
+	}
+	resp, body := get(base + "api/map")
+	var doc struct {
+		Stages []struct{ Name string } `json:"stages"`
+	}
+	if err := json.Unmarshal(body, &doc); resp.StatusCode != http.StatusOK || err != nil || len(doc.Stages) != 2 || doc.Stages[0].Name != "retrieval" {
+		t.Fatalf("GET %sapi/map: %d %v\n%s", base, resp.StatusCode, err, body)
 	}
 }
 
