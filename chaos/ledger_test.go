@@ -4,6 +4,7 @@ package chaos_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -177,4 +178,18 @@ func (l *ledger) poison() (keys, letters, onRequests int, perKey map[int]int) {
 		}
 	}
 	return keys, letters, onRequests, perKey
+}
+
+// ackedPoison is how many poison records the broker acknowledged, and the
+// produce errors so far by text.
+func (l *ledger) ackedPoison() (int, map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for id, ok := range l.acked {
+		if ok && strings.HasPrefix(id, poisonPrefix) {
+			n++
+		}
+	}
+	return n, maps.Clone(l.produceErrs)
 }
