@@ -244,7 +244,7 @@ func declareRecordQueryText(s *settings, p *bool) {
 // declareSearchTimeout declares the flag bounding one search of the
 // retrieval stage.
 func declareSearchTimeout(s *settings, p *time.Duration) {
-	s.duration(p, "search-timeout", retrieval.DefaultSearchTimeout, "longest one search may take; a request whose search takes longer is dead-lettered (0: no limit)")
+	s.duration(p, "search-timeout", retrieval.DefaultSearchTimeout, "longest one search may take; a search that takes longer is run once more, and a request whose search takes longer twice is dead-lettered (0: no limit)")
 }
 
 // searchTimeout checks --search-timeout and returns it as

@@ -30,7 +30,7 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
 const DefaultSearchTimeout = time.Second
 
 // ErrSearchTimeout is returned (wrapped, as a permanent error, so the request
-// is dead-lettered) when a search does not finish within
+// is dead-lettered) when a search twice does not finish within
 // Config.SearchTimeout.
 var ErrSearchTimeout = errors.New("search timeout")
 
@@ -56,11 +56,13 @@ type Config struct {
 	// in production. Default: false.
 	RecordQueryText bool
 	// SearchTimeout bounds one search. A search still running at the
-	// deadline is cancelled and its request dead-lettered (a permanent
-	// error wrapping ErrSearchTimeout; never retried, since the same query
-	// would cost as much again): bleve has only the hits of the documents
-	// it reached, not the best ones, so there is no partial answer.
-	// Default: DefaultSearchTimeout; negative: no deadline.
+	// deadline is cancelled and run once more with a fresh deadline (the
+	// worker, frozen or starved while it ran, may have made it late, not
+	// the query); a second overrun dead-letters the request (a permanent
+	// error wrapping ErrSearchTimeout, not retried by the worker, since the
+	// same query would cost as much again). bleve has only the hits of the
+	// documents it reached, not the best ones, so there is no partial
+	// answer. Default: DefaultSearchTimeout; negative: no deadline.
 	SearchTimeout time.Duration
 }
 
@@ -139,8 +141,11 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 // searchWithin runs one search of req on s within timeout (none if negative),
 // and records on span the plan the index reports (search.Trace): the term
 // clauses searched and the terms dropped over search.MaxQueryTerms. A search
-// that overruns its own deadline (not the worker's context) fails with
-// ErrSearchTimeout.
+// that overruns its own deadline (not the worker's context) is run once
+// more, at once and with a fresh deadline, with a retry event on span: the
+// deadline is wall-clock time, which a worker frozen or starved of CPU
+// while the search ran (SIGSTOP, a paused container, a VM's steal) spends
+// without searching. A second overrun fails with ErrSearchTimeout.
 func searchWithin(ctx context.Context, s Searcher, req messages.Request, timeout time.Duration, span trace.Span) ([]search.Hit, error) {
 	sctx := search.WithTrace(ctx, &search.Trace{QueryPlanned: func(p search.QueryPlan) {
 		span.SetAttributes(telemetry.SearchClauses.Int(p.Clauses))
@@ -148,11 +153,32 @@ func searchWithin(ctx context.Context, s Searcher, req messages.Request, timeout
 			span.SetAttributes(telemetry.SearchTermsDropped.Int(p.DroppedTerms))
 		}
 	}})
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(sctx, timeout)
-		defer cancel()
+	if timeout <= 0 {
+		return s.Search(sctx, req.Query, req.TopK)
 	}
+	for attempt := 1; ; attempt++ {
+		hits, err := searchBefore(ctx, sctx, s, req, timeout)
+		if !errors.Is(err, ErrSearchTimeout) || attempt == searchAttempts {
+			return hits, err
+		}
+		span.AddEvent(telemetry.EventRetry, trace.WithAttributes(
+			telemetry.RetryAttempt.Int(attempt),
+			telemetry.RetryError.String(err.Error()),
+			telemetry.RetryBackoffMS.Float64(0),
+		))
+	}
+}
+
+// searchAttempts is how many times searchWithin starts a search that
+// overruns its deadline: a slow query costs at most this many deadlines.
+const searchAttempts = 2
+
+// searchBefore runs one search of req on s in sctx (derived from the
+// worker's ctx) with a deadline timeout from now; it fails with
+// ErrSearchTimeout when the deadline, not ctx, ended it.
+func searchBefore(ctx, sctx context.Context, s Searcher, req messages.Request, timeout time.Duration) ([]search.Hit, error) {
+	sctx, cancel := context.WithTimeout(sctx, timeout)
+	defer cancel()
 	hits, err := s.Search(sctx, req.Query, req.TopK)
 	if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w: no answer within %s", ErrSearchTimeout, timeout)

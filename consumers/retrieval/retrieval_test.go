@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,11 +110,34 @@ func TestSearchErrorQuotingTheQueryIsWithheld(t *testing.T) {
 }
 
 // stuckSearcher never answers: its searches end only with their context.
-type stuckSearcher struct{ fakeSearcher }
+// It counts them.
+type stuckSearcher struct {
+	fakeSearcher
+	calls *atomic.Int32
+}
 
-func (stuckSearcher) Search(ctx context.Context, _ string, _ int) ([]search.Hit, error) {
+func (s stuckSearcher) Search(ctx context.Context, _ string, _ int) ([]search.Hit, error) {
+	if s.calls != nil {
+		s.calls.Add(1)
+	}
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// frozenOnceSearcher's first search outlives its deadline, as a search does
+// when its process is frozen (SIGSTOP, docker pause, a VM's steal) or
+// starved of CPU while it runs; the searches after it answer at once.
+type frozenOnceSearcher struct {
+	fakeSearcher
+	calls *atomic.Int32
+}
+
+func (s frozenOnceSearcher) Search(ctx context.Context, q string, k int) ([]search.Hit, error) {
+	if s.calls.Add(1) == 1 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.fakeSearcher.Search(ctx, q, k)
 }
 
 // handleWith runs one record through a handler of s configured by cfg, in ctx.
@@ -139,9 +164,9 @@ func smallIndex(t *testing.T) *search.Index {
 }
 
 // TestSearchTimeoutDeadLetters: a search that overruns Config.SearchTimeout
-// is cancelled and its request fails with a permanent ErrSearchTimeout (so
-// it is dead-lettered, never retried), on the search span too (security
-// finding 6 of issue 16). Both a searcher that waits for its context and
+// (twice: TestSearchTimeoutIsTriedTwice) is cancelled and its request fails
+// with a permanent ErrSearchTimeout (so it is dead-lettered, not retried by
+// the worker), on the search span too (security finding 6 of issue 16). Both a searcher that waits for its context and
 // the index itself, past its deadline before it starts.
 func TestSearchTimeoutDeadLetters(t *testing.T) {
 	query := strings.Repeat("go ", 1365)
@@ -168,6 +193,54 @@ func TestSearchTimeoutDeadLetters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSearchTimeoutIsTriedTwice: one overrun is not enough to dead-letter a
+// request. A search that overruns its deadline once is run again at once
+// with a fresh deadline, since a worker that was frozen or starved while
+// the search ran (not the query) may have made it late; the search span
+// records the retry. Only a second overrun dead-letters the request, so a
+// query that is slow by itself costs at most twice the deadline.
+func TestSearchTimeoutIsTriedTwice(t *testing.T) {
+	t.Run("late once", func(t *testing.T) {
+		var calls atomic.Int32
+		s := frozenOnceSearcher{fakeSearcher{hits: []search.Hit{{ID: "a", Score: 1}}}, &calls}
+		outs, rec, err := handleWith(t.Context(), s, retrieval.Config{SearchTimeout: time.Millisecond}, `{"query":"gzip"}`)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("outs %v, err %v: want the candidates of the second search", outs, err)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Errorf("%d searches, want 2", n)
+		}
+		span := rec.Ended()[0]
+		if span.Status().Code == codes.Error {
+			t.Errorf("search span status %+v: the retried search answered", span.Status())
+		}
+		var retries []string
+		for _, ev := range span.Events() {
+			if ev.Name != "retry" {
+				continue
+			}
+			for _, kv := range ev.Attributes {
+				if kv.Key == "kretrieve.retry.error" {
+					retries = append(retries, kv.Value.AsString())
+				}
+			}
+		}
+		if want := []string{"search timeout: no answer within 1ms"}; !slices.Equal(retries, want) {
+			t.Errorf("search span retry events %q, want %q", retries, want)
+		}
+	})
+	t.Run("late twice", func(t *testing.T) {
+		var calls atomic.Int32
+		outs, _, err := handleWith(t.Context(), stuckSearcher{calls: &calls}, retrieval.Config{SearchTimeout: time.Millisecond}, `{"query":"gzip"}`)
+		if outs != nil || !errors.Is(err, retrieval.ErrSearchTimeout) || !consumers.IsPermanent(err) {
+			t.Fatalf("outs %v, err %v: want a permanent ErrSearchTimeout", outs, err)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Errorf("%d searches, want 2", n)
+		}
+	})
 }
 
 // TestSearchCancelledByWorkerIsTransient: the worker's own context ending
