@@ -6,9 +6,13 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,9 +42,10 @@ const (
 	// ContentSecurityPolicy allows the console's own scripts, styles and
 	// API, and nothing inline, framed or fetched from elsewhere.
 	ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-	// CSRFHeader must be sent, with the value "1", by a replay request: a
-	// cross-site form cannot set it, and a cross-site script cannot send it
-	// without a CORS preflight, which the console does not answer.
+	// CSRFHeader must be sent, with the value "1", by every POST (a search,
+	// a replay): a cross-site form cannot set it, and a cross-site script
+	// cannot send it without a CORS preflight, which the console does not
+	// answer.
 	CSRFHeader = "X-Kretrieve-Console"
 )
 
@@ -75,6 +80,13 @@ type Config struct {
 	Idle time.Duration
 	// SearchTimeout bounds a search. Default: DefaultSearchTimeout.
 	SearchTimeout time.Duration
+	// AllowedHosts are the host names (without port) the console answers
+	// to besides IP addresses, localhost and *.localhost. A request naming
+	// any other host in its Host header is refused with 403: a web page
+	// whose name an attacker points at the console's address (DNS
+	// rebinding) can neither read the console nor act through it. Add the
+	// names a console reached through DNS is known by.
+	AllowedHosts []string
 }
 
 // ReplayFunc replays the dead letters that cfg selects (its Topics are the
@@ -205,6 +217,10 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 // ServeHTTP serves the console at the root and under Prefix; /console
 // redirects to Prefix.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !c.hostAllowed(r.Host) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("host %q is not allowed: the console answers to IP addresses, localhost and the names it is given (kretrieve console --allowed-hosts, run --console-allowed-hosts)", r.Host))
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -226,6 +242,33 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
+// hostAllowed reports whether a request whose Host header is hostport may
+// be answered (see Config.AllowedHosts). An IP address is never a rebound
+// name, and localhost names resolve only to the loopback (RFC 6761).
+func (c *Console) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	return slices.ContainsFunc(c.cfg.AllowedHosts, func(a string) bool { return strings.EqualFold(strings.TrimSuffix(a, "."), host) })
+}
+
+// csrfChecked reports whether r carries CSRFHeader; if not, it answers 403.
+func csrfChecked(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get(CSRFHeader) == "1" {
+		return true
+	}
+	writeError(w, http.StatusForbidden, r.Method+" "+r.URL.Path+" needs the "+CSRFHeader+": 1 header")
+	return false
+}
+
 func (c *Console) index(w http.ResponseWriter, _ *http.Request) {
 	b, err := fs.ReadFile(assets, "assets/index.html")
 	if err != nil {
@@ -237,11 +280,15 @@ func (c *Console) index(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// api installs an API handler: no-store, and the console's live state
-// started and kept alive by the request.
+// api installs an API handler: no-store, every POST refused without
+// CSRFHeader before anything starts, and the console's live state started
+// and kept alive by the request.
 func (c *Console) api(pattern string, h func(http.ResponseWriter, *http.Request, *live)) {
 	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
+		if r.Method == http.MethodPost && !csrfChecked(w, r) {
+			return
+		}
 		l, err := c.acquire()
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, err.Error())

@@ -244,7 +244,7 @@ func TestAPI(t *testing.T) {
 
 	// Search: results, snippet as text with highlight ranges, per-stage
 	// timings and the trace's spans.
-	code, _, b := call(t, "POST", api+"/search", `{"query":"canary image","top_k":5}`)
+	code, _, b := call(t, "POST", api+"/search", `{"query":"canary image","top_k":5}`, console.CSRFHeader, "1")
 	if code != http.StatusOK {
 		t.Fatalf("search: %d %s", code, b)
 	}
@@ -469,10 +469,10 @@ func TestAPI(t *testing.T) {
 	}
 
 	// Read-only: replay refused, with or without the CSRF header.
-	for _, h := range [][]string{nil, {console.CSRFHeader, "1"}} {
-		code, _, b := call(t, "POST", api+"/deadletters/replay", `{}`, h...)
-		if code != http.StatusForbidden || !strings.Contains(string(b), "--allow-replay") {
-			t.Errorf("replay with %v on a read-only console: %d %s", h, code, b)
+	for h, want := range map[string]string{"": console.CSRFHeader, "1": "--allow-replay"} {
+		code, _, b := call(t, "POST", api+"/deadletters/replay", `{}`, console.CSRFHeader, h)
+		if code != http.StatusForbidden || !strings.Contains(string(b), want) {
+			t.Errorf("replay with %s: %q on a read-only console: %d %s, want 403 naming %s", console.CSRFHeader, h, code, b, want)
 		}
 	}
 
@@ -506,5 +506,57 @@ func TestReplay(t *testing.T) {
 	}
 	if code, _, b := call(t, "GET", srv.URL+"/api/deadletters", ""); code != http.StatusOK || !strings.Contains(string(b), `"replay_allowed":true`) {
 		t.Errorf("deadletters: %d %s", code, b)
+	}
+}
+
+// TestForgedRequestsAreRefused: a cross-site form cannot search through
+// the console (every POST needs CSRFHeader, checked before the console
+// starts anything), and a page whose name was pointed at the console's
+// address (DNS rebinding) can read nothing: only IP addresses, localhost
+// names and Config.AllowedHosts are answered.
+func TestForgedRequestsAreRefused(t *testing.T) {
+	e := newEnv(t)
+	con, srv := e.console(t, console.Config{AllowedHosts: []string{"Console.Example."}})
+	for _, v := range []string{"", "0", "true"} {
+		code, _, b := call(t, "POST", srv.URL+"/api/search", `{"query":"gzip"}`, console.CSRFHeader, v)
+		if code != http.StatusForbidden || !strings.Contains(string(b), console.CSRFHeader) {
+			t.Errorf("search with %s: %q: %d %s, want 403 naming the header", console.CSRFHeader, v, code, b)
+		}
+	}
+	if con.Started() {
+		t.Error("a refused search started the console's clients")
+	}
+
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	for host, allowed := range map[string]bool{
+		"127.0.0.1" + port:           true,
+		"[::1]" + port:               true,
+		"10.1.2.3":                   true,
+		"localhost" + port:           true,
+		"LOCALHOST.":                 true,
+		"app.localhost" + port:       true,
+		"console.example" + port:     true,
+		"console.example.":           true,
+		"attacker.example" + port:    false,
+		"localhost.attacker.example": false,
+		"127.0.0.1.nip.io" + port:    false,
+		"console.example.evil":       false,
+	} {
+		for _, path := range []string{"/", "/console/", "/api/map", "/assets/app.js"} {
+			req, err := http.NewRequest("GET", srv.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if refused := resp.StatusCode == http.StatusForbidden && strings.Contains(string(b), "--allowed-hosts"); refused == allowed {
+				t.Errorf("GET %s with Host %q: %d %.120s; allowed %v", path, host, resp.StatusCode, b, allowed)
+			}
+		}
 	}
 }

@@ -25,6 +25,7 @@ type consoleConfig struct {
 	allowReplay   bool
 	pathwaysTopic string
 	timeout       time.Duration
+	allowedHosts  string
 }
 
 // flags declares the flags of a consoleConfig on s and returns the check of
@@ -36,6 +37,7 @@ func (c *consoleConfig) flags(s *settings) (check func(args []string) error) {
 	s.boolean(&c.allowReplay, "allow-replay", false, "let the console replay dead letters (default: read-only)")
 	declarePathwaysTopic(s, &c.pathwaysTopic)
 	s.duration(&c.timeout, "timeout", console.DefaultSearchTimeout, "how long a search waits for its result")
+	declareConsoleAllowedHosts(s, &c.allowedHosts, "allowed-hosts")
 	return func(args []string) error {
 		var errs []error
 		if _, _, err := net.SplitHostPort(c.listen); err != nil {
@@ -46,6 +48,13 @@ func (c *consoleConfig) flags(s *settings) (check func(args []string) error) {
 		}
 		return errors.Join(append(errs, validatePathwaysTopic(c.pathwaysTopic), c.validate(), validateBrokers(c.brokers))...)
 	}
+}
+
+// declareConsoleAllowedHosts declares the flag of the host names the
+// console answers to besides IP addresses and localhost
+// (console.Config.AllowedHosts).
+func declareConsoleAllowedHosts(s *settings, p *string, name string) {
+	s.str(p, name, "", "comma-separated host names the console answers to besides IP addresses and localhost, e.g. console.example.com (other names are refused: DNS rebinding)")
 }
 
 // runConsole serves the web console until ctx is done. It connects to
@@ -70,7 +79,7 @@ func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error 
 			}))
 		}
 		con, err := console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathwaysTopic,
-			JaegerURL: cfg.jaeger, AllowReplay: cfg.allowReplay, SearchTimeout: cfg.timeout}, opts...)
+			JaegerURL: cfg.jaeger, AllowReplay: cfg.allowReplay, SearchTimeout: cfg.timeout, AllowedHosts: splitList(cfg.allowedHosts)}, opts...)
 		if err != nil {
 			ln.Close()
 			return err

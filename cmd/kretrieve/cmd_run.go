@@ -102,7 +102,8 @@ func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err e
 
 	if cfg.serve && ctx.Err() == nil {
 		var con *console.Console
-		con, err = console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathways.topic, SearchTimeout: cfg.timeout},
+		con, err = console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathways.topic, SearchTimeout: cfg.timeout,
+			AllowedHosts: splitList(cfg.hosts)},
 			console.WithLogger(comp.logger), console.WithSpanStore(store), console.WithTraces(recorder.Traces),
 			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) }))
 		if err == nil {

@@ -434,6 +434,7 @@ type runConfig struct {
 	requests    int
 	inFlight    int
 	serve       bool
+	hosts       string // --console-allowed-hosts
 	summaryJSON string
 	timeout     time.Duration
 	replicas    map[string]*int // workers per stage: --STAGE-workers
@@ -454,6 +455,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	s.integer(&c.requests, "requests", 1000, "requests to send")
 	s.integer(&c.inFlight, "in-flight", 200, "requests awaiting their result at once")
 	s.boolean(&c.serve, "serve", false, "keep the broker and workers running after the requests and serve the HTTP gateway, until interrupted")
+	declareConsoleAllowedHosts(s, &c.hosts, "console-allowed-hosts")
 	c.gateway.declare(s)
 	c.declareRetrievalTrustBoundary(s)
 	c.declareTrustedBaggage(s)

@@ -341,7 +341,8 @@ func TestRunServePortTaken(t *testing.T) {
 	done := make(chan error, 1)
 	var serveErr bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"run", "--serve", "--requests", "0", "--log-level", "warn", "--http-listen", addr}, mapEnv(nil), &bytes.Buffer{}, &serveErr)
+		done <- run(ctx, []string{"run", "--serve", "--requests", "0", "--log-level", "warn", "--http-listen", addr,
+			"--console-allowed-hosts", "console.example,kretrieve.internal"}, mapEnv(nil), &bytes.Buffer{}, &serveErr)
 	}()
 	waitReady(t, addr)
 	checkConsoleMounted(t, "http://"+addr+"/console/")
@@ -352,7 +353,8 @@ func TestRunServePortTaken(t *testing.T) {
 }
 
 // checkConsoleMounted: run --serve serves the console's page under its
-// Content-Security-Policy, and its map names the pipeline's stages.
+// Content-Security-Policy, its map names the pipeline's stages, and it
+// answers to the names of --console-allowed-hosts but not to others.
 func checkConsoleMounted(t *testing.T, base string) {
 	t.Helper()
 	get := func(url string) (*http.Response, []byte) {
@@ -377,6 +379,21 @@ func checkConsoleMounted(t *testing.T, base string) {
 	}
 	if err := json.Unmarshal(body, &doc); resp.StatusCode != http.StatusOK || err != nil || len(doc.Stages) != 2 || doc.Stages[0].Name != "retrieval" {
 		t.Fatalf("GET %sapi/map: %d %v\n%s", base, resp.StatusCode, err, body)
+	}
+	for host, want := range map[string]int{"kretrieve.internal": http.StatusOK, "console.example:8080": http.StatusOK, "rebound.example": http.StatusForbidden} {
+		req, err := http.NewRequest("GET", base+"api/map", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %sapi/map as %s: %d, want %d", base, host, resp.StatusCode, want)
+		}
 	}
 }
 

@@ -98,10 +98,11 @@ async function api(path, opts) {
   return body;
 }
 
-function postJSON(path, obj, headers) {
+// Every POST carries the console's CSRF header (console.CSRFHeader).
+function postJSON(path, obj) {
   return api(path, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...(headers || {}) },
+    headers: { 'Content-Type': 'application/json', 'X-Kretrieve-Console': '1' },
     body: JSON.stringify(obj),
   });
 }
@@ -723,7 +724,7 @@ function deadLettersPage(main, r) {
       cancel.hidden = true;
       status.textContent = 'Replaying…';
       try {
-        const res = await postJSON('api/deadletters/replay', { reason: wantReason, error_type: etype.value }, { 'X-Kretrieve-Console': '1' });
+        const res = await postJSON('api/deadletters/replay', { reason: wantReason, error_type: etype.value });
         status.textContent = 'Replayed ' + fmtNum(res.replayed) + ', skipped ' + fmtNum(res.skipped) + ', failed ' + fmtNum(res.failed) + '.';
       } catch (e) {
         status.textContent = 'Replay failed: ' + e.message;
