@@ -115,6 +115,7 @@ export function startMock(port = 0) {
         return;
       }
       if (p === '/api/search' && req.method === 'POST') {
+        if (req.headers['x-kretrieve-console'] !== '1') return json(res, 403, { error: 'missing X-Kretrieve-Console header' });
         const b = await body(req);
         const id = traceId();
         const spans = spansFor();
