@@ -30,8 +30,8 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
 const DefaultSearchTimeout = time.Second
 
 // ErrSearchTimeout is returned (wrapped, as a permanent error, so the request
-// is dead-lettered) when a search twice does not finish within
-// Config.SearchTimeout.
+// is dead-lettered) when a search overruns Config.SearchTimeout twice in a
+// row.
 var ErrSearchTimeout = errors.New("search timeout")
 
 // Searcher finds the best documents for a query.
