@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"math"
@@ -11,8 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/loadgen"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -261,4 +266,43 @@ func readSpansFile(t *testing.T, path string) []runsummary.Trace {
 		t.Fatal(err)
 	}
 	return runsummary.GroupTraces(spans)
+}
+
+// TestLoadStopsWhenTheBrokerIsGone: an interrupted load whose broker has
+// gone away stops within its bounds: the requests it could not deliver are
+// given up after loadgen.FinishTimeout, not flushed forever. (It ran on for
+// minutes after SIGTERM, stuck flushing to a broker that no longer
+// existed.)
+func TestLoadStopsWhenTheBrokerIsGone(t *testing.T) {
+	b := kafkatest.NewBroker(t, 3)
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	progress := &syncbuf.Buffer{}
+	done := make(chan error, 1)
+	go func() {
+		// No workers: the requests wait for results that never come, 5 new
+		// ones a second.
+		done <- run(ctx, []string{"load", "--requests", "100000", "--rate", "5", "--in-flight", "64", "--pathways-interval", "0"}, env, &bytes.Buffer{}, progress)
+	}()
+	if !poll.Wait(30*time.Second, func() bool { return strings.Contains(progress.String(), "sent 1 ") }) {
+		t.Fatalf("load sent nothing:\n%s", progress.String())
+	}
+	b.Close()
+	// The next progress line (5 s on) counts requests published since the
+	// broker went: they cannot be delivered.
+	later := regexp.MustCompile(`sent ([2-9]|[1-9][0-9]+) `)
+	if !poll.Wait(30*time.Second, func() bool { return later.MatchString(progress.String()) }) {
+		t.Fatalf("load sent nothing after its broker went:\n%s", progress.String())
+	}
+	cancel() // SIGTERM
+	// The bound: the finish's flush (loadgen.FinishTimeout) and the
+	// telemetry's shutdown (1 s), with room for a loaded machine.
+	bound := loadgen.FinishTimeout + 20*time.Second
+	select {
+	case err := <-done:
+		t.Logf("load ended: %v", err)
+	case <-time.After(bound):
+		t.Fatalf("load still running %v after it was interrupted with its broker gone:\n%s", bound, progress.String())
+	}
 }
