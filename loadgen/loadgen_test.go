@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -169,47 +168,5 @@ func TestProgressCountsFailures(t *testing.T) {
 	}
 	if (Report{}).FailureRate() != 0 {
 		t.Fatal("nothing sent: failure rate not 0")
-	}
-}
-
-// stuckTarget's finish waits for its context, as a Kafka target's flush
-// does for a broker that is gone for good.
-type stuckTarget struct {
-	fakeTarget
-	deadline chan time.Duration // how far off finish's deadline was
-}
-
-func (s *stuckTarget) finish(ctx context.Context, _ *Report) error {
-	d, ok := ctx.Deadline()
-	if !ok {
-		d = time.Now().Add(time.Hour)
-	}
-	s.deadline <- time.Until(d)
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-// TestRunFinishIsBounded: a run, even an interrupted one, releases its
-// target within FinishTimeout; a target that cannot finish (its broker is
-// gone) fails the run with the deadline instead of holding it forever.
-func TestRunFinishIsBounded(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel() // interrupted before it starts
-	s := &stuckTarget{deadline: make(chan time.Duration, 1)}
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, Config{InFlight: 1, Requests: 1, Queries: []string{"q"}}, s)
-		done <- err
-	}()
-	if d := <-s.deadline; d > FinishTimeout || d <= 0 {
-		t.Fatalf("finish's deadline is %v away, want within FinishTimeout (%v)", d, FinishTimeout)
-	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not acknowledged") {
-			t.Errorf("run: %v, want the finish's deadline, explained", err)
-		}
-	case <-time.After(FinishTimeout + 30*time.Second):
-		t.Fatal("the run did not end after FinishTimeout")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
@@ -68,12 +69,24 @@ func (p *Publisher) publish(ctx context.Context, req messages.Request, corr stri
 	return nil
 }
 
-// Close flushes the requests not yet acknowledged and closes the Kafka
-// client: the Publisher owns the client it was made with.
+// CloseTimeout bounds how long Close waits for the requests not yet
+// acknowledged: a broker gone for good would otherwise hold every process
+// stopping (a gateway, a load, a produce) forever.
+const CloseTimeout = 10 * time.Second
+
+// Close flushes the requests not yet acknowledged, for at most CloseTimeout
+// or until ctx ends, and closes the Kafka client: the Publisher owns the
+// client it was made with. Requests still unacknowledged then fail, and
+// Close says so.
 func (p *Publisher) Close(ctx context.Context) error {
-	err := p.client.Flush(ctx)
+	fctx, cancel := context.WithTimeout(ctx, CloseTimeout)
+	defer cancel()
+	err := p.client.Flush(fctx)
 	p.client.Close()
-	return err
+	if err != nil {
+		return fmt.Errorf("requests published but not acknowledged (is the broker gone?): %w", err)
+	}
+	return nil
 }
 
 // newCorrelation returns a fresh messages.HeaderCorrelation value: 128

@@ -17,7 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/internal/poll"
 	"github.com/kretrieve/kretrieve/internal/syncbuf"
-	"github.com/kretrieve/kretrieve/loadgen"
+	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/runsummary"
 )
 
@@ -270,7 +270,7 @@ func readSpansFile(t *testing.T, path string) []runsummary.Trace {
 
 // TestLoadStopsWhenTheBrokerIsGone: an interrupted load whose broker has
 // gone away stops within its bounds: the requests it could not deliver are
-// given up after loadgen.FinishTimeout, not flushed forever. (It ran on for
+// given up after producer.CloseTimeout, not flushed forever. (It ran on for
 // minutes after SIGTERM, stuck flushing to a broker that no longer
 // existed.)
 func TestLoadStopsWhenTheBrokerIsGone(t *testing.T) {
@@ -296,9 +296,9 @@ func TestLoadStopsWhenTheBrokerIsGone(t *testing.T) {
 		t.Fatalf("load sent nothing after its broker went:\n%s", progress.String())
 	}
 	cancel() // SIGTERM
-	// The bound: the finish's flush (loadgen.FinishTimeout) and the
+	// The bound: the finish's flush (producer.CloseTimeout) and the
 	// telemetry's shutdown (1 s), with room for a loaded machine.
-	bound := loadgen.FinishTimeout + 20*time.Second
+	bound := producer.CloseTimeout + 20*time.Second
 	select {
 	case err := <-done:
 		t.Logf("load ended: %v", err)
