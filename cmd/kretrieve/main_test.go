@@ -359,23 +359,11 @@ func TestRunServePortTaken(t *testing.T) {
 // answers to the names of --console-allowed-hosts but not to others.
 func checkConsoleMounted(t *testing.T, base string) {
 	t.Helper()
-	get := func(url string) (*http.Response, []byte) {
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
-	}
-	resp, page := get(base)
+	resp, page := httpGet(t, base)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") || !strings.Contains(string(page), "app.js") {
 		t.Fatalf("GET %s: %d, CSP %q, page:\n%s", base, resp.StatusCode, resp.Header.Get("Content-Security-Policy"), page)
 	}
-	resp, body := get(base + "api/map")
+	resp, body := httpGet(t, base+"api/map")
 	var doc struct {
 		Stages []struct{ Name string } `json:"stages"`
 	}
@@ -403,6 +391,21 @@ func checkConsoleMounted(t *testing.T, base string) {
 			t.Errorf("GET %sapi/map as %s: %d, want %d", base, host, resp.StatusCode, want)
 		}
 	}
+}
+
+// httpGet GETs url and returns the response with its whole body.
+func httpGet(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
 }
 
 // freeAddr returns a free local TCP address.
@@ -463,15 +466,7 @@ func TestMetricsListen(t *testing.T) {
 		"KRETRIEVE_METRICS_LISTEN": metricsAddr, "OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})
 	startCommands(t, env, "gateway")
 	waitReady(t, addr)
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := httpGet(t, "http://"+metricsAddr+"/metrics")
 	for _, want := range []string{`service_name="kretrieve-gateway"`, "go_goroutine"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("GET /metrics: status %d, no %q in:\n%.2000s", resp.StatusCode, want, body)
