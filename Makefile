@@ -37,9 +37,9 @@ chaos:
 ## Node 18.19+ and npm; `make build` needs neither (the assets are plain files).
 CHROMIUM ?= /usr/bin/chromium
 console-test: build
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/console-e2e-poison ./console/e2e/poison
-	cd console/e2e && npm ci --no-audit --no-fund
-	cd console/e2e && CHROMIUM=$(CHROMIUM) KRETRIEVE_BIN=$(CURDIR)/$(BIN) KRETRIEVE_POISON_BIN=$(CURDIR)/bin/console-e2e-poison \
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/console-e2e-poison ./ops/console/e2e/poison
+	cd ops/console/e2e && npm ci --no-audit --no-fund
+	cd ops/console/e2e && CHROMIUM=$(CHROMIUM) KRETRIEVE_BIN=$(CURDIR)/$(BIN) KRETRIEVE_POISON_BIN=$(CURDIR)/bin/console-e2e-poison \
 		node --test console.test.mjs
 
 # Linters, installed from the Go module proxy at pinned versions into
@@ -106,7 +106,7 @@ PACED_VARIANTS = kafka-traced-1 kafka-traced-1-nopathways
 ## of the relay, paced relay, pipeline, paced pipeline and idle latency benchmarks (each
 ## round runs every variant side by side; the paced pipeline's two each in its own
 ## process, their order alternating from round to round), all saved to BENCH_OUT; then the
-## performance targets from the medians (internal/benchratio). See bench/doc.go.
+## performance targets from the medians (bench/benchratio). See bench/doc.go.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./... | grep -v -e '/bench$$' -e '/pipeline$$') 2>&1 | tee $(BENCH_OUT)
 	for i in $$(seq $(BENCH_ROUNDS)); do \
@@ -118,7 +118,7 @@ bench:
 		done; \
 		$(GO) test -run='^$$' -bench='^BenchmarkIdleLatency$$' -benchtime=300x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
 	done
-	$(GO) run ./internal/benchratio $(BENCH_OUT)
+	$(GO) run ./bench/benchratio $(BENCH_OUT)
 
 ## fuzz: each fuzz target of every package briefly (FUZZTIME each).
 ## FUZZTIME is an execution count (Nx) by default: with a duration, Go 1.26's

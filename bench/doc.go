@@ -1,8 +1,8 @@
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
-// against an in-process broker (kfake through internal/kafkatest). It has no
+// against an in-process broker (kfake through broker/brokertest). It has no
 // non-test code; it imports kafkatrace, pathway (to check the relay's
 // pathway checkpoints), tracing (for its batch defaults and metric
-// producer), internal/otlpwire and internal/kafkatest and nothing else of
+// producer), internal/otlpwire and broker/brokertest and nothing else of
 // kretrieve, and nothing imports it.
 //
 // # The relay benchmark
@@ -211,7 +211,7 @@
 // (rounds rather than -count, so that the variants compared alternate in
 // time and a burst of load on a shared machine hits all of them), saving
 // everything to BENCH_OUT (default bench.out). It then prints, with
-// internal/benchratio, the performance targets from the medians of the
+// bench/benchratio, the performance targets from the medians of the
 // runs of each sub-benchmark, ratios of two or one median against a bound:
 //
 //	relay kretrieve-100 / kotel, msgs/s                  ≥ 2.5

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -136,7 +136,7 @@ var relaySeq atomic.Int64
 // is produced until run.
 func newRelay(tb testing.TB, inst instrumentation, n int) *relay {
 	tb.Helper()
-	brk := kafkatest.NewBroker(tb, relayPartitions)
+	brk := brokertest.NewBroker(tb, relayPartitions)
 	seq := relaySeq.Add(1)
 	r := &relay{
 		n:      n,

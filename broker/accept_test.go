@@ -16,8 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 )
 
 // TestBrokerListensAgainAfterFileDescriptorExhaustion runs out of file

@@ -14,7 +14,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // Message is one consumed record being processed. It carries what the
@@ -141,10 +141,10 @@ func Retry(attempts int, backoff, maxBackoff time.Duration) Middleware {
 				if err == nil || IsPermanent(err) || msg.Attempt >= attempts || ctx.Err() != nil {
 					return outs, err
 				}
-				trace.SpanFromContext(ctx).AddEvent(telemetry.EventRetry, trace.WithAttributes(
-					telemetry.RetryAttempt.Int(msg.Attempt),
-					telemetry.RetryError.String(err.Error()),
-					telemetry.RetryBackoffMS.Float64(float64(wait)/float64(time.Millisecond)),
+				trace.SpanFromContext(ctx).AddEvent(otelnames.EventRetry, trace.WithAttributes(
+					otelnames.RetryAttempt.Int(msg.Attempt),
+					otelnames.RetryError.String(err.Error()),
+					otelnames.RetryBackoffMS.Float64(float64(wait)/float64(time.Millisecond)),
 				))
 				t := time.NewTimer(wait)
 				select {

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -37,7 +37,7 @@ type partitionEnv struct {
 
 func newPartitionEnv(t *testing.T, in string, outConfig map[string]*string) *partitionEnv {
 	t.Helper()
-	addr := kafkatest.NewBroker(t, partitions).Addr()
+	addr := brokertest.NewBroker(t, partitions).Addr()
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -216,7 +216,7 @@ func TestStopIsBoundedWhenTheBrokerIsGone(t *testing.T) {
 		bound         = 2 * commitTimeout
 		margin        = 3 * time.Second
 	)
-	b := kafkatest.NewBroker(t, partitions)
+	b := brokertest.NewBroker(t, partitions)
 	producer, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -50,7 +50,7 @@ type hostileEnv struct {
 
 func newHostileEnv(t *testing.T, in, dlqMax string) *hostileEnv {
 	t.Helper()
-	addr := kafkatest.NewBroker(t, 1).Addr()
+	addr := brokertest.NewBroker(t, 1).Addr()
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerBatchMaxBytes(8<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)

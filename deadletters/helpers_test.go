@@ -18,8 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -48,7 +48,7 @@ type env struct {
 
 func newEnv(t *testing.T, partitions int32) *env {
 	t.Helper()
-	b := kafkatest.NewBroker(t, int(partitions))
+	b := brokertest.NewBroker(t, int(partitions))
 	kc := kafkaclient.Config{Brokers: []string{b.Addr()}, ClientID: "test", Partitions: partitions}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts := kafkaclient.Options(kc, logger, nil)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // ScopeName is the instrumentation scope of the replay spans.
@@ -407,18 +407,18 @@ func (rp *replayer) publish(ctx context.Context, it *item, acks *sync.WaitGroup)
 		trace.WithAttributes(
 			semconv.MessagingSystemKafka,
 			semconv.MessagingDestinationName(it.out.Target),
-			telemetry.DLQTopic.String(l.Topic),
-			telemetry.DLQPartition.Int(int(l.Partition)),
-			telemetry.DLQOffset.Int64(l.Offset),
-			telemetry.DLQReason.String(capBytes(l.Reason, maxReasonAttrBytes)),
-			telemetry.DLQErrorType.String(l.ErrorType),
-			telemetry.DLQAttempts.Int(l.Attempts),
+			otelnames.DLQTopic.String(l.Topic),
+			otelnames.DLQPartition.Int(int(l.Partition)),
+			otelnames.DLQOffset.Int64(l.Offset),
+			otelnames.DLQReason.String(capBytes(l.Reason, maxReasonAttrBytes)),
+			otelnames.DLQErrorType.String(l.ErrorType),
+			otelnames.DLQAttempts.Int(l.Attempts),
 		),
 	}
 	if remote := trace.SpanContextFromContext(old); remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
-	sctx, span := rp.spans.Start(parent, telemetry.ReplaySpan(l.Topic), startOpts...)
+	sctx, span := rp.spans.Start(parent, otelnames.ReplaySpan(l.Topic), startOpts...)
 	// With pathways, the replay is a checkpoint of its own: the dead
 	// letter's pathway continues through it on a pathway apart from the
 	// original one.

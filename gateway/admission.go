@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/producer"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // RetryAfter is the Retry-After (seconds) of a refused request.
@@ -22,7 +22,7 @@ const RetryAfter = "1"
 // to come back in a second do better than callers that time out in line.
 // It runs outside otelhttp and before the body is read, so a refusal
 // allocates no body, starts no span (a refusal storm is not a storm of
-// server-error spans) and is counted in telemetry.MetricGatewayRefused instead.
+// server-error spans) and is counted in otelnames.MetricGatewayRefused instead.
 type admission struct {
 	max      int64
 	inFlight atomic.Int64
@@ -32,11 +32,11 @@ type admission struct {
 func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
 	// The meter keeps the scope it had when the gateway lived in producer,
 	// so the metric's identity is unchanged.
-	refused, err := mp.Meter(producer.ScopeName).Int64Counter(telemetry.MetricGatewayRefused,
-		metric.WithUnit(telemetry.MetricGatewayRefusedUnit),
+	refused, err := mp.Meter(producer.ScopeName).Int64Counter(otelnames.MetricGatewayRefused,
+		metric.WithUnit(otelnames.MetricGatewayRefusedUnit),
 		metric.WithDescription("API requests answered 503 because the gateway had its maximum of requests in flight."))
 	if err != nil {
-		return nil, fmt.Errorf("gateway: %s: %w", telemetry.MetricGatewayRefused, err)
+		return nil, fmt.Errorf("gateway: %s: %w", otelnames.MetricGatewayRefused, err)
 	}
 	return &admission{max: int64(max), refused: refused}, nil
 }

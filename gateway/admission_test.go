@@ -22,7 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // peak tracks a level and the highest it reached.
@@ -191,7 +191,7 @@ func TestAdmissionUnderThreeTimesCapacity(t *testing.T) {
 		t.Errorf("heap in use grew by %d bytes during the burst, bound %d", grew, bound)
 	}
 	if n := refusedCount(t, reader); n != int64(len(refusals)) {
-		t.Errorf("%s = %d, want %d", telemetry.MetricGatewayRefused, n, len(refusals))
+		t.Errorf("%s = %d, want %d", otelnames.MetricGatewayRefused, n, len(refusals))
 	}
 	t.Logf("%d clients for %s, bound %d, hold %s: %d admitted (client p50 %s, p99 %s), %d refused (server to status p99 %s, max %s; client p50 %s, p99 %s, max %s); in handler at most %d; bodies held at most %d KiB; heap in use grew at most %d KiB",
 		clients, offered, maxInFlight, hold, len(completed), quantile(completed, 0.5), quantile(completed, 0.99),
@@ -240,7 +240,7 @@ func refusedCount(t *testing.T, reader *sdkmetric.ManualReader) int64 {
 	var n int64
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == telemetry.MetricGatewayRefused {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == otelnames.MetricGatewayRefused {
 				for _, dp := range sum.DataPoints {
 					if route, _ := dp.Attributes.Value("http.route"); route.AsString() != "POST /v1/search" {
 						t.Errorf("refusal counted on route %q", route.AsString())
@@ -349,7 +349,7 @@ func TestGatewayRefusalStartsNoSpan(t *testing.T) {
 		t.Errorf("a refusal read %d bytes of the body", body.n)
 	}
 	if n := refusedCount(t, reader); n != 1 {
-		t.Errorf("%s = %d, want 1", telemetry.MetricGatewayRefused, n)
+		t.Errorf("%s = %d, want 1", otelnames.MetricGatewayRefused, n)
 	}
 	if g.admit.inFlight.Load() != 1 {
 		t.Errorf("in flight %d after a refusal, want 1", g.admit.inFlight.Load())

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 )
 
 // serveTLS serves a gateway (health and readiness only: no Kafka client)

@@ -15,8 +15,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/producer"
 )
@@ -37,7 +37,7 @@ type trustGateway struct {
 func newTrustGateway(t *testing.T, sampler sdktrace.Sampler, cfg gateway.Config) *trustGateway {
 	t.Helper()
 	const topic = "requests"
-	addr := kafkatest.NewBroker(t, 1).Addr()
+	addr := brokertest.NewBroker(t, 1).Addr()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/conformance"
-	"github.com/kretrieve/kretrieve/conformance/conformancetest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/ops/conformance"
+	"github.com/kretrieve/kretrieve/ops/conformance/conformancetest"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
-	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
@@ -46,7 +46,7 @@ func compressible(i int) string {
 // batches carry its compression attribute) and reads back; the default is
 // none.
 func TestCompressionRoundTrips(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	attr := map[string]uint8{"": 0, "none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 	for _, name := range append([]string{""}, kafkaclient.Compressions...) {
 		t.Run("codec "+name, func(t *testing.T) {
@@ -139,7 +139,7 @@ print(json.dumps(values))
 // to that default.
 func TestPlainKafkaPythonReadsTheDefault(t *testing.T) {
 	python := kafkaPython(t)
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	values := []string{compressible(0), compressible(1), compressible(2)}
 	produceThrough(t, kafkaclient.Config{Brokers: []string{b.Addr()}}, "retrieval.results", values...)
 	produceThrough(t, kafkaclient.Config{Brokers: []string{b.Addr()}, Compression: "snappy"}, "snappy.results", values...)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 

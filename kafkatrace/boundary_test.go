@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 const (
@@ -100,7 +100,7 @@ func TestTrustBoundaryLinksNotParents(t *testing.T) {
 		t.Fatal("the wait span must be the process span's child, in our trace")
 	}
 	wantAttrs(t, process, map[string]any{"messaging.consumer.group.name": "retrieval", "messaging.operation.name": "process"})
-	if _, ok := attrMap(process.Attributes())[string(telemetry.TraceContextInvalid)]; ok {
+	if _, ok := attrMap(process.Attributes())[string(otelnames.TraceContextInvalid)]; ok {
 		t.Fatal("a valid outside context marked invalid")
 	}
 }
@@ -166,7 +166,7 @@ func TestBaggageNeverBecomesAttributes(t *testing.T) {
 
 			got := spanValues(rec.Ended())
 			for k, v := range got {
-				if strings.HasPrefix(k, telemetry.BaggagePrefix) {
+				if strings.HasPrefix(k, otelnames.BaggagePrefix) {
 					if tc.want[k] != v {
 						t.Errorf("attribute %s=%q not allow-listed", k, v)
 					}

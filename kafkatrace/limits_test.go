@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/w3ctest"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/internal/testutil/w3ctest"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -140,8 +140,8 @@ func TestStartProcessUntrustedHeaders(t *testing.T) {
 			if tc.parented && process.SpanContext().TraceID().String() != w3ctest.Traceparent[3:35] {
 				t.Fatalf("trace %v, want the record's", process.SpanContext().TraceID())
 			}
-			if _, got := attrMap(process.Attributes())[string(telemetry.TraceContextInvalid)]; got != tc.invalidAttr {
-				t.Fatalf("%s set: %v, want %v", telemetry.TraceContextInvalid, got, tc.invalidAttr)
+			if _, got := attrMap(process.Attributes())[string(otelnames.TraceContextInvalid)]; got != tc.invalidAttr {
+				t.Fatalf("%s set: %v, want %v", otelnames.TraceContextInvalid, got, tc.invalidAttr)
 			}
 			if sc := trace.SpanContextFromContext(ctx); sc.TraceState().Len() != 0 || baggage.FromContext(ctx).Len() != 0 {
 				t.Fatalf("handler context kept state %q baggage %q", sc.TraceState(), baggage.FromContext(ctx))

@@ -12,8 +12,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // Bucket boundaries, in seconds. The messaging durations use the boundaries
@@ -44,7 +44,7 @@ var (
 // Every series carries messaging.system and messaging.operation.name; the
 // consumer group is messaging.consumer.group.name. The histograms keep
 // the last exemplar of a sampled record per bucket. With [WithPathways],
-// kretrieve.pathway.latency is recorded too (see [telemetry.MetricPathwayLatency]).
+// kretrieve.pathway.latency is recorded too (see [otelnames.MetricPathwayLatency]).
 // A Metrics is safe for concurrent use.
 type Metrics struct {
 	start  time.Time
@@ -92,13 +92,13 @@ func NewMetrics(opts ...MetricsOption) *Metrics {
 // cumulative series.
 func (m *Metrics) Start() time.Time { return m.start }
 
-// QueueWaitBounds returns the bucket boundaries of [telemetry.MetricQueueWait], in
+// QueueWaitBounds returns the bucket boundaries of [otelnames.MetricQueueWait], in
 // seconds.
 func QueueWaitBounds() []float64 { return slices.Clone(queueWaitBounds) }
 
 // seriesKey identifies the series of one operation on one partition.
 type seriesKey struct {
-	op        string // telemetry.OpSend or telemetry.OpProcess
+	op        string // otelnames.OpSend or otelnames.OpProcess
 	topic     string
 	partition int32 // -1 for records that failed before being assigned one
 	group     string
@@ -138,7 +138,7 @@ func newSeries(k seriesKey) *series {
 	}
 	s := &series{attrs: attribute.NewSet(kvs...)}
 	s.duration.init(durationBounds)
-	if k.op == telemetry.OpProcess {
+	if k.op == otelnames.OpProcess {
 		s.queueWait.init(queueWaitBounds)
 	}
 	return s
@@ -232,7 +232,7 @@ func (h *histogram) stats() HistogramStats {
 // MessagingStats is the state of one messaging series: one operation on
 // one partition, by outcome.
 type MessagingStats struct {
-	// Op is telemetry.OpSend or telemetry.OpProcess.
+	// Op is otelnames.OpSend or otelnames.OpProcess.
 	Op string
 	// Attrs are the series' attributes (messaging.*, error.type).
 	Attrs attribute.Set
@@ -242,7 +242,7 @@ type MessagingStats struct {
 	// Duration is the send (produce until the broker's ack) or process
 	// duration.
 	Duration HistogramStats
-	// QueueWait is the queue wait of processed records (telemetry.OpProcess only).
+	// QueueWait is the queue wait of processed records (otelnames.OpProcess only).
 	QueueWait HistogramStats
 }
 
@@ -265,7 +265,7 @@ func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errT
 	}
 	s := t.partition(topic, partition).send
 	if errType != "" { // failed records have no partition
-		s = t.metrics.seriesFor(seriesKey{op: telemetry.OpSend, topic: topic, partition: -1, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, topic: topic, partition: -1, errType: errType})
 	}
 	s.count.Add(1)
 	s.duration.record(d, sc)
@@ -278,7 +278,7 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 	}
 	s := t.partition(topic, partition).process
 	if errType != "" {
-		s = t.metrics.seriesFor(seriesKey{op: telemetry.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
 	s.duration.record(d, sc)
 }

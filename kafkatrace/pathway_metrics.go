@@ -10,11 +10,11 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
-// OverflowAttr marks the series of telemetry.MetricPathwayLatency that
+// OverflowAttr marks the series of otelnames.MetricPathwayLatency that
 // takes the measurements of pathways beyond the Metrics' bound, as the
 // OpenTelemetry SDK's cardinality limit does. The metric's other attributes
 // are telemetry's Pathway* keys.
@@ -56,8 +56,8 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	kvs := []attribute.KeyValue{
 		semconv.MessagingSystemKafka,
 		semconv.MessagingDestinationName(cp.Topic),
-		telemetry.PathwayEdge.String(cp.Edge()),
-		telemetry.PathwayDirection.String(cp.Direction.String()),
+		otelnames.PathwayEdge.String(cp.Edge()),
+		otelnames.PathwayDirection.String(cp.Direction.String()),
 	}
 	if cp.Group != "" {
 		kvs = append(kvs, semconv.MessagingConsumerGroupName(cp.Group))
@@ -65,7 +65,7 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	if k.hash == 0 {
 		kvs = append(kvs, OverflowAttr.Bool(true))
 	} else {
-		kvs = append(kvs, telemetry.PathwayHash.String(pathway.HashString(k.hash)), telemetry.PathwayParentHash.String(pathway.HashString(k.parent)))
+		kvs = append(kvs, otelnames.PathwayHash.String(pathway.HashString(k.hash)), otelnames.PathwayParentHash.String(pathway.HashString(k.parent)))
 	}
 	// attribute.NewSet sorts its argument in place: each set gets its own
 	// copy of kvs, or the edge set's sorting would reorder the origin's.
@@ -73,8 +73,8 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 	return &pathwaySeries{
 		key:         k,
 		cp:          cp,
-		edgeAttrs:   attribute.NewSet(append(kvs, telemetry.PathwayMeasure.String(telemetry.MeasureEdge))...),
-		originAttrs: attribute.NewSet(append(kvs, telemetry.PathwayMeasure.String(telemetry.MeasureOrigin))...),
+		edgeAttrs:   attribute.NewSet(append(kvs, otelnames.PathwayMeasure.String(otelnames.MeasureEdge))...),
+		originAttrs: attribute.NewSet(append(kvs, otelnames.PathwayMeasure.String(otelnames.MeasureOrigin))...),
 	}
 }
 
@@ -119,7 +119,7 @@ type PathwayStats struct {
 	// Edge and Origin are the edge and from-origin latencies.
 	Edge, Origin pathway.Snapshot
 	// EdgeAttrs and OriginAttrs are the attributes of their
-	// telemetry.MetricPathwayLatency series.
+	// otelnames.MetricPathwayLatency series.
 	EdgeAttrs, OriginAttrs attribute.Set
 }
 

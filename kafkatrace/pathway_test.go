@@ -12,8 +12,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // hop is one service of a test pathway: a producer tracer and, for
@@ -289,7 +289,7 @@ func TestPathwayCardinalityBounded(t *testing.T) {
 	for _, s := range stats {
 		for _, attrs := range []attribute.Set{s.EdgeAttrs, s.OriginAttrs} {
 			_, isOverflow := attrs.Value(OverflowAttr)
-			_, hasHash := attrs.Value(telemetry.PathwayHash)
+			_, hasHash := attrs.Value(otelnames.PathwayHash)
 			if isOverflow != (s.Hash == 0) || isOverflow == hasHash {
 				t.Errorf("series of hash %x: attributes %v", s.Hash, attrs.ToSlice())
 			}
@@ -333,7 +333,7 @@ func TestRootSendSpanKeepsItsAttributes(t *testing.T) {
 	for _, kv := range s.Attributes() {
 		got[string(kv.Key)] = true
 	}
-	for _, k := range []string{"messaging.system", "messaging.operation.type", "messaging.destination.name", "messaging.operation.name", "messaging.client.id", "messaging.message.body.size", string(telemetry.MessageKeyHash), "messaging.kafka.offset"} {
+	for _, k := range []string{"messaging.system", "messaging.operation.type", "messaging.destination.name", "messaging.operation.name", "messaging.client.id", "messaging.message.body.size", string(otelnames.MessageKeyHash), "messaging.kafka.offset"} {
 		if !got[k] {
 			t.Errorf("root send span lacks %s: %v", k, got)
 		}

@@ -12,8 +12,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -171,14 +171,14 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 	attrs = append(attrs[:0], semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic))
 	attrs = t.appendConsumedAttrs(attrs, p, r)
 	attrs = append(attrs,
-		telemetry.QueueWaitTimestampType.String(qw.TimestampType),
-		telemetry.QueueWaitMS.Float64(float64(qw.Wait)/float64(time.Millisecond)),
+		otelnames.QueueWaitTimestampType.String(qw.TimestampType),
+		otelnames.QueueWaitMS.Float64(float64(qw.Wait)/float64(time.Millisecond)),
 	)
 	if highWatermark >= 0 {
-		attrs = append(attrs, telemetry.QueueWaitOffsetLag.Int64(max(highWatermark-r.Offset-1, 0)))
+		attrs = append(attrs, otelnames.QueueWaitOffsetLag.Int64(max(highWatermark-r.Offset-1, 0)))
 	}
 	if qw.Skew > 0 {
-		attrs = append(attrs, telemetry.QueueWaitClockSkew.Bool(true), telemetry.QueueWaitClockSkewMS.Float64(float64(qw.Skew)/float64(time.Millisecond)))
+		attrs = append(attrs, otelnames.QueueWaitClockSkew.Bool(true), otelnames.QueueWaitClockSkewMS.Float64(float64(qw.Skew)/float64(time.Millisecond)))
 	}
 	_, wait := t.tracer.Start(waitParent, p.names.wait, internalKind, trace.WithTimestamp(qw.Start), trace.WithAttributes(attrs...))
 	wait.End(trace.WithTimestamp(qw.End))
@@ -190,9 +190,9 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 // set at start.
 func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext) []attribute.KeyValue {
 	attrs = t.appendConsumedAttrs(attrs, p, r)
-	attrs = append(attrs, semconv.MessagingOperationName(telemetry.OpProcess))
+	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpProcess))
 	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
-		attrs = append(attrs, telemetry.TraceContextInvalid.Bool(true))
+		attrs = append(attrs, otelnames.TraceContextInvalid.Bool(true))
 	}
 	return attrs
 }

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 const unsampledParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
@@ -56,10 +56,10 @@ func TestParentBasedSamplingSkipsUnsampledRecords(t *testing.T) {
 	for _, s := range tr.metrics.Messaging() {
 		counted[s.Op] += s.Count
 	}
-	if counted[telemetry.OpProcess] == 0 {
+	if counted[otelnames.OpProcess] == 0 {
 		t.Fatal("unsampled record not counted as consumed")
 	}
-	if counted[telemetry.OpSend] == 0 {
+	if counted[otelnames.OpSend] == 0 {
 		t.Fatal("unsampled record not counted as sent")
 	}
 }

@@ -16,8 +16,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -100,7 +100,7 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 // beyond the three set at start.
 func (t *Tracer) appendSendAttrs(attrs []attribute.KeyValue, r *kgo.Record) []attribute.KeyValue {
 	attrs = append(attrs, t.common...)
-	attrs = append(attrs, semconv.MessagingOperationName(telemetry.OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
+	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
 	if r.Key != nil {
 		attrs = append(attrs, keyHash(r.Key))
 	}
@@ -247,7 +247,7 @@ func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
 }
 
 func keyHash(key []byte) attribute.KeyValue {
-	return telemetry.MessageKeyHash.String(strconv.FormatUint(xxhash.Sum64(key), 16))
+	return otelnames.MessageKeyHash.String(strconv.FormatUint(xxhash.Sum64(key), 16))
 }
 
 // errorType returns a low-cardinality error.type value for a produce error:

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 func newTestTracer(t *testing.T, opts ...Option) (*Tracer, *tracetest.SpanRecorder) {
@@ -85,7 +85,7 @@ func TestSendSpan(t *testing.T) {
 	if _, raw := got["messaging.kafka.message.key"]; raw {
 		t.Fatal("raw record key recorded")
 	}
-	if got[string(telemetry.MessageKeyHash)] == "" || got[string(telemetry.MessageKeyHash)] == nil {
+	if got[string(otelnames.MessageKeyHash)] == "" || got[string(otelnames.MessageKeyHash)] == nil {
 		t.Fatal("key hash missing")
 	}
 }
@@ -162,8 +162,8 @@ func TestStartProcess(t *testing.T) {
 	wantAttrs(t, process, map[string]any{"messaging.operation.type": "process", "messaging.operation.name": "process"})
 	wantAttrs(t, wait, common)
 	wantAttrs(t, wait, map[string]any{
-		string(telemetry.QueueWaitTimestampType): CreateTime,
-		string(telemetry.QueueWaitOffsetLag):     int64(2),
+		string(otelnames.QueueWaitTimestampType): CreateTime,
+		string(otelnames.QueueWaitOffsetLag):     int64(2),
 	})
 	if _, ok := attrMap(wait.Attributes())["messaging.operation.type"]; ok {
 		t.Fatal("wait span claims a messaging operation type")
@@ -185,11 +185,11 @@ func TestStartProcessClockSkewAndNewRoot(t *testing.T) {
 	if wait.EndTime().Before(wait.StartTime()) {
 		t.Fatal("negative wait span")
 	}
-	wantAttrs(t, wait, map[string]any{string(telemetry.QueueWaitClockSkew): true})
-	if ms, _ := attrMap(wait.Attributes())[string(telemetry.QueueWaitClockSkewMS)].(float64); ms < 4000 {
+	wantAttrs(t, wait, map[string]any{string(otelnames.QueueWaitClockSkew): true})
+	if ms, _ := attrMap(wait.Attributes())[string(otelnames.QueueWaitClockSkewMS)].(float64); ms < 4000 {
 		t.Fatalf("skew ms %v", ms)
 	}
-	if _, ok := attrMap(wait.Attributes())[string(telemetry.QueueWaitOffsetLag)]; ok {
+	if _, ok := attrMap(wait.Attributes())[string(otelnames.QueueWaitOffsetLag)]; ok {
 		t.Fatal("offset lag set without a high watermark")
 	}
 	if wait.Parent().SpanID() != process.SpanContext().SpanID() || wait.SpanContext().TraceID() != process.SpanContext().TraceID() {
@@ -198,7 +198,7 @@ func TestStartProcessClockSkewAndNewRoot(t *testing.T) {
 	if process.Parent().IsValid() || len(process.Links()) != 0 {
 		t.Fatalf("malformed traceparent was used: parent %v links %v", process.Parent(), process.Links())
 	}
-	wantAttrs(t, process, map[string]any{string(telemetry.TraceContextInvalid): true, "error.type": "test"})
+	wantAttrs(t, process, map[string]any{string(otelnames.TraceContextInvalid): true, "error.type": "test"})
 	if process.Status().Code != codes.Error {
 		t.Fatal("error not recorded")
 	}
@@ -218,5 +218,5 @@ func TestStartProcessLogAppendTime(t *testing.T) {
 	if qw.TimestampType != LogAppendTime || qw.Wait < 2*time.Second {
 		t.Fatalf("queue wait %+v", qw)
 	}
-	wantAttrs(t, rec.Ended()[0], map[string]any{string(telemetry.QueueWaitTimestampType): LogAppendTime})
+	wantAttrs(t, rec.Ended()[0], map[string]any{string(otelnames.QueueWaitTimestampType): LogAppendTime})
 }

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/global"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -88,7 +88,7 @@ func WithTrustBoundary(allowedBaggage ...string) Option {
 
 // WithBaggageAttributes copies the baggage members with these keys, when a
 // record's context carries them, onto its process span as attributes named
-// [telemetry.Baggage](key). No other baggage ever becomes an attribute. At a
+// [otelnames.Baggage](key). No other baggage ever becomes an attribute. At a
 // trust boundary only members that cross it (see [WithTrustBoundary]) can
 // be copied. Default: none.
 func WithBaggageAttributes(keys ...string) Option {
@@ -218,7 +218,7 @@ func New(opts ...Option) *Tracer {
 		}
 	}
 	for _, k := range c.bagAttrs {
-		t.bagAttrs = append(t.bagAttrs, baggageAttr{k, telemetry.Baggage(k)})
+		t.bagAttrs = append(t.bagAttrs, baggageAttr{k, otelnames.Baggage(k)})
 	}
 	if c.clientID != "" {
 		t.common = append(t.common, semconv.MessagingClientID(c.clientID))
@@ -243,9 +243,9 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 		return n.(*topicNames)
 	}
 	names := &topicNames{
-		send:    telemetry.SendSpan(topic),
-		wait:    telemetry.WaitSpan(topic),
-		process: telemetry.ProcessSpan(topic),
+		send:    otelnames.SendSpan(topic),
+		wait:    otelnames.WaitSpan(topic),
+		process: otelnames.ProcessSpan(topic),
 	}
 	if t.pathways {
 		names.in = newCheckpoint(t.service, t.group, topic, pathway.In)
@@ -307,8 +307,8 @@ func (t *Tracer) partitionSlow(topic string, partition int32) *partitionState {
 		p.consumed = append(p.consumed, semconv.MessagingConsumerGroupName(t.group))
 	}
 	if t.metrics != nil {
-		p.send = t.metrics.seriesFor(seriesKey{op: telemetry.OpSend, topic: topic, partition: partition})
-		p.process = t.metrics.seriesFor(seriesKey{op: telemetry.OpProcess, topic: topic, partition: partition, group: t.group})
+		p.send = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, topic: topic, partition: partition})
+		p.process = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group})
 	}
 	actual, _ := t.partitions.LoadOrStore(k, p)
 	t.remember(topic, partition, actual.(*partitionState))

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kretrieve/kretrieve/broker"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/lag"
 )
 
@@ -41,7 +41,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	f := &fixture{broker: b, opts: []kgo.Opt{kgo.SeedBrokers(b.Addr())}, base: time.Now().Add(-time.Minute).Truncate(time.Millisecond)}
 	ctx := t.Context()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))

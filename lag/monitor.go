@@ -17,7 +17,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/kretrieve/kretrieve/internal/global"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // ScopeName is the instrumentation scope of the gauges.
@@ -126,14 +126,14 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 	}
 	meter := o.MeterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
-	m.records, err = meter.Int64ObservableGauge(telemetry.MetricLagRecords,
-		metric.WithUnit(telemetry.MetricLagRecordsUnit),
+	m.records, err = meter.Int64ObservableGauge(otelnames.MetricLagRecords,
+		metric.WithUnit(otelnames.MetricLagRecordsUnit),
 		metric.WithDescription("Records a consumer group has yet to consume on a partition: end offset minus committed offset."))
 	if err != nil {
 		return nil, fmt.Errorf("lag gauge: %w", err)
 	}
-	m.seconds, err = meter.Float64ObservableGauge(telemetry.MetricLagSeconds,
-		metric.WithUnit(telemetry.MetricLagSecondsUnit),
+	m.seconds, err = meter.Float64ObservableGauge(otelnames.MetricLagSeconds,
+		metric.WithUnit(otelnames.MetricLagSecondsUnit),
 		metric.WithDescription("Age of the oldest record a consumer group has yet to consume on a partition."))
 	if err != nil {
 		return nil, fmt.Errorf("lag seconds gauge: %w", err)

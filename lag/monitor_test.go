@@ -13,9 +13,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/lag"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // point is one gauge data point, keyed by group/partition.
@@ -92,7 +92,7 @@ func TestMonitorExportsLagGauges(t *testing.T) {
 	}
 
 	records, seconds, units := collect(t, reader)
-	if units[telemetry.MetricLagRecords] != "{message}" || units[telemetry.MetricLagSeconds] != "s" {
+	if units[otelnames.MetricLagRecords] != "{message}" || units[otelnames.MetricLagSeconds] != "s" {
 		t.Errorf("units %v", units)
 	}
 	// The unknown group's error entry is not reported; every partition of
@@ -104,7 +104,7 @@ func TestMonitorExportsLagGauges(t *testing.T) {
 		k := fmt.Sprintf("%s/%d", w.group, w.partition)
 		r, s := records[k], seconds[k]
 		if r.value != w.records {
-			t.Errorf("%s: %s = %d, want %d", k, telemetry.MetricLagRecords, r.value, w.records)
+			t.Errorf("%s: %s = %d, want %d", k, otelnames.MetricLagRecords, r.value, w.records)
 		}
 		wantAttrs := attribute.NewSet(
 			attribute.String("messaging.system", "kafka"),
@@ -117,13 +117,13 @@ func TestMonitorExportsLagGauges(t *testing.T) {
 		}
 		if w.oldest < 0 {
 			if s.value != 0 {
-				t.Errorf("%s: %s = %v, want 0", k, telemetry.MetricLagSeconds, s.value)
+				t.Errorf("%s: %s = %v, want 0", k, otelnames.MetricLagSeconds, s.value)
 			}
 			continue
 		}
 		ts := f.at(w.oldest)
 		if lo, hi := before.Sub(ts).Seconds(), after.Sub(ts).Seconds(); s.value < lo-1e-6 || s.value > hi+1e-6 {
-			t.Errorf("%s: %s = %.3f, want between %.3f and %.3f", k, telemetry.MetricLagSeconds, s.value, lo, hi)
+			t.Errorf("%s: %s = %.3f, want between %.3f and %.3f", k, otelnames.MetricLagSeconds, s.value, lo, hi)
 		}
 	}
 

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pathway"
 )
@@ -104,7 +104,7 @@ func catchUp(t *testing.T, r *Reader) View {
 }
 
 func TestEnsureTopicCompacts(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	cl := newClient(t, b.Addr())
 	for range 2 { // the second time, it exists
 		if err := EnsureTopic(t.Context(), cl, -1, DefaultTopic); err != nil {
@@ -145,7 +145,7 @@ func TestEnsureTopicCompacts(t *testing.T) {
 // keeps each one's newest window, merges them, skips hostile records and
 // forgets tombstoned instances.
 func TestPublishAndRead(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	cl := newClient(t, b.Addr())
 	if err := EnsureTopic(t.Context(), cl, -1, DefaultTopic); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestPublishAndRead(t *testing.T) {
 // TestFailedPublishJoinsTheNextWindow: a window that could not be
 // published is part of the next one.
 func TestFailedPublishJoinsTheNextWindow(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	cl := newClient(t, b.Addr())
 	if err := EnsureTopic(t.Context(), cl, -1, DefaultTopic); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestFailedPublishJoinsTheNextWindow(t *testing.T) {
 // TestRunPublishesAtTheEnd: Run's last window holds what was measured
 // before its context ended, however long the interval.
 func TestRunPublishesAtTheEnd(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	cl := newClient(t, b.Addr())
 	if err := EnsureTopic(t.Context(), cl, -1, DefaultTopic); err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestRunPublishesAtTheEnd(t *testing.T) {
 }
 
 func TestReaderWithoutTopic(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	r := newReader(t, b.Addr(), WithTopic("kretrieve.pathways.missing"))
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

@@ -15,9 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/otlptest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -102,7 +102,7 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 		t.Skip("produces a backlog of 1,000,000 requests and watches a worker process for 15 s; skipped with -short")
 	}
 	started := time.Now()
-	addr := kafkatest.NewBroker(t, backlogPartitions).Addr()
+	addr := brokertest.NewBroker(t, backlogPartitions).Addr()
 	cfg := pipeline.Config{
 		Kafka:  kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: backlogPartitions},
 		Topics: messages.DefaultTopics(),

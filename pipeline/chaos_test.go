@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -81,7 +81,7 @@ func TestBrokerRestartLosesNothing(t *testing.T) {
 // completes, every poison record is dead-lettered with its headers, and
 // consumption goes on by itself once commits work again.
 func TestCommitFaultsAndPoisonRecords(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	h := newHarnessOn(t, b.Addr(), 3)
 	var faulting atomic.Bool
 	var commits, failed atomic.Int64

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/conformance"
-	"github.com/kretrieve/kretrieve/conformance/conformancetest"
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/ops/conformance"
+	"github.com/kretrieve/kretrieve/ops/conformance/conformancetest"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 // TestTracesConform runs the trace contract of the container tier

@@ -16,8 +16,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -47,7 +47,7 @@ type harness struct {
 
 func newHarness(t *testing.T, partitions int) *harness {
 	t.Helper()
-	return newHarnessOn(t, kafkatest.NewBroker(t, partitions).Addr(), partitions)
+	return newHarnessOn(t, brokertest.NewBroker(t, partitions).Addr(), partitions)
 }
 
 // newHarnessOn is newHarness against the broker at addr.

@@ -36,7 +36,7 @@ import (
 // measures b.N, each from just before it is sent until its answer has been
 // read, and reports p50-µs and p99-µs. The difference between kafka's and
 // inprocess's p50, divided by the three hops, is what one Kafka hop adds
-// to a request (internal/benchratio prints it). See bench/doc.go for the
+// to a request (bench/benchratio prints it). See bench/doc.go for the
 // invocation.
 func BenchmarkIdleLatency(b *testing.B) {
 	b.Run("inprocess", func(b *testing.B) {

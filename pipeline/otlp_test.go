@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -63,7 +63,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	// The pathway latency arrives as an exponential histogram whose
 	// exemplars point at spans of exported traces.
 	linked := 0
-	for _, pt := range srv.ExponentialHistogramPoints(telemetry.MetricPathwayLatency) {
+	for _, pt := range srv.ExponentialHistogramPoints(otelnames.MetricPathwayLatency) {
 		for _, e := range pt.Exemplars {
 			found := false
 			for _, s := range traces[e.TraceID] {

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -49,7 +49,7 @@ func TestPartitionsAddedMidRun(t *testing.T) {
 		grow          = n / 4   // requests sent before the topics grow
 		poisonEvery   = 5
 	)
-	b := kafkatest.NewBroker(t, before)
+	b := brokertest.NewBroker(t, before)
 	h := newHarnessOn(t, b.Addr(), before)
 	h.cfg.Kafka.MetadataMaxAge = interval
 	topics := h.cfg.Topics
@@ -173,7 +173,7 @@ func searchOnce(t *testing.T, url, query string) searchCall {
 // naming the results partition, within a few checks; released, the
 // collector catches up and /readyz is 200 again.
 func TestGatewayNotReadyWhileItsCollectorIsBehind(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	h := newHarnessOn(t, b.Addr(), 1)
 	h.cfg.Kafka.MetadataMaxAge = 200 * time.Millisecond
 	srv, _ := h.gateway(gateway.Config{})

@@ -17,13 +17,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // requestCheckpoints returns the checkpoints a request passes from the
@@ -235,9 +235,9 @@ func exportedPathways(t *testing.T, points []otlptest.ExponentialHistogramPoint,
 			t.Fatalf("point unit %q, scale %d, negative buckets %v", p.Unit, p.Scale, p.Negative)
 		}
 		k := exportedKey{
-			edge: str(p, telemetry.PathwayEdge), direction: str(p, telemetry.PathwayDirection),
-			measure: str(p, telemetry.PathwayMeasure),
-			hash:    str(p, telemetry.PathwayHash), parent: str(p, telemetry.PathwayParentHash),
+			edge: str(p, otelnames.PathwayEdge), direction: str(p, otelnames.PathwayDirection),
+			measure: str(p, otelnames.PathwayMeasure),
+			hash:    str(p, otelnames.PathwayHash), parent: str(p, otelnames.PathwayParentHash),
 		}
 		bySeries[k] = append(bySeries[k], p)
 	}

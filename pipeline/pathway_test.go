@@ -15,18 +15,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -106,11 +106,11 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			checkOriginsTelescope(t, series, path)
 
 			wantTemporality := map[string]string{"cumulative": "CUMULATIVE", "delta": "DELTA"}[temporality]
-			points := srv.ExponentialHistogramPoints(telemetry.MetricPathwayLatency)
+			points := srv.ExponentialHistogramPoints(otelnames.MetricPathwayLatency)
 			exp := exportedPathways(t, points, wantTemporality)
 			final := path[len(path)-1]
 			finalKey := exportedKey{
-				edge: "retrieval.results → kretrieve-pathways-off", direction: "in", measure: telemetry.MeasureOrigin,
+				edge: "retrieval.results → kretrieve-pathways-off", direction: "in", measure: otelnames.MeasureOrigin,
 				hash: pathway.HashString(final.hash), parent: pathway.HashString(final.parent),
 			}
 			if e := exp[finalKey]; e == nil || e.count != n || e.points < 2 {
@@ -129,7 +129,7 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			for k, s := range series {
 				base := exportedKey{edge: k.cp.Edge(), direction: k.cp.Direction.String(), hash: pathway.HashString(k.hash), parent: pathway.HashString(k.parent)}
 				edge, origin := base, base
-				edge.measure, origin.measure = telemetry.MeasureEdge, telemetry.MeasureOrigin
+				edge.measure, origin.measure = otelnames.MeasureEdge, otelnames.MeasureOrigin
 				checkExportMatches(t, "edge "+k.cp.Edge(), exp[edge], s.Edge)
 				checkExportMatches(t, "origin "+k.cp.Edge(), exp[origin], s.Origin)
 				if e := exp[edge]; e != nil && e.points > 1 {
@@ -450,7 +450,7 @@ func refuseCommits(b *broker.Broker, on *atomic.Bool, refused *atomic.Int64) {
 func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	const n = 400
 	const service = "kretrieve-restart"
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	var refusing atomic.Bool
 	var refused atomic.Int64
 	refusing.Store(true)

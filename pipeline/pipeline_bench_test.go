@@ -18,9 +18,9 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
 	"github.com/kretrieve/kretrieve/corpus"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -283,7 +283,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	}
 	b.Cleanup(func() { _ = shutdownTelemetry(tel) })
 
-	brk := kafkatest.NewBroker(b, benchPartitions)
+	brk := brokertest.NewBroker(b, benchPartitions)
 	cfg := pipeline.Config{
 		Kafka:               kafkaclient.Config{Brokers: []string{brk.Addr()}, ClientID: "bench", Partitions: benchPartitions},
 		Topics:              messages.DefaultTopics(),

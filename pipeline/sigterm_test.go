@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/otlptest"
-	"github.com/kretrieve/kretrieve/internal/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 

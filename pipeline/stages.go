@@ -10,7 +10,7 @@ import (
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
 	"github.com/kretrieve/kretrieve/consumers/retrieval"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/topology"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -70,14 +70,14 @@ func DefaultStages(topics messages.Topics) []Stage {
 			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output, Stage: env.Stage.Name,
 				RecordQueryText: env.Config.RecordQueryText, SearchTimeout: env.Config.SearchTimeout},
 				consumers.WithTracerProvider(env.TracerProvider)), nil
-		}, WorkSpans: []string{telemetry.SpanSearch}},
+		}, WorkSpans: []string{otelnames.SpanSearch}},
 		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {
 			if env.Index == nil {
 				return nil, errNoIndex
 			}
 			return enrichment.Handler(env.Index, enrichment.Config{ResultsTopic: env.Stage.Output, Stage: env.Stage.Name},
 				consumers.WithTracerProvider(env.TracerProvider)), nil
-		}, WorkSpans: []string{telemetry.SpanLoadDocuments, telemetry.SpanDedupe, telemetry.SpanRerank}},
+		}, WorkSpans: []string{otelnames.SpanLoadDocuments, otelnames.SpanDedupe, otelnames.SpanRerank}},
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // startCounter counts the spans its tracers are asked to start, sampled
@@ -81,13 +81,13 @@ func TestPipelineTracerKeepsSettings(t *testing.T) {
 	var tenant string
 	for _, a := range process.Attributes() {
 		switch string(a.Key) {
-		case telemetry.BaggagePrefix + "tenant":
+		case otelnames.BaggagePrefix + "tenant":
 			tenant = a.Value.AsString()
-		case telemetry.BaggagePrefix + "secret":
+		case otelnames.BaggagePrefix + "secret":
 			t.Errorf("baggage key not listed became an attribute: %v", a)
 		}
 	}
 	if tenant != "acme" {
-		t.Fatalf("%s = %q, want acme: baggage attributes lost (attributes %v)", telemetry.BaggagePrefix+"tenant", tenant, process.Attributes())
+		t.Fatalf("%s = %q, want acme: baggage attributes lost (attributes %v)", otelnames.BaggagePrefix+"tenant", tenant, process.Attributes())
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/redact"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the root request spans.
@@ -127,14 +127,14 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 		}
 	}
 	call.start = time.Now()
-	reqAttrs := append([]attribute.KeyValue{redact.Request(req.RequestID), telemetry.RequestTopK.Int(req.TopK)}, redact.Query(req.Query)...)
+	reqAttrs := append([]attribute.KeyValue{redact.Request(req.RequestID), otelnames.RequestTopK.Int(req.TopK)}, redact.Query(req.Query)...)
 	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.SpanContext().IsRemote() {
 		// A local span (an HTTP server span) already stands for the
 		// request: annotate it instead of nesting another root under it.
 		call.span = parent
 		parent.SetAttributes(reqAttrs...)
 	} else {
-		ctx, call.span = c.tracer.Start(ctx, telemetry.SpanRequest, trace.WithTimestamp(call.start), trace.WithAttributes(reqAttrs...))
+		ctx, call.span = c.tracer.Start(ctx, otelnames.SpanRequest, trace.WithTimestamp(call.start), trace.WithAttributes(reqAttrs...))
 		call.ownSpan = true
 	}
 	span := call.span
@@ -222,7 +222,7 @@ func (call *Call) finish(err error, outcome string) {
 		// From start by the monotonic clock, as the SDK ends spans: the
 		// wall-clock and monotonic durations then agree to the nanosecond.
 		call.end = call.start.Add(time.Since(call.start))
-		call.span.SetAttributes(telemetry.RequestOutcome.String(outcome))
+		call.span.SetAttributes(otelnames.RequestOutcome.String(outcome))
 		if err != nil {
 			call.span.RecordError(err)
 			call.span.SetStatus(codes.Error, err.Error())

@@ -20,7 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/topology"
 )
 
@@ -254,8 +254,8 @@ func (c *Collector) Unexpected() int64 { return c.unexpected.Load() }
 // kretrieve.results.dropped{reason=duplicate|late|foreign|undecodable}.
 func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registration, error) {
 	meter := mp.Meter(ScopeName)
-	dropped, err := meter.Int64ObservableCounter(telemetry.MetricResultsDropped,
-		metric.WithUnit(telemetry.MetricResultsDroppedUnit),
+	dropped, err := meter.Int64ObservableCounter(otelnames.MetricResultsDropped,
+		metric.WithUnit(otelnames.MetricResultsDroppedUnit),
 		metric.WithDescription("Outcome records not handed to a waiter, by reason."))
 	if err != nil {
 		return nil, err
@@ -264,10 +264,10 @@ func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registratio
 		set metric.ObserveOption
 		n   *atomic.Int64
 	}{
-		{metric.WithAttributes(telemetry.DroppedReason.String("duplicate")), &c.duplicates},
-		{metric.WithAttributes(telemetry.DroppedReason.String("late")), &c.late},
-		{metric.WithAttributes(telemetry.DroppedReason.String("foreign")), &c.unexpected},
-		{metric.WithAttributes(telemetry.DroppedReason.String("undecodable")), &c.undecoded},
+		{metric.WithAttributes(otelnames.DroppedReason.String("duplicate")), &c.duplicates},
+		{metric.WithAttributes(otelnames.DroppedReason.String("late")), &c.late},
+		{metric.WithAttributes(otelnames.DroppedReason.String("foreign")), &c.unexpected},
+		{metric.WithAttributes(otelnames.DroppedReason.String("undecodable")), &c.undecoded},
 	}
 	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for _, r := range reasons {

@@ -3,7 +3,7 @@ package producer
 import (
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/depcheck"
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
 )
 
 // TestImportsOnlyTheOTelAPI backs the package doc's claim: nothing the

@@ -10,22 +10,22 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // Request returns the attribute identifying a request: the id itself when
 // kretrieve generated it, otherwise its hash.
 func Request(id string) attribute.KeyValue {
 	if messages.IsGeneratedRequestID(id) {
-		return telemetry.RequestID.String(id)
+		return otelnames.RequestID.String(id)
 	}
-	return telemetry.RequestIDHash.String(strconv.FormatUint(xxhash.Sum64String(id), 16))
+	return otelnames.RequestIDHash.String(strconv.FormatUint(xxhash.Sum64String(id), 16))
 }
 
 // Query returns the length and hash attributes of a query.
 func Query(q string) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		telemetry.QueryLength.Int(len(q)),
-		telemetry.QueryHash.String(strconv.FormatUint(xxhash.Sum64String(q), 16)),
+		otelnames.QueryLength.Int(len(q)),
+		otelnames.QueryHash.String(strconv.FormatUint(xxhash.Sum64String(q), 16)),
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/depcheck"
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
 )
 
 // TestImportsOnlyMessages backs the package doc's claim: plain data over

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/w3ctest"
+	"github.com/kretrieve/kretrieve/internal/testutil/w3ctest"
 )
 
 func TestLimitTraceState(t *testing.T) {

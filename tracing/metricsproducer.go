@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // MetricsProducer hands the messaging metrics that a [kafkatrace.Metrics]
@@ -24,7 +24,7 @@ import (
 // API only; this adapter is the one place its metrics meet SDK types.
 //
 // The metrics are those listed on [kafkatrace.Metrics], plus
-// telemetry.MetricPathwayLatency with kafkatrace.WithPathways, grouped as
+// otelnames.MetricPathwayLatency with kafkatrace.WithPathways, grouped as
 // the kafkatrace instrumentation scope. The histograms carry the last
 // exemplar of a sampled record per bucket. A MetricsProducer is safe for
 // concurrent use.
@@ -201,14 +201,14 @@ func (p *MetricsProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, e
 	for _, s := range p.m.Messaging() {
 		dur, hasDur := dataPoint(s.Duration, s.Attrs, start, now, state[histState](p, durationKey(s.Attrs.Equivalent())))
 		switch s.Op {
-		case telemetry.OpSend:
+		case otelnames.OpSend:
 			if dp, ok := counter(s); ok {
 				sent = append(sent, dp)
 			}
 			if hasDur {
 				sendDur = append(sendDur, dur)
 			}
-		case telemetry.OpProcess:
+		case otelnames.OpProcess:
 			// Records are counted as consumed when processing starts, in
 			// the series without error.type; durations by outcome.
 			if dp, ok := counter(s); ok {
@@ -241,7 +241,7 @@ func (p *MetricsProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, e
 	addHist(messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Description(), messagingconv.ClientOperationDuration{}.Unit(), sendDur)
 	addSum(messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Description(), messagingconv.ClientConsumedMessages{}.Unit(), consumed)
 	addHist(messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Description(), messagingconv.ProcessDuration{}.Unit(), procDur)
-	addHist(telemetry.MetricQueueWait, "Time records spent in Kafka between their timestamp and the start of processing.", "s", queueWait)
+	addHist(otelnames.MetricQueueWait, "Time records spent in Kafka between their timestamp and the start of processing.", "s", queueWait)
 	if pw, ok := p.producePathways(start, now); ok {
 		out = append(out, pw)
 	}
@@ -300,10 +300,10 @@ func (p *MetricsProducer) producePathways(start, now time.Time) (metricdata.Metr
 	const desc = "Latency of every record at each pathway checkpoint: from the previous checkpoint (measure=edge) or from the pathway's origin (measure=origin)."
 	switch {
 	case len(expo) > 0:
-		return metricdata.Metrics{Name: telemetry.MetricPathwayLatency, Description: desc, Unit: "s",
+		return metricdata.Metrics{Name: otelnames.MetricPathwayLatency, Description: desc, Unit: "s",
 			Data: metricdata.ExponentialHistogram[float64]{DataPoints: expo, Temporality: p.temporality}}, true
 	case len(expl) > 0:
-		return metricdata.Metrics{Name: telemetry.MetricPathwayLatency, Description: desc, Unit: "s",
+		return metricdata.Metrics{Name: otelnames.MetricPathwayLatency, Description: desc, Unit: "s",
 			Data: metricdata.Histogram[float64]{DataPoints: expl, Temporality: p.temporality}}, true
 	}
 	return metricdata.Metrics{}, false

@@ -16,8 +16,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/telemetry"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -128,7 +128,7 @@ func TestMetricsProducedThroughSDKReader(t *testing.T) {
 	if counts[""] != 3 || counts["handler_error"] != 1 {
 		t.Fatalf("process duration counts by error.type %v, want 3 ok and 1 handler_error", counts)
 	}
-	qw := got[telemetry.MetricQueueWait].(metricdata.Histogram[float64])
+	qw := got[otelnames.MetricQueueWait].(metricdata.Histogram[float64])
 	if len(qw.DataPoints) != 1 || qw.DataPoints[0].Count != 4 {
 		t.Fatalf("queue wait %+v", qw.DataPoints)
 	}
@@ -158,18 +158,18 @@ func TestPathwayMetricExportedWithExemplars(t *testing.T) {
 	traceID := span.SpanContext().TraceID()
 
 	got := collect(t, m)
-	hist, ok := got[telemetry.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64])
+	hist, ok := got[otelnames.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64])
 	if !ok {
-		t.Fatalf("%s is %T", telemetry.MetricPathwayLatency, got[telemetry.MetricPathwayLatency])
+		t.Fatalf("%s is %T", otelnames.MetricPathwayLatency, got[otelnames.MetricPathwayLatency])
 	}
 	if hist.Temporality != metricdata.CumulativeTemporality {
 		t.Error("not cumulative by default")
 	}
 	seen := map[string]bool{}
 	for _, dp := range hist.DataPoints {
-		edge, _ := dp.Attributes.Value(telemetry.PathwayEdge)
-		measure, _ := dp.Attributes.Value(telemetry.PathwayMeasure)
-		dir, _ := dp.Attributes.Value(telemetry.PathwayDirection)
+		edge, _ := dp.Attributes.Value(otelnames.PathwayEdge)
+		measure, _ := dp.Attributes.Value(otelnames.PathwayMeasure)
+		dir, _ := dp.Attributes.Value(otelnames.PathwayDirection)
 		seen[edge.AsString()+"/"+measure.AsString()+"/"+dir.AsString()] = true
 		if dp.Scale != pathway.Scale || dp.Count != 1 {
 			t.Errorf("point %v: scale %d count %d", dp.Attributes, dp.Scale, dp.Count)
@@ -183,7 +183,7 @@ func TestPathwayMetricExportedWithExemplars(t *testing.T) {
 			t.Errorf("no series %s in %v", want, seen)
 		}
 	}
-	for _, name := range []string{telemetry.MetricQueueWait, "messaging.process.duration"} {
+	for _, name := range []string{otelnames.MetricQueueWait, "messaging.process.duration"} {
 		h := got[name].(metricdata.Histogram[float64])
 		var ex []metricdata.Exemplar[float64]
 		for _, dp := range h.DataPoints {
@@ -220,9 +220,9 @@ func TestDeltaTemporality(t *testing.T) {
 				consumedN += dp.Value
 			}
 		}
-		if h, ok := got[telemetry.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64]); ok {
+		if h, ok := got[otelnames.MetricPathwayLatency].(metricdata.ExponentialHistogram[float64]); ok {
 			for _, dp := range h.DataPoints {
-				if v, _ := dp.Attributes.Value(telemetry.PathwayMeasure); v.AsString() == telemetry.MeasureEdge {
+				if v, _ := dp.Attributes.Value(otelnames.PathwayMeasure); v.AsString() == otelnames.MeasureEdge {
 					pathwayN += dp.Count
 				}
 			}
@@ -248,7 +248,7 @@ func TestExplicitPathwayBuckets(t *testing.T) {
 	in := consumed(&kgo.Record{Topic: "req", Headers: []kgo.RecordHeader{{Key: pathway.HeaderKey, Value: hdr.Append(nil)}}})
 	ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
 	wk.EndProcess(ctx, in, qw.End, span, nil, "")
-	h, ok := collect(t, m, tracing.WithExplicitPathwayBuckets())[telemetry.MetricPathwayLatency].(metricdata.Histogram[float64])
+	h, ok := collect(t, m, tracing.WithExplicitPathwayBuckets())[otelnames.MetricPathwayLatency].(metricdata.Histogram[float64])
 	if !ok || len(h.DataPoints) != 2 {
 		t.Fatalf("explicit histogram expected, got %+v", h)
 	}

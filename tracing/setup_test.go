@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/otlptest"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -73,7 +73,7 @@ func TestSetupNoEndpoint(t *testing.T) {
 
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, manual.Collect(t.Context(), &rm))
-	exported, ok := sumValue(t, rm, telemetry.MetricSpansExported)
+	exported, ok := sumValue(t, rm, otelnames.MetricSpansExported)
 	require.True(t, ok, "span metrics registered without an exporter")
 	assert.Zero(t, exported)
 
@@ -156,8 +156,8 @@ func TestSetupExportsToOTLP(t *testing.T) {
 			require.NoError(t, p.ForceFlush(t.Context()))
 			var rm metricdata.ResourceMetrics
 			require.NoError(t, manual.Collect(t.Context(), &rm))
-			exported, _ := sumValue(t, rm, telemetry.MetricSpansExported)
-			dropped, _ := sumValue(t, rm, telemetry.MetricSpansDropped)
+			exported, _ := sumValue(t, rm, otelnames.MetricSpansExported)
+			dropped, _ := sumValue(t, rm, otelnames.MetricSpansDropped)
 			assert.Equal(t, int64(4), exported)
 			assert.Zero(t, dropped)
 
@@ -172,7 +172,7 @@ func TestSetupExportsToOTLP(t *testing.T) {
 			}
 			assert.Len(t, rec.Ended(), 4, "the extra processor also sees exported spans")
 			assert.Subset(t, srv.MetricNames(),
-				[]string{telemetry.MetricSpansDropped, telemetry.MetricSpansExported, "test.requests"})
+				[]string{otelnames.MetricSpansDropped, otelnames.MetricSpansExported, "test.requests"})
 
 			st := p.Stats()
 			assert.Equal(t, tracing.SpanStats{Ended: 4, Exported: 4}, st)
@@ -368,10 +368,10 @@ func TestSetupQueueOverflowIsCounted(t *testing.T) {
 	assert.Equal(t, st.Ended, st.Exported+st.Dropped)
 	assert.Len(t, srv.Spans(), int(st.Exported))
 
-	got, ok := metrics.value(telemetry.MetricSpansDropped)
+	got, ok := metrics.value(otelnames.MetricSpansDropped)
 	require.True(t, ok, "final collection at shutdown reports the dropped counter")
 	assert.Equal(t, st.Dropped, got)
-	got, _ = metrics.value(telemetry.MetricSpansExported)
+	got, _ = metrics.value(otelnames.MetricSpansExported)
 	assert.Equal(t, st.Exported, got)
 }
 
@@ -436,7 +436,7 @@ func TestSetupExporterNone(t *testing.T) {
 	shutdown(t, p)
 	assert.Len(t, rec.Ended(), 2)
 	assert.Empty(t, srv.Spans())
-	assert.Contains(t, srv.MetricNames(), telemetry.MetricSpansExported)
+	assert.Contains(t, srv.MetricNames(), otelnames.MetricSpansExported)
 }
 
 // staticProducer hands one counter to every collection, as kafkatrace.Metrics does.
@@ -582,7 +582,7 @@ func TestPrometheusListen(t *testing.T) {
 	body := getMetrics(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		`produced_counter_total{otel_scope_name="producer-test",otel_scope_schema_url="",otel_scope_version=""} 7`,
-		strings.ReplaceAll(telemetry.MetricSpansExported, ".", "_"),
+		strings.ReplaceAll(otelnames.MetricSpansExported, ".", "_"),
 		"go_goroutine_count",
 	} {
 		assert.Contains(t, body, want)

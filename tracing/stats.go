@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 const meterName = "github.com/kretrieve/kretrieve/tracing"
@@ -217,13 +217,13 @@ func registerSpanMetrics(mp metric.MeterProvider, c *spanCounters, d *dropCounte
 		errs = append(errs, err)
 		return inst
 	}
-	dropped := counter(m.Int64ObservableCounter(telemetry.MetricSpansDropped, metric.WithUnit(telemetry.MetricSpansUnit),
+	dropped := counter(m.Int64ObservableCounter(otelnames.MetricSpansDropped, metric.WithUnit(otelnames.MetricSpansUnit),
 		metric.WithDescription("Sampled spans that did not reach the trace collector (failed exports; queue overflow is counted at shutdown).")))
-	exported := counter(m.Int64ObservableCounter(telemetry.MetricSpansExported, metric.WithUnit(telemetry.MetricSpansUnit),
+	exported := counter(m.Int64ObservableCounter(otelnames.MetricSpansExported, metric.WithUnit(otelnames.MetricSpansUnit),
 		metric.WithDescription("Spans successfully exported to the trace collector.")))
-	metricExports := counter(m.Int64ObservableCounter(telemetry.MetricMetricExportsFailed, metric.WithUnit(telemetry.MetricExportsUnit),
+	metricExports := counter(m.Int64ObservableCounter(otelnames.MetricMetricExportsFailed, metric.WithUnit(otelnames.MetricExportsUnit),
 		metric.WithDescription("Metric exports that failed (their data points are lost with delta temporality).")))
-	logRecords := counter(m.Int64ObservableCounter(telemetry.MetricLogRecordsDropped, metric.WithUnit(telemetry.MetricLogRecordsUnit),
+	logRecords := counter(m.Int64ObservableCounter(otelnames.MetricLogRecordsDropped, metric.WithUnit(otelnames.MetricLogRecordsUnit),
 		metric.WithDescription("Log records in failed log exports.")))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("create span metrics: %w", err)

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/kretrieve/kretrieve/conformance"
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/ops/conformance"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 // conformanceConfig configures the conformance command.

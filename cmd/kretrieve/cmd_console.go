@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/kretrieve/kretrieve/console"
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/ops/console"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"

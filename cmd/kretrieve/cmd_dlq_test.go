@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 )
@@ -109,7 +109,7 @@ func TestDLQAge(t *testing.T) {
 // a client on the broker.
 func dlqFixture(t *testing.T) (func(string) string, *kgo.Client) {
 	t.Helper()
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	kc := kafkaclient.Config{Brokers: []string{b.Addr()}, Partitions: 1}
 	client, err := kgo.NewClient(kafkaclient.Options(kc, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)...)
 	if err != nil {

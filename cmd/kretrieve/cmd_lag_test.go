@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 )
 
 func TestLoadLagConfig(t *testing.T) {
@@ -72,7 +72,7 @@ type lagFixture struct {
 
 func newLagFixture(t *testing.T) lagFixture {
 	t.Helper()
-	b := kafkatest.NewBroker(t, 2)
+	b := brokertest.NewBroker(t, 2)
 	f := lagFixture{
 		env:  map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"},
 		base: time.Now().Add(-time.Minute).Truncate(time.Millisecond),

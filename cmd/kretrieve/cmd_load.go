@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
-	"github.com/kretrieve/kretrieve/loadcurve"
-	"github.com/kretrieve/kretrieve/loadgen"
+	"github.com/kretrieve/kretrieve/ops/loadcurve"
+	"github.com/kretrieve/kretrieve/ops/loadgen"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 

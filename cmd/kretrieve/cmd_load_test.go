@@ -14,17 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 	"github.com/kretrieve/kretrieve/producer"
-	"github.com/kretrieve/kretrieve/runsummary"
 )
 
 // TestLoadCommand drives worker commands with the load command, closed and
 // open loop, and checks the report.
 func TestLoadCommand(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t)})
 	startCommands(t, env, "retrieval", "enrichment")
 	spansFile := filepath.Join(t.TempDir(), "spans.jsonl")
@@ -59,7 +59,7 @@ func TestLoadCommand(t *testing.T) {
 // TestLoadThroughGateway drives a gateway command over HTTP, closed and open
 // loop, and a gateway without workers whose every answer is a 504.
 func TestLoadThroughGateway(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	index := testIndex(t)
 	addr, stalled := freeAddr(t), freeAddr(t)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": index, "KRETRIEVE_HTTP_LISTEN": addr})
@@ -126,7 +126,7 @@ func TestLoadThroughGateway(t *testing.T) {
 // TestLoadSweep sweeps two rates through Kafka: a row per rate, JSON and
 // text, and an SVG curve whose points are the rows.
 func TestLoadSweep(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t),
 		"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.01"})
 	startCommands(t, env, "retrieval", "enrichment")
@@ -274,7 +274,7 @@ func readSpansFile(t *testing.T, path string) []runsummary.Trace {
 // minutes after SIGTERM, stuck flushing to a broker that no longer
 // existed.)
 func TestLoadStopsWhenTheBrokerIsGone(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -16,9 +16,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
@@ -175,7 +175,7 @@ func mainPathway(rep pathwaysReport) ([]pathwayRow, bool) {
 // traffic flows, and afterwards the totals equal to the searches sent, the
 // dead letter and the lag of each stage, as JSON and as tables.
 func TestPathwaysCommandShowsThePipeline(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	addr := freeAddr(t)
 	env := mapEnv(map[string]string{
 		"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr,
@@ -397,7 +397,7 @@ func stagesSettled(rep pathwaysReport) bool {
 // command says so and fails once, and watching goes on (one JSON line per
 // refresh).
 func TestPathwaysCommandWithoutAggregates(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
 	var stdout, stderr bytes.Buffer
 	err := run(t.Context(), []string{"pathways", "--once"}, env, &stdout, &stderr)

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
-	"github.com/kretrieve/kretrieve/console"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 	"github.com/kretrieve/kretrieve/producer"
-	"github.com/kretrieve/kretrieve/runsummary"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kretrieve/kretrieve/conformance"
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/ops/conformance"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 // traceConfig configures the trace command.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 func TestTraceCommandDrawsWaterfall(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 // walk calls f for every command of the tree below root that runs

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/broker"
-	"github.com/kretrieve/kretrieve/internal/syncbuf"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 )
 
 // lineSignal is a stderr that keeps what is written (syncbuf.Buffer) and closes

@@ -22,9 +22,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/kretrieve/kretrieve/internal/kafkatest"
-	"github.com/kretrieve/kretrieve/internal/poll"
-	"github.com/kretrieve/kretrieve/runsummary"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 func mapEnv(m map[string]string) func(string) string {
@@ -256,7 +256,7 @@ func checkPipelineTrace(t *testing.T, tr runsummary.Trace) {
 // TestProduceWaitAgainstWorkerCommands runs the retrieval and enrichment
 // commands against a broker and publishes through the produce command.
 func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t)})
 	startCommands(t, env, "retrieval", "enrichment")
 
@@ -292,7 +292,7 @@ func TestProduceWaitAgainstWorkerCommands(t *testing.T) {
 // TestGatewayCommand serves the gateway command against worker commands and
 // searches through it over HTTP.
 func TestGatewayCommand(t *testing.T) {
-	b := kafkatest.NewBroker(t, 3)
+	b := brokertest.NewBroker(t, 3)
 	addr := freeAddr(t)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_INDEX": testIndex(t), "KRETRIEVE_HTTP_LISTEN": addr})
 	startCommands(t, env, "retrieval", "enrichment", "gateway")
@@ -460,7 +460,7 @@ func startCommands(t *testing.T, env func(string) string, commands ...string) {
 // its metrics for Prometheus, the process's resource and Go runtime
 // metrics among them.
 func TestMetricsListen(t *testing.T) {
-	b := kafkatest.NewBroker(t, 1)
+	b := brokertest.NewBroker(t, 1)
 	addr, metricsAddr := freeAddr(t), freeAddr(t)
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "warn", "KRETRIEVE_HTTP_LISTEN": addr,
 		"KRETRIEVE_METRICS_LISTEN": metricsAddr, "OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})

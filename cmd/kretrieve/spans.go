@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kretrieve/kretrieve/runsummary"
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // maxSpansFileRequests bounds --spans-file-requests: the kept spans stay in
@@ -39,7 +39,7 @@ func (f spansFileFlags) recorder() *runsummary.Recorder {
 	if f.path != "" {
 		keep = f.requests
 	}
-	return runsummary.NewRecorder(telemetry.SpanRequest, string(telemetry.RequestOutcome), runsummary.WithKeepSlowest(keep))
+	return runsummary.NewRecorder(otelnames.SpanRequest, string(otelnames.RequestOutcome), runsummary.WithKeepSlowest(keep))
 }
 
 // write writes the recorder's kept traces to the spans file, if any ("-":

@@ -16,10 +16,10 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/rerank"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the enrichment spans.
@@ -94,7 +94,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 	for i, cand := range c.Candidates {
 		ids[i] = cand.DocID
 	}
-	lctx, span := tracer.Start(ctx, telemetry.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), telemetry.EnrichCandidates.Int(len(ids))))
+	lctx, span := tracer.Start(ctx, otelnames.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), otelnames.EnrichCandidates.Int(len(ids))))
 	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
 	if err != nil {
 		// A store's error may quote the query: it must not reach spans,
@@ -114,15 +114,15 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 		}
 		scored = append(scored, rerank.Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
 	}
-	span.SetAttributes(telemetry.EnrichLoaded.Int(len(scored)), telemetry.EnrichMissing.Int(len(ids)-len(scored)))
+	span.SetAttributes(otelnames.EnrichLoaded.Int(len(scored)), otelnames.EnrichMissing.Int(len(ids)-len(scored)))
 	span.End()
 
 	_, span = tracer.Start(ctx, "dedupe")
 	scored, dropped := rerank.Dedupe(scored, cfg.DuplicateThreshold)
-	span.SetAttributes(telemetry.EnrichDuplicates.Int(dropped), telemetry.EnrichDocuments.Int(len(scored)))
+	span.SetAttributes(otelnames.EnrichDuplicates.Int(dropped), otelnames.EnrichDocuments.Int(len(scored)))
 	span.End()
 
-	_, span = tracer.Start(ctx, telemetry.SpanRerank)
+	_, span = tracer.Start(ctx, otelnames.SpanRerank)
 	before := make([]string, len(scored))
 	for i, s := range scored {
 		before[i] = s.Doc.ID
@@ -134,7 +134,7 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 			moved++
 		}
 	}
-	span.SetAttributes(telemetry.EnrichDocuments.Int(len(scored)), telemetry.EnrichReordered.Int(moved))
+	span.SetAttributes(otelnames.EnrichDocuments.Int(len(scored)), otelnames.EnrichReordered.Int(moved))
 	span.End()
 
 	docs := make([]messages.Document, len(scored))

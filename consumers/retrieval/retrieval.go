@@ -16,9 +16,9 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/telemetry"
 )
 
 // ScopeName is the instrumentation scope of the retrieval spans.
@@ -85,14 +85,14 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 			return nil, err
 		}
 		start := time.Now()
-		ctx, span := tracer.Start(ctx, telemetry.SpanSearch, trace.WithAttributes(
+		ctx, span := tracer.Start(ctx, otelnames.SpanSearch, trace.WithAttributes(
 			redact.Request(req.RequestID),
-			telemetry.IndexName.String(s.Name()),
-			telemetry.IndexDocuments.Int(s.Len()),
-			telemetry.SearchTopK.Int(req.TopK),
+			otelnames.IndexName.String(s.Name()),
+			otelnames.IndexDocuments.Int(s.Len()),
+			otelnames.SearchTopK.Int(req.TopK),
 		), trace.WithAttributes(redact.Query(req.Query)...))
 		if cfg.RecordQueryText {
-			span.SetAttributes(telemetry.QueryText.String(req.Query))
+			span.SetAttributes(otelnames.QueryText.String(req.Query))
 		}
 		hits, err := searchWithin(ctx, s, req, cfg.SearchTimeout, span)
 		if err != nil {
@@ -113,7 +113,7 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 			}
 			return nil, err
 		}
-		span.SetAttributes(telemetry.SearchHits.Int(len(hits)))
+		span.SetAttributes(otelnames.SearchHits.Int(len(hits)))
 		span.End()
 
 		cands := make([]messages.Candidate, len(hits))
@@ -148,9 +148,9 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 // without searching. A second overrun fails with ErrSearchTimeout.
 func searchWithin(ctx context.Context, s Searcher, req messages.Request, timeout time.Duration, span trace.Span) ([]search.Hit, error) {
 	sctx := search.WithTrace(ctx, &search.Trace{QueryPlanned: func(p search.QueryPlan) {
-		span.SetAttributes(telemetry.SearchClauses.Int(p.Clauses))
+		span.SetAttributes(otelnames.SearchClauses.Int(p.Clauses))
 		if p.DroppedTerms > 0 {
-			span.SetAttributes(telemetry.SearchTermsDropped.Int(p.DroppedTerms))
+			span.SetAttributes(otelnames.SearchTermsDropped.Int(p.DroppedTerms))
 		}
 	}})
 	if timeout <= 0 {
@@ -161,10 +161,10 @@ func searchWithin(ctx context.Context, s Searcher, req messages.Request, timeout
 		if !errors.Is(err, ErrSearchTimeout) || attempt == searchAttempts {
 			return hits, err
 		}
-		span.AddEvent(telemetry.EventRetry, trace.WithAttributes(
-			telemetry.RetryAttempt.Int(attempt),
-			telemetry.RetryError.String(err.Error()),
-			telemetry.RetryBackoffMS.Float64(0),
+		span.AddEvent(otelnames.EventRetry, trace.WithAttributes(
+			otelnames.RetryAttempt.Int(attempt),
+			otelnames.RetryError.String(err.Error()),
+			otelnames.RetryBackoffMS.Float64(0),
 		))
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kretrieve/kretrieve/telemetry"
+	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // Grafana's provisioning directories in the container.
@@ -36,22 +36,22 @@ type instrument struct {
 // the registration each needs in the source (TestEmittedMetricsAreInTheCode).
 func emitted() []instrument {
 	return []instrument{
-		{telemetry.MetricQueueWait, telemetry.MetricQueueWaitUnit, "histogram", "addHist(telemetry.MetricQueueWait,"},
+		{otelnames.MetricQueueWait, otelnames.MetricQueueWaitUnit, "histogram", "addHist(otelnames.MetricQueueWait,"},
 		{messagingconv.ProcessDuration{}.Name(), messagingconv.ProcessDuration{}.Unit(), "histogram", "addHist(messagingconv.ProcessDuration{}.Name()"},
 		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "addHist(messagingconv.ClientOperationDuration{}.Name()"},
 		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "addSum(messagingconv.ClientSentMessages{}.Name()"},
 		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "addSum(messagingconv.ClientConsumedMessages{}.Name()"},
-		{telemetry.MetricLagRecords, telemetry.MetricLagRecordsUnit, "gauge", "Int64ObservableGauge(telemetry.MetricLagRecords"},
-		{telemetry.MetricLagSeconds, telemetry.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(telemetry.MetricLagSeconds"},
-		{telemetry.MetricResultsDropped, telemetry.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(telemetry.MetricResultsDropped"},
-		{telemetry.MetricSpansDropped, telemetry.MetricSpansUnit, "counter", "Int64ObservableCounter(telemetry.MetricSpansDropped"},
-		{telemetry.MetricSpansExported, telemetry.MetricSpansUnit, "counter", "Int64ObservableCounter(telemetry.MetricSpansExported"},
+		{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit, "gauge", "Int64ObservableGauge(otelnames.MetricLagRecords"},
+		{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(otelnames.MetricLagSeconds"},
+		{otelnames.MetricResultsDropped, otelnames.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(otelnames.MetricResultsDropped"},
+		{otelnames.MetricSpansDropped, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansDropped"},
+		{otelnames.MetricSpansExported, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansExported"},
 		// Exported as classic histograms with
 		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
 		// (compose.yaml): Prometheus's OTLP receiver would store
 		// exponential ones as native histograms, which the dashboard's
 		// _bucket queries do not read.
-		{telemetry.MetricPathwayLatency, telemetry.MetricPathwayLatencyUnit, "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
+		{otelnames.MetricPathwayLatency, otelnames.MetricPathwayLatencyUnit, "histogram", "metricdata.Histogram[float64]{DataPoints: expl"},
 	}
 }
 
@@ -344,7 +344,7 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 			// The panels the dashboard exists for.
 			for _, in := range emitted() {
 				switch in.name {
-				case telemetry.MetricQueueWait, messagingconv.ProcessDuration{}.Name(), telemetry.MetricLagRecords, telemetry.MetricLagSeconds, telemetry.MetricPathwayLatency:
+				case otelnames.MetricQueueWait, messagingconv.ProcessDuration{}.Name(), otelnames.MetricLagRecords, otelnames.MetricLagSeconds, otelnames.MetricPathwayLatency:
 					if n := promNames(in)[0]; !used[n] {
 						t.Errorf("no panel queries %s (%s)", n, in.name)
 					}
@@ -378,11 +378,11 @@ var (
 func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 	p := load(t)
 	labels := map[string]bool{}
-	for _, k := range []string{string(telemetry.PathwayHash), string(telemetry.PathwayParentHash), string(telemetry.PathwayEdge),
-		string(telemetry.PathwayDirection), string(telemetry.PathwayMeasure)} {
+	for _, k := range []string{string(otelnames.PathwayHash), string(otelnames.PathwayParentHash), string(otelnames.PathwayEdge),
+		string(otelnames.PathwayDirection), string(otelnames.PathwayMeasure)} {
 		labels[promLabel(k)] = true
 	}
-	metric := promNames(instrument{name: telemetry.MetricPathwayLatency, unit: "s", kind: "histogram"})[0]
+	metric := promNames(instrument{name: otelnames.MetricPathwayLatency, unit: "s", kind: "histogram"})[0]
 	metric = strings.TrimSuffix(metric, "_bucket")
 	var d struct {
 		Panels []panel `json:"panels"`
@@ -405,13 +405,13 @@ func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 			}
 			for _, m := range promMeasureVal.FindAllStringSubmatch(tg.Expr, -1) {
 				measures[m[1]] = true
-				if m[1] != telemetry.MeasureEdge && m[1] != telemetry.MeasureOrigin {
-					t.Errorf("panel %q: measure %q is neither %s nor %s", pn.Title, m[1], telemetry.MeasureEdge, telemetry.MeasureOrigin)
+				if m[1] != otelnames.MeasureEdge && m[1] != otelnames.MeasureOrigin {
+					t.Errorf("panel %q: measure %q is neither %s nor %s", pn.Title, m[1], otelnames.MeasureEdge, otelnames.MeasureOrigin)
 				}
 			}
 		}
 	}
-	if n == 0 || !measures[telemetry.MeasureEdge] || !measures[telemetry.MeasureOrigin] {
+	if n == 0 || !measures[otelnames.MeasureEdge] || !measures[otelnames.MeasureOrigin] {
 		t.Errorf("%d pathway queries, measures %v: want panels of both measures", n, measures)
 	}
 	for _, pr := range p.procs(t) {

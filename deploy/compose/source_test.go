@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/configdoc"
+	"github.com/kretrieve/kretrieve/internal/testutil/configdoc"
 )
 
 // Paths of the repository files the checks read.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/configdoc"
+	"github.com/kretrieve/kretrieve/internal/testutil/configdoc"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/srcscan"
+	"github.com/kretrieve/kretrieve/internal/testutil/srcscan"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"

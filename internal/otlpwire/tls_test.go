@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kretrieve/kretrieve/internal/otlpwire"
-	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 )
 
 // testPKI is a CA with a server certificate for 127.0.0.1 and a client
-// certificate, written as PEM files (internal/tlstest).
+// certificate, written as PEM files (internal/testutil/tlstest).
 type testPKI struct {
 	ca             *tlstest.CA
 	server, client tlstest.Pair

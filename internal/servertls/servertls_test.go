@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/servertls"
-	"github.com/kretrieve/kretrieve/internal/tlstest"
+	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 )
 
 func TestLoad(t *testing.T) {

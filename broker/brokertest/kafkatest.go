@@ -1,0 +1,21 @@
+// Package kafkatest starts an in-process Kafka-compatible broker (kfake,
+// through broker/) for tests, closed by t.Cleanup.
+package brokertest
+
+import (
+	"testing"
+
+	"github.com/kretrieve/kretrieve/broker"
+)
+
+// NewBroker starts a broker on a free 127.0.0.1 port with the given default
+// partition count (0: 6) and returns its address.
+func NewBroker(tb testing.TB, partitions int) *broker.Broker {
+	tb.Helper()
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: partitions})
+	if err != nil {
+		tb.Fatalf("start broker: %v", err)
+	}
+	tb.Cleanup(b.Close)
+	return b
+}

@@ -1,0 +1,172 @@
+package repocheck
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/testutil/srcscan"
+)
+
+// fakeGovulncheck is a stand-in for govulncheck: an http(s) database is
+// unreachable (as offline), a file:// one must hold OSV entries, and the
+// exit code for a checked module is $FAKE_RC.
+const fakeGovulncheck = `#!/usr/bin/env bash
+db="$2"
+echo "$PWD $db" >>"$FAKE_LOG"
+case "$db" in
+http*) echo "govulncheck: fetching vulnerabilities: dial tcp: lookup vuln.go.dev: no such host"; exit 1;;
+file://*) ls "${db#file://}"/GO-*.json >/dev/null 2>&1 || { echo "no OSV entries in $db"; exit 2; }
+  echo "checked against $db"; exit "${FAKE_RC:-0}";;
+esac
+exit 9
+`
+
+// vulncheck runs tools/vulncheck.sh with the fake govulncheck on the main
+// module and integration/, and returns its output, exit code and the
+// fake's calls (directory and database).
+func vulncheck(t *testing.T, env ...string) (out string, rc int, calls []string) {
+	t.Helper()
+	root, err := srcscan.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fake, log := filepath.Join(dir, "govulncheck"), filepath.Join(dir, "calls")
+	if err := os.WriteFile(fake, []byte(fakeGovulncheck), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "tools/vulncheck.sh"), ".", "integration")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), append([]string{"GOVULNCHECK=" + fake, "FAKE_LOG=" + log, "GOVULNDB=https://vuln.go.dev"}, env...)...)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		rc = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	logged, _ := os.ReadFile(log)
+	return string(b), rc, strings.Fields(strings.ReplaceAll(string(logged), "\n", " "))
+}
+
+// TestVulncheckFallsBackToTheSnapshot: offline, govulncheck runs on both
+// modules against the committed snapshot, and the output gives its date.
+func TestVulncheckFallsBackToTheSnapshot(t *testing.T) {
+	out, rc, calls := vulncheck(t)
+	if rc != 0 {
+		t.Fatalf("exit %d:\n%s", rc, out)
+	}
+	if !strings.Contains(out, "committed snapshot of the Go vulnerability database of "+snapshotMeta(t)["date"]) {
+		t.Errorf("the output does not say the snapshot and its date are used:\n%s", out)
+	}
+	checked := 0
+	for i := 1; i < len(calls); i += 2 {
+		if strings.HasPrefix(calls[i], "file://") {
+			checked++
+		}
+	}
+	if checked != 2 || strings.Count(out, "checked against file://") != 2 {
+		t.Errorf("want both modules checked against the snapshot; calls %v:\n%s", calls, out)
+	}
+}
+
+// TestVulncheckFindingsFail: a finding (govulncheck exits 3) fails make lint.
+func TestVulncheckFindingsFail(t *testing.T) {
+	if out, rc, _ := vulncheck(t, "FAKE_RC=3"); rc != 3 {
+		t.Fatalf("exit %d on findings, want 3:\n%s", rc, out)
+	}
+}
+
+// TestVulncheckRequired: with GOVULNCHECK_REQUIRED=1 an unreachable
+// database is an error, not a fallback.
+func TestVulncheckRequired(t *testing.T) {
+	out, rc, calls := vulncheck(t, "GOVULNCHECK_REQUIRED=1")
+	if rc == 0 || len(calls) != 2 {
+		t.Fatalf("exit %d, calls %v: want a failure after the first, unreachable database:\n%s", rc, calls, out)
+	}
+}
+
+// TestVulncheckWithoutSnapshotSaysSkipped: no database and no snapshot is a
+// loud skip, never a silent pass.
+func TestVulncheckWithoutSnapshotSaysSkipped(t *testing.T) {
+	out, rc, _ := vulncheck(t, "VULNDB_SNAPSHOT=/nonexistent/osv.tar.gz")
+	if rc != 0 || !strings.Contains(out, "govulncheck SKIPPED") || !strings.Contains(out, "nothing was checked") {
+		t.Fatalf("exit %d:\n%s", rc, out)
+	}
+}
+
+// snapshotMeta reads tools/vulndb/SNAPSHOT.
+func snapshotMeta(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := srcscan.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "tools/vulndb/SNAPSHOT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		meta[k] = v
+	}
+	return meta
+}
+
+// TestVulndbSnapshotMatchesItsMetadata: every file of the archive is an OSV
+// entry named by its id, and SNAPSHOT counts them.
+func TestVulndbSnapshotMatchesItsMetadata(t *testing.T) {
+	meta := snapshotMeta(t)
+	root, _ := srcscan.ModuleRoot()
+	f, err := os.Open(filepath.Join(root, "tools/vulndb/osv.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	entries := 0
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		var e struct {
+			ID       string `json:"id"`
+			Affected []any  `json:"affected"`
+		}
+		if err := json.NewDecoder(tr).Decode(&e); err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		if filepath.Base(h.Name) != e.ID+".json" || !strings.HasPrefix(h.Name, "osv/GO-") {
+			t.Errorf("%s holds entry %q", h.Name, e.ID)
+		}
+		entries++
+	}
+	if n, _ := strconv.Atoi(meta["entries"]); n != entries || n < 1000 {
+		t.Errorf("SNAPSHOT says %s entries, the archive has %d", meta["entries"], entries)
+	}
+	if len(meta["commit"]) != 40 || meta["date"] == "" {
+		t.Errorf("SNAPSHOT lacks the golang/vulndb commit or date: %v", meta)
+	}
+}

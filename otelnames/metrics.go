@@ -1,0 +1,46 @@
+package otelnames
+
+// Metric names, each with its unit (UCUM, as OpenTelemetry writes them).
+const (
+	// MetricQueueWait is the histogram of the time records spent in Kafka
+	// between their timestamp and the start of processing.
+	MetricQueueWait     = "kretrieve.messaging.queue_wait.duration"
+	MetricQueueWaitUnit = "s"
+	// MetricPathwayLatency is the histogram of pathway latencies: per
+	// pathway and checkpoint, the edge latency (previous checkpoint to this
+	// one) and the latency from origin (first checkpoint to this one) of
+	// every record, whatever the trace sampling.
+	MetricPathwayLatency     = "kretrieve.pathway.latency"
+	MetricPathwayLatencyUnit = "s"
+	// MetricLagRecords is the gauge of a consumer group's lag in records.
+	MetricLagRecords     = "kretrieve.consumer.lag"
+	MetricLagRecordsUnit = "{message}"
+	// MetricLagSeconds is the gauge of a consumer group's lag in time.
+	MetricLagSeconds     = "kretrieve.consumer.lag.seconds"
+	MetricLagSecondsUnit = "s"
+	// MetricResultsDropped counts the outcome records not handed to a
+	// waiter, by [DroppedReason].
+	MetricResultsDropped     = "kretrieve.results.dropped"
+	MetricResultsDroppedUnit = "{record}"
+	// MetricGatewayRefused counts the API requests the gateway refused
+	// because its in-flight limit was reached, by http.route.
+	MetricGatewayRefused     = "kretrieve.gateway.refused"
+	MetricGatewayRefusedUnit = "{request}"
+	// MetricSpansDropped counts the spans the tracing setup dropped.
+	MetricSpansDropped = "kretrieve.tracing.spans.dropped"
+	// MetricSpansExported counts the spans the tracing setup exported.
+	MetricSpansExported = "kretrieve.tracing.spans.exported"
+	// MetricSpansUnit is the unit of MetricSpansDropped and
+	// MetricSpansExported.
+	MetricSpansUnit = "{span}"
+	// MetricMetricExportsFailed counts the metric exports of the tracing
+	// setup that failed.
+	MetricMetricExportsFailed = "kretrieve.tracing.metric_exports.failed"
+	// MetricExportsUnit is the unit of MetricMetricExportsFailed.
+	MetricExportsUnit = "{export}"
+	// MetricLogRecordsDropped counts the log records of failed log
+	// exports.
+	MetricLogRecordsDropped = "kretrieve.tracing.log_records.dropped"
+	// MetricLogRecordsUnit is the unit of MetricLogRecordsDropped.
+	MetricLogRecordsUnit = "{log_record}"
+)
