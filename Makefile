@@ -29,9 +29,9 @@ CHAOS_LOGS ?=
 chaos:
 	KRETRIEVE_CHAOS_LOGS=$(CHAOS_LOGS) $(GO) test -tags chaos -count=1 -v -timeout 15m -run '^TestChaos$$' ./chaos/
 
-## console-test: the console in a real browser (console/e2e): builds the
+## console-test: the console in a real browser (ops/console/e2e): builds the
 ## binary and the poison publisher, installs the pinned playwright-core from
-## console/e2e/package-lock.json (npm ci), then drives Chromium (CHROMIUM,
+## ops/console/e2e/package-lock.json (npm ci), then drives Chromium (CHROMIUM,
 ## default Debian's /usr/bin/chromium) against `kretrieve run --serve` and
 ## `kretrieve console`; saves screenshots to docs/img/console-*.png. Needs
 ## Node 18.19+ and npm; `make build` needs neither (the assets are plain files).

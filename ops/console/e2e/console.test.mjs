@@ -33,7 +33,7 @@ import { chromium } from 'playwright-core';
 
 const execFileP = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
+const repo = path.resolve(here, '..', '..', '..');
 const MOCK = process.env.KRETRIEVE_CONSOLE_MOCK === '1';
 const BIN = process.env.KRETRIEVE_BIN || path.join(repo, 'bin', 'kretrieve');
 const POISON_BIN = process.env.KRETRIEVE_POISON_BIN || path.join(repo, 'bin', 'console-e2e-poison');
