@@ -1,55 +1,59 @@
-package runsummary
+package spans
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
+	"context"
 	"sort"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// WriteSpans writes the spans of traces as JSON lines, one Span per line,
-// trace after trace in the order given (the Recorder's Traces: slowest first).
-func WriteSpans(w io.Writer, traces []Trace) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	for _, t := range traces {
-		for _, s := range t.Spans {
-			if err := enc.Encode(s); err != nil {
-				return fmt.Errorf("write span %s of trace %s: %w", s.SpanID, s.TraceID, err)
-			}
-		}
-	}
-	return bw.Flush()
+// Trace is one request's spans, in start order.
+type Trace struct {
+	TraceID string `json:"trace_id"`
+	// DurationMS is the root span's duration.
+	DurationMS float64 `json:"duration_ms"`
+	Spans      []Span  `json:"spans"`
 }
 
-// ReadSpans reads a file written by WriteSpans. Blank lines are skipped; a
-// line that is not a span is an error naming its line number.
-func ReadSpans(r io.Reader) ([]Span, error) {
-	br := bufio.NewReader(r)
-	var out []Span
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			var s Span
-			if jerr := json.Unmarshal(b, &s); jerr != nil {
-				return out, fmt.Errorf("line %d: %w", line, jerr)
-			}
-			if s.TraceID == "" || s.SpanID == "" {
-				return out, fmt.Errorf("line %d: trace_id and span_id are required", line)
-			}
-			out = append(out, s)
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
+// Source is a place spans come from: the Store, Traces (a spans file, a
+// run's slowest requests) or Jaeger.
+type Source interface {
+	// Trace returns the spans of the trace with hex id traceID, in start
+	// order. A trace the source does not hold returns no spans and no
+	// error.
+	Trace(ctx context.Context, traceID string) ([]Span, error)
+}
+
+var (
+	_ Source = (*Store)(nil)
+	_ Source = Traces(nil)
+	_ Source = Jaeger{}
+)
+
+// Traces are traces held in memory, such as a spans file's (GroupTraces)
+// or the slowest requests a run kept; as a Source, the spans of the first
+// with the trace id asked for.
+type Traces []Trace
+
+// Trace returns the spans of the first trace with id traceID.
+func (ts Traces) Trace(_ context.Context, traceID string) ([]Span, error) {
+	for _, t := range ts {
+		if t.TraceID == traceID {
+			return t.Spans, nil
 		}
 	}
+	return nil, nil
+}
+
+// FromReadOnlySpans converts finished SDK spans (see FromReadOnly), in
+// start order.
+func FromReadOnlySpans(ros []sdktrace.ReadOnlySpan) []Span {
+	out := make([]Span, len(ros))
+	for i, ro := range ros {
+		out[i] = FromReadOnly(ro)
+	}
+	sortByStart(out)
+	return out
 }
 
 // GroupTraces groups spans by trace, each trace's spans in start order, the
