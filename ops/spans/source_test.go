@@ -59,6 +59,10 @@ func TestTracesSource(t *testing.T) {
 	if got, err := ts.Trace(context.Background(), "c"); err != nil || got != nil {
 		t.Fatalf("unknown: %+v (%v)", got, err)
 	}
+	f := spans.TracesFunc(func() []spans.Trace { return ts })
+	if got, err := f.Trace(context.Background(), "a"); err != nil || len(got) != 1 || got[0].SpanID != "1" {
+		t.Fatalf("func a: %+v (%v)", got, err)
+	}
 }
 
 // TestJaeger checks the Jaeger client against a fake query API: a trace,

@@ -27,6 +27,7 @@ type Source interface {
 var (
 	_ Source = (*Store)(nil)
 	_ Source = Traces(nil)
+	_ Source = TracesFunc(nil)
 	_ Source = Jaeger{}
 )
 
@@ -43,6 +44,15 @@ func (ts Traces) Trace(_ context.Context, traceID string) ([]Span, error) {
 		}
 	}
 	return nil, nil
+}
+
+// TracesFunc returns traces held in memory when asked, such as
+// runsummary.Recorder.Traces; as a Source, like Traces.
+type TracesFunc func() []Trace
+
+// Trace returns the spans of the first trace f returns with id traceID.
+func (f TracesFunc) Trace(ctx context.Context, traceID string) ([]Span, error) {
+	return Traces(f()).Trace(ctx, traceID)
 }
 
 // FromReadOnlySpans converts finished SDK spans (see FromReadOnly), in
