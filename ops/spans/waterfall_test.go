@@ -36,3 +36,27 @@ func TestWriteWaterfall(t *testing.T) {
 		t.Fatal("no spans accepted")
 	}
 }
+
+// TestTree checks the order a waterfall draws: children by start, the
+// longer first on a tie; a span of another process's parent, a span that is
+// its own parent and spans in a cycle of parents are roots, each drawn once.
+func TestTree(t *testing.T) {
+	in := []spans.Span{
+		{SpanID: "c2", ParentSpanID: "r", Name: "short", StartTimeUnixNano: 5, EndTimeUnixNano: 6},
+		{SpanID: "c1", ParentSpanID: "r", Name: "long", StartTimeUnixNano: 5, EndTimeUnixNano: 9},
+		{SpanID: "g", ParentSpanID: "c1", Name: "grandchild", StartTimeUnixNano: 6, EndTimeUnixNano: 7},
+		{SpanID: "r", Name: "root", StartTimeUnixNano: 1, EndTimeUnixNano: 10},
+		{SpanID: "o", ParentSpanID: "elsewhere", Name: "orphan", StartTimeUnixNano: 2, EndTimeUnixNano: 3},
+		{SpanID: "s", ParentSpanID: "s", Name: "self", StartTimeUnixNano: 3, EndTimeUnixNano: 4},
+		{SpanID: "x", ParentSpanID: "y", Name: "cycle x", StartTimeUnixNano: 20, EndTimeUnixNano: 21},
+		{SpanID: "y", ParentSpanID: "x", Name: "cycle y", StartTimeUnixNano: 22, EndTimeUnixNano: 23},
+	}
+	var got []string
+	for _, n := range spans.Tree(in) {
+		got = append(got, strings.Repeat(" ", n.Depth)+n.Span.Name)
+	}
+	want := []string{"root", " long", "  grandchild", " short", "orphan", "self", "cycle x", " cycle y"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("tree %q, want %q", got, want)
+	}
+}
