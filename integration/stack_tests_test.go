@@ -17,7 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/ops/conformance"
 	"github.com/kretrieve/kretrieve/ops/conformance/conformancetest"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
@@ -55,18 +55,18 @@ var queries = []string{"parse a URL query string", "compress data with gzip", "r
 	"encode json", "sort a slice", "sha256 checksum", "http server", "wait for goroutines", "context with timeout", "regular expression"}
 
 // fullTrace polls Jaeger until the trace has want spans (or the timeout).
-func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []runsummary.Span {
+func fullTrace(t *testing.T, jaeger, traceID string, want int, timeout time.Duration) []spans.Span {
 	t.Helper()
-	var spans []runsummary.Span
+	var got []spans.Span
 	poll.WaitEvery(timeout, 250*time.Millisecond, func() bool {
 		var err error
-		spans, err = conformance.FetchJaegerTrace(t.Context(), httpClient, jaeger, traceID)
+		got, err = spans.Jaeger{URL: jaeger, Client: httpClient}.Trace(t.Context(), traceID)
 		if err != nil {
 			t.Logf("jaeger: %v", err)
 		}
-		return len(spans) >= want
+		return len(got) >= want
 	})
-	return spans
+	return got
 }
 
 const spansPerRequest = 14 // server + 3×(send, wait, process) + search + load/dedupe/rerank
@@ -98,7 +98,7 @@ func TestFullStack(t *testing.T) {
 			}
 			return r.TraceID
 		},
-		Trace: func(t *testing.T, traceID string) []runsummary.Span {
+		Trace: func(t *testing.T, traceID string) []spans.Span {
 			return fullTrace(t, s.jaegerURL, traceID, spansPerRequest, 60*time.Second)
 		},
 	})
@@ -166,9 +166,9 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 	// until every one is complete, or the live processes' spans are all in
 	// and nothing has changed for a while.
 	live := map[string]int{"kretrieve-gateway": 4, "kretrieve-enrichment": 6} // per request
-	liveComplete := func(spans []runsummary.Span) bool {
+	liveComplete := func(trace []spans.Span) bool {
 		n := map[string]int{}
-		for _, sp := range spans {
+		for _, sp := range trace {
 			n[sp.Service]++
 		}
 		for svc, want := range live {
@@ -178,14 +178,14 @@ func TestScalingWithAKilledWorker(t *testing.T) {
 		}
 		return true
 	}
-	traces := make([][]runsummary.Span, len(results))
+	traces := make([][]spans.Span, len(results))
 	complete, liveDone, stable := 0, 0, 0
 	poll.WaitEvery(90*time.Second, time.Second, func() bool {
 		before := complete
 		complete, liveDone = 0, 0
 		for i, r := range results {
 			if len(traces[i]) < spansPerRequest {
-				traces[i], _ = conformance.FetchJaegerTrace(t.Context(), httpClient, s.jaegerURL, r.TraceID)
+				traces[i], _ = spans.Jaeger{URL: s.jaegerURL, Client: httpClient}.Trace(t.Context(), r.TraceID)
 			}
 			if len(traces[i]) >= spansPerRequest {
 				complete++

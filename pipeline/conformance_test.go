@@ -9,7 +9,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/ops/conformance"
 	"github.com/kretrieve/kretrieve/ops/conformance/conformancetest"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // TestTracesConform runs the trace contract of the container tier
@@ -36,18 +36,18 @@ func TestTracesConform(t *testing.T) {
 			}
 			return traceID
 		},
-		Trace: func(t *testing.T, traceID string) []runsummary.Span {
-			var spans []runsummary.Span
+		Trace: func(t *testing.T, traceID string) []spans.Span {
+			var got []spans.Span
 			poll.Wait(resultTimeout, func() bool {
-				spans = spans[:0]
+				got = got[:0]
 				for _, s := range h.spans.Ended() {
 					if s.SpanContext().TraceID().String() == traceID {
-						spans = append(spans, runsummary.FromReadOnly(s))
+						got = append(got, spans.FromReadOnly(s))
 					}
 				}
-				return len(spans) >= spansPerRequest
+				return len(got) >= spansPerRequest
 			})
-			return spans
+			return got
 		},
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/conformance"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -108,10 +108,10 @@ func TestAnExtraStageIsOneDeclaration(t *testing.T) {
 	stop()
 	_ = c.Close(context.Background())
 	traces := byTrace(h.recorded())
-	sdkSpans := map[string][]runsummary.Span{}
+	sdkSpans := map[string][]spans.Span{}
 	for _, s := range h.spans.Ended() {
 		id := s.SpanContext().TraceID().String()
-		sdkSpans[id] = append(sdkSpans[id], runsummary.FromReadOnly(s))
+		sdkSpans[id] = append(sdkSpans[id], spans.FromReadOnly(s))
 	}
 	shape := conformance.Shape{Root: "request", Hops: conformance.Hops(h.cfg.Topology(), nil, ""),
 		Spans: 1 + 3*4 + 1 + 1 + 3} // root; send, wait, process per hop; search; filter; load, dedupe, rerank

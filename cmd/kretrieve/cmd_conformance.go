@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/ops/conformance"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // conformanceConfig configures the conformance command.
@@ -45,33 +45,33 @@ func (c *conformanceConfig) flags(s *settings) (check func(args []string) error)
 // runConformance checks traces in Jaeger against the messaging semantic
 // conventions and prints the violations; it fails when there are any.
 func runConformance(ctx context.Context, cfg conformanceConfig, stdout, stderr io.Writer) error {
-	client := &http.Client{Timeout: 30 * time.Second}
+	jaeger := spans.Jaeger{URL: cfg.jaeger, Client: &http.Client{Timeout: 30 * time.Second}}
 	var (
-		spans []runsummary.Span
-		err   error
+		got []spans.Span
+		err error
 	)
 	if cfg.traceID != "" {
-		spans, err = conformance.FetchJaegerTrace(ctx, client, cfg.jaeger, cfg.traceID)
+		got, err = jaeger.Trace(ctx, cfg.traceID)
 	} else {
-		spans, err = conformance.FetchJaegerTraces(ctx, client, cfg.jaeger, cfg.service, cfg.limit)
+		got, err = jaeger.ServiceTraces(ctx, cfg.service, cfg.limit)
 	}
 	if err != nil {
 		return err
 	}
-	if len(spans) == 0 {
+	if len(got) == 0 {
 		return errors.New("no spans found")
 	}
 	opts := conformance.Default()
 	opts.ForbidRawKey, opts.RequireQueueWait = !cfg.allowKey, !cfg.noWait
-	violations := conformance.Check(spans, opts)
+	violations := conformance.Check(got, opts)
 	for _, v := range violations {
 		fmt.Fprintln(stdout, v)
 	}
 	traces := map[string]bool{}
-	for _, s := range spans {
+	for _, s := range got {
 		traces[s.TraceID] = true
 	}
-	fmt.Fprintf(stdout, "%d spans in %d traces checked, %d violations\n", len(spans), len(traces), len(violations))
+	fmt.Fprintf(stdout, "%d spans in %d traces checked, %d violations\n", len(got), len(traces), len(violations))
 	if len(violations) > 0 {
 		return fmt.Errorf("%d violations of the messaging semantic conventions", len(violations))
 	}

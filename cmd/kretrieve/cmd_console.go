@@ -12,6 +12,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -60,7 +61,7 @@ func declareConsoleAllowedHosts(s *settings, p *string, name string) {
 // runConsole serves the web console until ctx is done. It connects to
 // Kafka only when a browser asks (see package console).
 func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error {
-	store := console.NewSpanStore()
+	store := spans.NewStore()
 	cmd := command{role: "console", telemetry: []tracing.Option{tracing.WithSpanProcessor(store)}}
 	return cmd.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		ln, err := net.Listen("tcp", cfg.listen)

@@ -18,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/ops/loadcurve"
 	"github.com/kretrieve/kretrieve/ops/loadgen"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -199,7 +200,7 @@ func writeLoadReport(w io.Writer, r loadReport, stages []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := runsummary.WriteSlowest(w, r.Slowest, r.UntrackedTraces, runsummary.WaterfallWidth); err != nil || r.Slowest == nil {
+	if err := runsummary.WriteSlowest(w, r.Slowest, r.UntrackedTraces, spans.WaterfallWidth); err != nil || r.Slowest == nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "(spans of this process only; the pipeline's spans: kretrieve trace --jaeger-url URL %s)\n", r.Slowest.TraceID)

@@ -17,7 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/producer"
 )
 
@@ -254,18 +254,18 @@ func checkSlowest(t *testing.T, r loadReport, names ...string) {
 	}
 }
 
-func readSpansFile(t *testing.T, path string) []runsummary.Trace {
+func readSpansFile(t *testing.T, path string) []spans.Trace {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spans, err := runsummary.ReadSpans(f)
+	read, err := spans.ReadSpans(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runsummary.GroupTraces(spans)
+	return spans.GroupTraces(read)
 }
 
 // TestLoadStopsWhenTheBrokerIsGone: an interrupted load whose broker has

@@ -16,6 +16,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/console"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"
 )
@@ -31,9 +32,9 @@ var demoQueries string
 func runAll(ctx context.Context, cfg runConfig, stdout, stderr io.Writer) (err error) {
 	recorder := cfg.spans.recorder()
 	topts := append(cfg.telemetryOptions(), tracing.WithSpanProcessor(recorder))
-	var store *console.SpanStore // the console's spans, kept only while a browser asks
+	var store *spans.Store // the console's spans, kept only while a browser asks
 	if cfg.serve {
-		store = console.NewSpanStore()
+		store = spans.NewStore()
 		topts = append(topts, tracing.WithSpanProcessor(store))
 	}
 	comp, err := startComponent(ctx, "kretrieve-run", cfg.logFormat, cfg.logLevel, stderr, topts...)

@@ -11,8 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kretrieve/kretrieve/ops/conformance"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // traceConfig configures the trace command.
@@ -28,7 +27,7 @@ type traceConfig struct {
 func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
 	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file; -: stdin) instead of Jaeger; without TRACE_ID, list its traces")
-	s.integer(&c.width, "width", 60, "width of the bars")
+	s.integer(&c.width, "width", spans.WaterfallWidth, "width of the bars")
 	return func(args []string) error {
 		switch {
 		case len(args) == 1:
@@ -48,21 +47,21 @@ func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 // from a spans file ("-": stdin).
 func runTrace(ctx context.Context, cfg traceConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	if cfg.spansFile != "" {
-		return traceFromFile(stdin, stdout, cfg)
+		return traceFromFile(ctx, stdin, stdout, cfg)
 	}
-	spans, err := conformance.FetchJaegerTrace(ctx, &http.Client{Timeout: 30 * time.Second}, cfg.jaeger, cfg.id)
+	trace, err := spans.Jaeger{URL: cfg.jaeger, Client: &http.Client{Timeout: 30 * time.Second}}.Trace(ctx, cfg.id)
 	if err != nil {
 		return err
 	}
-	if len(spans) == 0 {
+	if len(trace) == 0 {
 		return fmt.Errorf("trace %s not found in %s", cfg.id, cfg.jaeger)
 	}
-	return runsummary.WriteWaterfall(stdout, spans, cfg.width)
+	return spans.WriteWaterfall(stdout, trace, cfg.width)
 }
 
 // traceFromFile draws trace cfg.id from cfg.spansFile or, without an id,
 // lists the file's traces, slowest first. The file "-" is stdin.
-func traceFromFile(stdin io.Reader, w io.Writer, cfg traceConfig) error {
+func traceFromFile(ctx context.Context, stdin io.Reader, w io.Writer, cfg traceConfig) error {
 	in := stdin
 	if cfg.spansFile != "-" {
 		f, err := os.Open(cfg.spansFile)
@@ -72,11 +71,11 @@ func traceFromFile(stdin io.Reader, w io.Writer, cfg traceConfig) error {
 		defer f.Close()
 		in = f
 	}
-	spans, err := runsummary.ReadSpans(in)
+	read, err := spans.ReadSpans(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.spansFile, err)
 	}
-	traces := runsummary.GroupTraces(spans)
+	traces := spans.GroupTraces(read)
 	if cfg.id == "" {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TRACE ID\tDURATION (ms)\tSPANS")
@@ -85,10 +84,8 @@ func traceFromFile(stdin io.Reader, w io.Writer, cfg traceConfig) error {
 		}
 		return tw.Flush()
 	}
-	for _, t := range traces {
-		if t.TraceID == cfg.id {
-			return runsummary.WriteWaterfall(w, t.Spans, cfg.width)
-		}
+	if trace, _ := spans.Traces(traces).Trace(ctx, cfg.id); len(trace) > 0 {
+		return spans.WriteWaterfall(w, trace, cfg.width)
 	}
 	return fmt.Errorf("trace %s not in %s (%d traces; list them with kretrieve trace --spans-file %[2]s)", cfg.id, cfg.spansFile, len(traces))
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 func TestTraceCommandDrawsWaterfall(t *testing.T) {
@@ -43,14 +43,14 @@ func TestTraceCommandDrawsWaterfall(t *testing.T) {
 
 func TestTraceCommandFromSpansFile(t *testing.T) {
 	ms := int64(1e6)
-	spans := []runsummary.Span{
+	trace := []spans.Span{
 		{TraceID: "aa", SpanID: "1", Name: "request", StartTimeUnixNano: 0, EndTimeUnixNano: 9 * ms, Service: "kretrieve-run"},
 		{TraceID: "aa", SpanID: "2", ParentSpanID: "1", Name: "send t", StartTimeUnixNano: ms, EndTimeUnixNano: 2 * ms},
 		{TraceID: "bb", SpanID: "3", Name: "request", StartTimeUnixNano: 0, EndTimeUnixNano: 20 * ms},
 	}
 	path := filepath.Join(t.TempDir(), "spans.jsonl")
 	var file bytes.Buffer
-	if err := runsummary.WriteSpans(&file, []runsummary.Trace{{Spans: spans}}); err != nil {
+	if err := spans.WriteSpans(&file, []spans.Trace{{Spans: trace}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 func mapEnv(m map[string]string) func(string) string {
@@ -194,11 +195,11 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spans, err := runsummary.ReadSpans(f)
+	read, err := spans.ReadSpans(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	traces := runsummary.GroupTraces(spans)
+	traces := spans.GroupTraces(read)
 	if len(traces) != 60 || traces[0].TraceID != slowest.TraceID || traces[0].DurationMS != slowest.DurationMS {
 		t.Fatalf("spans file: %d traces, the first %s %.3f ms; slowest %s %.3f ms", len(traces), traces[0].TraceID, traces[0].DurationMS, slowest.TraceID, slowest.DurationMS)
 	}
@@ -227,7 +228,7 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 
 // checkPipelineTrace checks that tr is one request's whole trace through
 // the pipeline: its 14 spans, connected, the root lasting tr.DurationMS.
-func checkPipelineTrace(t *testing.T, tr runsummary.Trace) {
+func checkPipelineTrace(t *testing.T, tr spans.Trace) {
 	t.Helper()
 	want := []string{"request", "send retrieval.requests", "wait retrieval.requests", "process retrieval.requests", "search",
 		"send retrieval.candidates", "wait retrieval.candidates", "process retrieval.candidates", "load documents", "dedupe", "rerank",

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -53,7 +54,7 @@ func (f spansFileFlags) write(rec *runsummary.Recorder, stdout io.Writer) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("spans file: %w", err)
 	}
-	if err := runsummary.WriteSpans(file, traces); err != nil {
+	if err := spans.WriteSpans(file, traces); err != nil {
 		return 0, errors.Join(fmt.Errorf("spans file: %w", err), file.Close())
 	}
 	if err := file.Close(); err != nil {

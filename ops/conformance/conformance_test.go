@@ -4,26 +4,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // attrs returns m as span attributes.
-func attrs(m map[string]any) []runsummary.Attribute {
-	var out []runsummary.Attribute
+func attrs(m map[string]any) []spans.Attribute {
+	var out []spans.Attribute
 	for k, v := range m {
-		out = append(out, runsummary.NewAttribute(k, v))
+		out = append(out, spans.NewAttribute(k, v))
 	}
 	return out
 }
 
 // set sets the span's attribute key to v, replacing any value it had.
-func set(s *runsummary.Span, key string, v any) {
+func set(s *spans.Span, key string, v any) {
 	del(s, key)
-	s.Attributes = append(s.Attributes, runsummary.NewAttribute(key, v))
+	s.Attributes = append(s.Attributes, spans.NewAttribute(key, v))
 }
 
 // del removes the span's attribute key.
-func del(s *runsummary.Span, key string) {
+func del(s *spans.Span, key string) {
 	out := s.Attributes[:0]
 	for _, a := range s.Attributes {
 		if a.Key != key {
@@ -33,7 +33,7 @@ func del(s *runsummary.Span, key string) {
 	s.Attributes = out
 }
 
-func goodTrace() []runsummary.Span {
+func goodTrace() []spans.Span {
 	kafka := func(op string, extra map[string]any) map[string]any {
 		m := map[string]any{
 			"messaging.system": "kafka", "messaging.operation.type": op, "messaging.operation.name": op,
@@ -44,12 +44,12 @@ func goodTrace() []runsummary.Span {
 		}
 		return m
 	}
-	return []runsummary.Span{
+	return []spans.Span{
 		{TraceID: "a", SpanID: "1", Name: "POST /v1/search", Kind: "server"},
 		{TraceID: "a", SpanID: "2", ParentSpanID: "1", Name: "send t", Kind: "producer", Attributes: attrs(kafka("send", nil)), StartTimeUnixNano: 10_000, EndTimeUnixNano: 20_000},
 		{TraceID: "a", SpanID: "3", ParentSpanID: "2", Name: "wait t", Kind: "internal",
 			Attributes: attrs(map[string]any{"messaging.system": "kafka", "messaging.destination.name": "t"}), StartTimeUnixNano: 15_000, EndTimeUnixNano: 30_000},
-		{TraceID: "a", SpanID: "4", ParentSpanID: "2", Links: []runsummary.Link{{TraceID: "a", SpanID: "2"}}, Name: "process t", Kind: "consumer", Attributes: attrs(kafka("process", nil)), StartTimeUnixNano: 30_000, EndTimeUnixNano: 40_000},
+		{TraceID: "a", SpanID: "4", ParentSpanID: "2", Links: []spans.Link{{TraceID: "a", SpanID: "2"}}, Name: "process t", Kind: "consumer", Attributes: attrs(kafka("process", nil)), StartTimeUnixNano: 30_000, EndTimeUnixNano: 40_000},
 	}
 }
 
@@ -62,19 +62,19 @@ func TestGoodTraceConforms(t *testing.T) {
 func TestViolations(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func([]runsummary.Span)
+		mutate func([]spans.Span)
 		rule   string
 	}{
-		{"old kotel name", func(s []runsummary.Span) { s[1].Name = "t publish" }, "span-name"},
-		{"wrong kind", func(s []runsummary.Span) { s[3].Kind = "internal" }, "span-kind"},
-		{"unknown operation", func(s []runsummary.Span) { set(&s[1], "messaging.operation.type", "publish") }, "operation-type"},
-		{"missing destination", func(s []runsummary.Span) { del(&s[3], "messaging.destination.name") }, "destination"},
-		{"offset as string", func(s []runsummary.Span) { set(&s[3], "messaging.kafka.offset", "4") }, "kafka-offset"},
-		{"raw key", func(s []runsummary.Span) { set(&s[1], "messaging.kafka.message.key", "user@example.com") }, "raw-key"},
-		{"no link", func(s []runsummary.Span) { s[3].Links = nil }, "process-link"},
-		{"wait after process start", func(s []runsummary.Span) { s[2].EndTimeUnixNano = 35_000 }, "queue-wait"},
-		{"no wait span", func(s []runsummary.Span) { s[2].Name = "something" }, "queue-wait"},
-		{"wait claims an operation", func(s []runsummary.Span) { set(&s[2], "messaging.operation.type", "receive") }, "wait-not-an-operation"},
+		{"old kotel name", func(s []spans.Span) { s[1].Name = "t publish" }, "span-name"},
+		{"wrong kind", func(s []spans.Span) { s[3].Kind = "internal" }, "span-kind"},
+		{"unknown operation", func(s []spans.Span) { set(&s[1], "messaging.operation.type", "publish") }, "operation-type"},
+		{"missing destination", func(s []spans.Span) { del(&s[3], "messaging.destination.name") }, "destination"},
+		{"offset as string", func(s []spans.Span) { set(&s[3], "messaging.kafka.offset", "4") }, "kafka-offset"},
+		{"raw key", func(s []spans.Span) { set(&s[1], "messaging.kafka.message.key", "user@example.com") }, "raw-key"},
+		{"no link", func(s []spans.Span) { s[3].Links = nil }, "process-link"},
+		{"wait after process start", func(s []spans.Span) { s[2].EndTimeUnixNano = 35_000 }, "queue-wait"},
+		{"no wait span", func(s []spans.Span) { s[2].Name = "something" }, "queue-wait"},
+		{"wait claims an operation", func(s []spans.Span) { set(&s[2], "messaging.operation.type", "receive") }, "wait-not-an-operation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,32 +94,5 @@ func TestViolations(t *testing.T) {
 				t.Fatalf("violation text %q", v[0].String())
 			}
 		})
-	}
-}
-
-func TestFromJaeger(t *testing.T) {
-	spans := FromJaeger([]jaegerTrace{{
-		TraceID:   "a",
-		Processes: map[string]jaegerProcess{"p1": {ServiceName: "svc"}},
-		Spans: []jaegerSpan{{
-			TraceID: "a", SpanID: "4", OperationName: "process t", ProcessID: "p1", StartTime: 100, Duration: 5,
-			References: []jaegerRef{{RefType: "CHILD_OF", TraceID: "a", SpanID: "2"}, {RefType: "FOLLOWS_FROM", TraceID: "a", SpanID: "2"}},
-			Tags: []jaegerTag{
-				{Key: "span.kind", Type: "string", Value: "consumer"},
-				{Key: "messaging.kafka.offset", Type: "int64", Value: float64(7)},
-				{Key: "ok", Type: "bool", Value: true},
-			},
-		}},
-	}})
-	if folded := FromJaeger([]jaegerTrace{{TraceID: "a", Spans: []jaegerSpan{{TraceID: "a", SpanID: "4",
-		References: []jaegerRef{{RefType: "FOLLOWS_FROM", TraceID: "a", SpanID: "2"}}}}}})[0]; folded.ParentSpanID != "2" || len(folded.Links) != 1 {
-		t.Fatalf("parent folded into a link: %+v", folded)
-	}
-	s := spans[0]
-	offset, _ := s.Attr("messaging.kafka.offset")
-	ok, _ := s.Attr("ok")
-	if s.ParentSpanID != "2" || len(s.Links) != 1 || s.Kind != "consumer" || s.Service != "svc" || s.EndTimeUnixNano != 105_000 ||
-		offset != int64(7) || ok != true {
-		t.Fatalf("span %+v", s)
 	}
 }

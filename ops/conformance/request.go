@@ -3,7 +3,7 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -41,8 +41,8 @@ type Shape struct {
 	Spans int
 }
 
-// CheckRequest returns the violations in one request's trace: Check's with
-// opts, and the shape's:
+// CheckRequest returns the violations in in, one request's trace: Check's
+// with opts, and the shape's:
 //   - every span is in the root span's trace;
 //   - one root span named shape.Root, without a parent;
 //   - per hop, exactly one send, wait and process span of its topic, with
@@ -51,88 +51,101 @@ type Shape struct {
 //     wait and process spans are children of the send span;
 //   - the process span's consumer group is the hop's (none for "");
 //   - shape.Spans spans, when set.
-func CheckRequest(spans []runsummary.Span, shape Shape, opts Options) []Violation {
-	out := Check(spans, opts)
-	add := func(s runsummary.Span, rule, format string, args ...any) {
-		out = append(out, violation(s, rule, format, args...))
+func CheckRequest(in []spans.Span, shape Shape, opts Options) []Violation {
+	r := request{checker: checker{out: Check(in, opts)}, byName: map[string][]spans.Span{}}
+	for _, s := range in {
+		r.byName[s.Name] = append(r.byName[s.Name], s)
 	}
-	byName := map[string][]runsummary.Span{}
-	for _, s := range spans {
-		byName[s.Name] = append(byName[s.Name], s)
+	if len(in) > 0 {
+		r.trace = spans.Span{TraceID: in[0].TraceID}
 	}
-	// trace stands in for the whole trace in violations about it.
-	var trace runsummary.Span
-	if len(spans) > 0 {
-		trace = runsummary.Span{TraceID: spans[0].TraceID}
-	}
-	one := func(name string) (runsummary.Span, bool) {
-		if got := byName[name]; len(got) != 1 {
-			add(trace, "request-spans", "%d spans named %q, want 1", len(got), name)
-			return runsummary.Span{}, false
-		}
-		return byName[name][0], true
-	}
-	root, ok := one(shape.Root)
+	root, ok := r.one(shape.Root)
 	if !ok {
-		return out
+		return r.out
 	}
-	trace.TraceID = root.TraceID
+	r.trace.TraceID = root.TraceID
 	if root.ParentSpanID != "" {
-		add(root, "request-root", "root span has parent %s", root.ParentSpanID)
+		r.add(root, "request-root", "root span has parent %s", root.ParentSpanID)
 	}
 	if shape.RootKind != "" && root.Kind != shape.RootKind {
-		add(root, "request-root", "kind %s, want %s", root.Kind, shape.RootKind)
+		r.add(root, "request-root", "kind %s, want %s", root.Kind, shape.RootKind)
 	}
 	if shape.RootService != "" && root.Service != shape.RootService {
-		add(root, "request-root", "service %q, want %q", root.Service, shape.RootService)
+		r.add(root, "request-root", "service %q, want %q", root.Service, shape.RootService)
 	}
-	for _, s := range spans {
+	for _, s := range in {
 		if s.TraceID != root.TraceID {
-			add(s, "request-trace", "in trace %s, want the root's %s", s.TraceID, root.TraceID)
+			r.add(s, "request-trace", "in trace %s, want the root's %s", s.TraceID, root.TraceID)
 		}
 	}
 	parent := root
 	for _, hop := range shape.Hops {
-		send, okSend := one(otelnames.SendSpan(hop.Topic))
-		wait, okWait := one(otelnames.WaitSpan(hop.Topic))
-		proc, okProc := one(otelnames.ProcessSpan(hop.Topic))
-		if !okSend || !okWait || !okProc {
-			return out // the chain is broken: later hops have no parent to check
+		if parent, ok = r.hop(hop, parent); !ok {
+			return r.out // the chain is broken: later hops have no parent to check
 		}
-		childOf := func(child, parent runsummary.Span) {
-			if child.ParentSpanID != parent.SpanID {
-				add(child, "request-parent", "parent is %s, want %q %s", child.ParentSpanID, parent.Name, parent.SpanID)
-			}
-		}
-		childOf(send, parent)
-		childOf(wait, send)
-		childOf(proc, send)
-		for _, k := range []struct {
-			s    runsummary.Span
-			kind string
-		}{{send, "producer"}, {wait, "internal"}, {proc, "consumer"}} {
-			if k.s.Kind != k.kind {
-				add(k.s, "request-kind", "kind %s, want %s", k.s.Kind, k.kind)
-			}
-		}
-		if g, ok := proc.Attr("messaging.consumer.group.name"); hop.Group != "" && g != hop.Group || hop.Group == "" && ok {
-			add(proc, "request-group", "consumer group %v, want %q", g, hop.Group)
-		}
-		if hop.Service != "" {
-			for _, s := range []runsummary.Span{wait, proc} {
-				if s.Service != hop.Service {
-					add(s, "request-service", "recorded by %q, want %q", s.Service, hop.Service)
-				}
-			}
-		}
-		parent = proc
 	}
-	if shape.Spans > 0 && len(spans) != shape.Spans {
-		add(trace, "request-spans", "%d spans, want %d", len(spans), shape.Spans)
+	if shape.Spans > 0 && len(in) != shape.Spans {
+		r.add(r.trace, "request-spans", "%d spans, want %d", len(in), shape.Spans)
 	}
-	return out
+	return r.out
 }
 
-func violation(s runsummary.Span, rule, format string, args ...any) Violation {
+// request collects the violations of CheckRequest.
+type request struct {
+	checker
+	byName map[string][]spans.Span
+	// trace stands in for the whole trace in violations about it.
+	trace spans.Span
+}
+
+// one returns the one span named name, reporting any other count.
+func (r *request) one(name string) (spans.Span, bool) {
+	if got := r.byName[name]; len(got) != 1 {
+		r.add(r.trace, "request-spans", "%d spans named %q, want 1", len(got), name)
+		return spans.Span{}, false
+	}
+	return r.byName[name][0], true
+}
+
+// hop checks the send, wait and process spans of hop, the send span a child
+// of parent, and returns the process span: the next hop's parent. It is
+// false when the hop does not have exactly one of each.
+func (r *request) hop(hop Hop, parent spans.Span) (spans.Span, bool) {
+	send, okSend := r.one(otelnames.SendSpan(hop.Topic))
+	wait, okWait := r.one(otelnames.WaitSpan(hop.Topic))
+	proc, okProc := r.one(otelnames.ProcessSpan(hop.Topic))
+	if !okSend || !okWait || !okProc {
+		return spans.Span{}, false
+	}
+	childOf := func(child, parent spans.Span) {
+		if child.ParentSpanID != parent.SpanID {
+			r.add(child, "request-parent", "parent is %s, want %q %s", child.ParentSpanID, parent.Name, parent.SpanID)
+		}
+	}
+	childOf(send, parent)
+	childOf(wait, send)
+	childOf(proc, send)
+	for _, k := range []struct {
+		s    spans.Span
+		kind string
+	}{{send, "producer"}, {wait, "internal"}, {proc, "consumer"}} {
+		if k.s.Kind != k.kind {
+			r.add(k.s, "request-kind", "kind %s, want %s", k.s.Kind, k.kind)
+		}
+	}
+	if g, ok := proc.Attr("messaging.consumer.group.name"); hop.Group != "" && g != hop.Group || hop.Group == "" && ok {
+		r.add(proc, "request-group", "consumer group %v, want %q", g, hop.Group)
+	}
+	if hop.Service != "" {
+		for _, s := range []spans.Span{wait, proc} {
+			if s.Service != hop.Service {
+				r.add(s, "request-service", "recorded by %q, want %q", s.Service, hop.Service)
+			}
+		}
+	}
+	return proc, true
+}
+
+func violation(s spans.Span, rule, format string, args ...any) Violation {
 	return Violation{s.TraceID, s.SpanID, s.Name, rule, fmt.Sprintf(format, args...)}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/topology"
@@ -103,10 +103,10 @@ func (f optionFunc) apply(c *collaborators) { f(c) }
 
 type collaborators struct {
 	logger    *slog.Logger
-	spans     *SpanStore
+	spans     *spans.Store
 	newClient func(context.Context) (*producer.Client, error)
 	replay    ReplayFunc
-	traces    func() []runsummary.Trace
+	traces    spans.TracesFunc
 	http      *http.Client
 }
 
@@ -122,7 +122,7 @@ func WithLogger(l *slog.Logger) Option {
 // WithSpanStore sets the store of the process's spans (register it as a
 // span processor of the tracer provider): the first source of traces. The
 // console turns it on with its first API request and off when idle.
-func WithSpanStore(s *SpanStore) Option {
+func WithSpanStore(s *spans.Store) Option {
 	return optionFunc(func(c *collaborators) { c.spans = s })
 }
 
@@ -141,7 +141,7 @@ func WithReplay(f ReplayFunc) Option {
 // WithTraces adds traces recorded elsewhere in the process, such as
 // runsummary.Recorder.Traces of the run's slowest requests: looked up
 // after the span store, and listed among the slowest.
-func WithTraces(f func() []runsummary.Trace) Option {
+func WithTraces(f func() []spans.Trace) Option {
 	return optionFunc(func(c *collaborators) { c.traces = f })
 }
 
@@ -354,7 +354,7 @@ func (c *Console) acquire() (*live, error) {
 		}
 		c.live = &live{c: c, client: client, adm: kadm.NewClient(client), dead: map[string]deadSummary{}}
 		if c.collab.spans != nil {
-			c.collab.spans.start()
+			c.collab.spans.Start()
 		}
 		c.collab.logger.Info("console started: Kafka clients open, keeping spans")
 	}
@@ -401,7 +401,7 @@ func (c *Console) stopLocked() {
 	l := c.live
 	c.live = nil
 	if c.collab.spans != nil {
-		c.collab.spans.stop()
+		c.collab.spans.Stop()
 	}
 	// Requests still using l finish with closed clients: they are done
 	// (streams is 0) unless the console itself is closing.

@@ -24,6 +24,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
@@ -43,7 +44,7 @@ func (c *newClients) OnNewClient(*kgo.Client) { c.n.Add(1) }
 // one poison request and one canary dead letter.
 type env struct {
 	p       *pipeline.Pipeline
-	store   *console.SpanStore
+	store   *spans.Store
 	opts    []kgo.Opt
 	clients *newClients
 	logger  *slog.Logger
@@ -54,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	b := brokertest.NewBroker(t, 2)
-	store := console.NewSpanStore()
+	store := spans.NewStore()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(store))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	metrics := kafkatrace.NewMetrics()
@@ -222,8 +223,8 @@ func TestLazyStart(t *testing.T) {
 	if n := e.clients.n.Load(); n != 0 || con.Started() {
 		t.Fatalf("before any API request: %d Kafka clients created, started %v", n, con.Started())
 	}
-	if spans := e.store.Trace(c.TraceID); len(spans) != 0 {
-		t.Fatalf("before any API request the store kept %d spans", len(spans))
+	if kept, _ := e.store.Trace(context.Background(), c.TraceID); len(kept) != 0 {
+		t.Fatalf("before any API request the store kept %d spans", len(kept))
 	}
 
 	if code, _, b := call(t, "GET", srv.URL+"/api/slowest", ""); code != http.StatusOK {

@@ -3,7 +3,10 @@
 // nothing fetched at run time) and the JSON API it reads: the pipeline map
 // (stages from the topology, edges with the pathway aggregates' throughput
 // and latencies, consumer lag, dead letters), searches, traces, the slowest
-// requests and the dead letters, which it replays only when allowed.
+// requests and the dead letters, which it replays only when allowed. It
+// looks a trace up in package spans' sources, in order: the process's
+// spans.Store (WithSpanStore), the traces of the run (WithTraces) and
+// Jaeger (Config.JaegerURL).
 //
 // The console is read-only by default and costs the pipeline nothing while
 // no browser asks: it creates no Kafka client, starts no goroutine and keeps

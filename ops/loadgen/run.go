@@ -14,7 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/producer"
 )
 
@@ -41,8 +41,8 @@ type Report struct {
 	PeakLagSecond   float64            `json:"peak_lag_seconds"`
 	// Slowest is the slowest completed request with the spans this process
 	// recorded of it.
-	Slowest         *runsummary.Trace `json:"slowest,omitempty"`
-	UntrackedTraces int64             `json:"untracked_traces"`
+	Slowest         *spans.Trace `json:"slowest,omitempty"`
+	UntrackedTraces int64        `json:"untracked_traces"`
 	// Sweep holds a rate sweep's steps (--sweep); the totals above are
 	// those of every step together, the warm-up left out.
 	Sweep []SweepStep `json:"sweep,omitempty"`

@@ -4,12 +4,11 @@
 //
 // Recorder is an OpenTelemetry SDK SpanProcessor: it keeps HDR histograms,
 // and the spans of only the slowest completed requests, so its memory stays
-// bounded however long the run. Span is kretrieve's record of a finished
-// span: the JSON form written and read as a spans file (WriteSpans,
-// ReadSpans), what WriteWaterfall draws in the terminal, and what the
-// package conformance checks (it converts Jaeger's traces to it).
+// bounded however long the run. Summary.WriteText ends with the waterfall of
+// the slowest request. The span record, the spans file its kept requests are
+// written to and the waterfall are package spans'.
 //
 // It imports the OpenTelemetry SDK (it is a span processor) and, of
-// kretrieve, only telemetry's span names; commands pass it the root span's
-// name and outcome attribute.
+// kretrieve, only otelnames' span names and ops/spans; commands pass it the
+// root span's name and outcome attribute.
 package runsummary

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // Summary is a run's outcome. Its JSON keys are documented in docs/configuration.md.
@@ -23,7 +25,7 @@ type Summary struct {
 	TracingDisabled bool          `json:"tracing_disabled,omitempty"`
 	// Slowest is the slowest completed request: its trace id, duration and
 	// the spans this process recorded of it. Nil when none completed.
-	Slowest *Trace `json:"slowest,omitempty"`
+	Slowest *spans.Trace `json:"slowest,omitempty"`
 	// UntrackedTraces counts requests whose spans were not collected
 	// because the in-flight cap was reached (they cannot be Slowest).
 	UntrackedTraces int64 `json:"untracked_traces"`
@@ -117,11 +119,8 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	return enc.Encode(s)
 }
 
-// WaterfallWidth is the width of the waterfall bars in WriteText.
-const WaterfallWidth = 60
-
 // WriteText writes s as a human-readable table, then the waterfall of the
-// slowest request.
+// slowest request, spans.WaterfallWidth wide.
 func (s Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "requests\tsent %d\tcompleted %d\tfailed %d\ttimed out %d\tduplicates %d\n",
@@ -149,12 +148,12 @@ func (s Summary) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return WriteSlowest(w, s.Slowest, s.UntrackedTraces, WaterfallWidth)
+	return WriteSlowest(w, s.Slowest, s.UntrackedTraces, spans.WaterfallWidth)
 }
 
 // WriteSlowest writes a heading and the waterfall of the slowest request;
 // nothing when slowest is nil. untracked is Summary.UntrackedTraces.
-func WriteSlowest(w io.Writer, slowest *Trace, untracked int64, width int) error {
+func WriteSlowest(w io.Writer, slowest *spans.Trace, untracked int64, width int) error {
 	if slowest == nil {
 		return nil
 	}
@@ -165,5 +164,5 @@ func WriteSlowest(w io.Writer, slowest *Trace, untracked int64, width int) error
 	if _, err := fmt.Fprintf(w, "\nslowest request: trace %s  %.2f ms%s\n", slowest.TraceID, slowest.DurationMS, note); err != nil {
 		return err
 	}
-	return WriteWaterfall(w, slowest.Spans, width)
+	return spans.WriteWaterfall(w, slowest.Spans, width)
 }

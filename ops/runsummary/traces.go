@@ -7,15 +7,9 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-)
 
-// Trace is one request's spans as recorded in this process, in start order.
-type Trace struct {
-	TraceID string `json:"trace_id"`
-	// DurationMS is the root span's duration.
-	DurationMS float64 `json:"duration_ms"`
-	Spans      []Span  `json:"spans"`
-}
+	"github.com/kretrieve/kretrieve/ops/spans"
+)
 
 // traceSpans collects the spans of one request. The SDK hands every
 // processor the same immutable snapshot of an ended span, so keeping it
@@ -92,11 +86,11 @@ func (r *Recorder) finish(t *traceSpans, completed bool) {
 
 // Traces returns the spans of the slowest completed requests recorded so
 // far (at most WithKeepSlowest of them), slowest first.
-func (r *Recorder) Traces() []Trace {
+func (r *Recorder) Traces() []spans.Trace {
 	r.mu.Lock()
 	kept := append([]*traceSpans(nil), r.kept...)
 	sort.Slice(kept, func(i, j int) bool { return kept[i].dur > kept[j].dur })
-	out := make([]Trace, len(kept))
+	out := make([]spans.Trace, len(kept))
 	for i, t := range kept {
 		out[i] = t.export()
 	}
@@ -105,7 +99,7 @@ func (r *Recorder) Traces() []Trace {
 }
 
 // slowest returns the slowest kept request. Called with r.mu held.
-func (r *Recorder) slowest() *Trace {
+func (r *Recorder) slowest() *spans.Trace {
 	var top *traceSpans
 	for _, t := range r.kept {
 		if top == nil || t.dur > top.dur {
@@ -119,13 +113,8 @@ func (r *Recorder) slowest() *Trace {
 	return &t
 }
 
-func (t *traceSpans) export() Trace {
-	out := Trace{TraceID: t.id.String(), DurationMS: float64(t.dur) / float64(time.Millisecond), Spans: make([]Span, len(t.spans))}
-	for i, s := range t.spans {
-		out.Spans[i] = FromReadOnly(s)
-	}
-	sortByStart(out.Spans)
-	return out
+func (t *traceSpans) export() spans.Trace {
+	return spans.Trace{TraceID: t.id.String(), DurationMS: float64(t.dur) / float64(time.Millisecond), Spans: spans.FromReadOnlySpans(t.spans)}
 }
 
 // slowestHeap is a min-heap of requests by duration: the root is the

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 // request records one request as the pipeline does: a root span lasting d,
@@ -170,18 +171,18 @@ func TestSpansFileRoundTrips(t *testing.T) {
 		t.Fatalf("kept traces of %v and %v ms, want 3 and 2", traces[0].DurationMS, traces[1].DurationMS)
 	}
 	var file bytes.Buffer
-	if err := runsummary.WriteSpans(&file, traces); err != nil {
+	if err := spans.WriteSpans(&file, traces); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(file.String(), "\n"); n != 4 {
 		t.Fatalf("%d lines, want 4 (2 traces of 2 spans):\n%s", n, file.String())
 	}
-	spans, err := runsummary.ReadSpans(&file)
+	read, err := spans.ReadSpans(&file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// NaN is not equal to itself: compare the file's spans by their JSON.
-	back := runsummary.GroupTraces(spans)
+	back := spans.GroupTraces(read)
 	if len(back) != 2 || back[0].TraceID != traces[0].TraceID || back[1].TraceID != traces[1].TraceID {
 		t.Fatalf("traces read back %+v", back)
 	}
@@ -208,16 +209,10 @@ func TestSpansFileRoundTrips(t *testing.T) {
 			t.Errorf("attribute %d: %s=%s (%s), want %s=%s (%s)", i, got.Key, got.Value.String(), got.Value.Type(), want.Key, want.Value.String(), want.Value.Type())
 		}
 	}
-
-	for _, bad := range []string{"{\"trace_id\":\"a\",\"span_id\":\"b\"}\n\nnot json\n", "{\"name\":\"x\"}\n", `{"trace_id":"a","span_id":"b","attributes":[{"key":"k","type":"int64","value":1.5}]}`} {
-		if _, err := runsummary.ReadSpans(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line ") {
-			t.Errorf("ReadSpans(%q) = %v, want an error naming the line", bad, err)
-		}
-	}
 }
 
 // equalSpans compares spans treating NaN attribute values as equal.
-func equalSpans(a, b []runsummary.Span) bool {
+func equalSpans(a, b []spans.Span) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -237,32 +232,4 @@ func equalSpans(a, b []runsummary.Span) bool {
 		}
 	}
 	return true
-}
-
-func TestWriteWaterfall(t *testing.T) {
-	ms := int64(time.Millisecond)
-	spans := []runsummary.Span{
-		{TraceID: "t1", SpanID: "c", ParentSpanID: "a", Name: "process t", StartTimeUnixNano: 6 * ms, EndTimeUnixNano: 10 * ms, Service: "w"},
-		{TraceID: "t1", SpanID: "b", ParentSpanID: "a", Name: "wait t", StartTimeUnixNano: 1 * ms, EndTimeUnixNano: 6 * ms},
-		{TraceID: "t1", SpanID: "a", Name: "send t", StartTimeUnixNano: 0, EndTimeUnixNano: 1 * ms, Service: "p"},
-		{TraceID: "t1", SpanID: "d", ParentSpanID: "elsewhere", Name: "process r", StartTimeUnixNano: 10 * ms, EndTimeUnixNano: 10 * ms},
-	}
-	var out bytes.Buffer
-	if err := runsummary.WriteWaterfall(&out, spans, 10); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 5 || lines[0] != "trace t1  4 spans  10.00 ms" {
-		t.Fatalf("waterfall:\n%s", out.String())
-	}
-	wantPrefix := []string{"send t", "  wait t", "  process t", "process r"}
-	wantBar := []string{"█         ", " ░░░░░    ", "      ████", "         █"}
-	for i, l := range lines[1:] {
-		if !strings.HasPrefix(l, wantPrefix[i]) || !strings.Contains(l, " "+wantBar[i]+" ") {
-			t.Errorf("line %d %q, want %q with bar %q", i+1, l, wantPrefix[i], wantBar[i])
-		}
-	}
-	if err := runsummary.WriteWaterfall(&out, nil, 10); err == nil {
-		t.Fatal("no spans accepted")
-	}
 }

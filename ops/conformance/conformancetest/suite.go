@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kretrieve/kretrieve/ops/conformance"
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -26,7 +26,7 @@ type Tier struct {
 	Search func(t *testing.T, i int) (traceID string)
 	// Trace returns the spans of traceID once all Shape.Spans of them are
 	// there, or what it has at a deadline of its own.
-	Trace func(t *testing.T, traceID string) []runsummary.Span
+	Trace func(t *testing.T, traceID string) []spans.Span
 }
 
 // TestTraces sends tier.Requests requests and reports every violation
@@ -43,17 +43,17 @@ func TestTraces(t *testing.T, tier Tier) {
 	for i := range ids {
 		ids[i] = tier.Search(t, i)
 	}
-	var first []runsummary.Span
+	var first []spans.Span
 	for _, id := range ids {
-		spans := tier.Trace(t, id)
-		if len(spans) == 0 {
+		got := tier.Trace(t, id)
+		if len(got) == 0 {
 			t.Fatalf("trace %s: no spans", id)
 		}
-		for _, v := range conformance.CheckRequest(spans, tier.Shape, conformance.Default()) {
+		for _, v := range conformance.CheckRequest(got, tier.Shape, conformance.Default()) {
 			t.Errorf("%v", v)
 		}
 		if first == nil {
-			first = spans
+			first = got
 		}
 	}
 	if t.Failed() {
@@ -64,58 +64,58 @@ func TestTraces(t *testing.T, tier Tier) {
 	})
 }
 
-// testBreaks checks that each break of the conforming trace spans is
+// testBreaks checks that each break of the conforming trace good is
 // reported with its rule, by Check alone where Check's rules cover it.
-func testBreaks(t *testing.T, shape conformance.Shape, spans []runsummary.Span) {
+func testBreaks(t *testing.T, shape conformance.Shape, good []spans.Span) {
 	if len(shape.Hops) < 2 {
 		t.Fatalf("shape %+v: the breaks need two hops", shape)
 	}
 	hop := shape.Hops[1].Topic
-	find := func(spans []runsummary.Span, name string) int {
-		i := slices.IndexFunc(spans, func(s runsummary.Span) bool { return s.Name == name })
+	find := func(in []spans.Span, name string) int {
+		i := slices.IndexFunc(in, func(s spans.Span) bool { return s.Name == name })
 		if i < 0 {
 			t.Fatalf("no span %q in the trace", name)
 		}
 		return i
 	}
-	root := spans[find(spans, shape.Root)]
+	root := good[find(good, shape.Root)]
 	for _, b := range []struct {
 		name string
 		// byCheck: conformance.Check alone reports the break.
 		rule    string
 		byCheck bool
-		brk     func([]runsummary.Span) []runsummary.Span
+		brk     func([]spans.Span) []spans.Span
 	}{
-		{"wait span dropped", "queue-wait", true, func(s []runsummary.Span) []runsummary.Span {
+		{"wait span dropped", "queue-wait", true, func(s []spans.Span) []spans.Span {
 			return slices.Delete(s, find(s, otelnames.WaitSpan(hop)), find(s, otelnames.WaitSpan(hop))+1)
 		}},
-		{"process span reparented to the root", "process-parent", true, func(s []runsummary.Span) []runsummary.Span {
+		{"process span reparented to the root", "process-parent", true, func(s []spans.Span) []spans.Span {
 			s[find(s, otelnames.ProcessSpan(hop))].ParentSpanID = root.SpanID
 			return s
 		}},
-		{"process span without its link", "process-link", true, func(s []runsummary.Span) []runsummary.Span {
+		{"process span without its link", "process-link", true, func(s []spans.Span) []spans.Span {
 			s[find(s, otelnames.ProcessSpan(hop))].Links = nil
 			return s
 		}},
-		{"raw key recorded", "raw-key", true, func(s []runsummary.Span) []runsummary.Span {
+		{"raw key recorded", "raw-key", true, func(s []spans.Span) []spans.Span {
 			i := find(s, otelnames.SendSpan(hop))
-			s[i].Attributes = append(slices.Clone(s[i].Attributes), runsummary.NewAttribute("messaging.kafka.message.key", "req-1"))
+			s[i].Attributes = append(slices.Clone(s[i].Attributes), spans.NewAttribute("messaging.kafka.message.key", "req-1"))
 			return s
 		}},
-		{"send span reparented to the root", "request-parent", false, func(s []runsummary.Span) []runsummary.Span {
+		{"send span reparented to the root", "request-parent", false, func(s []spans.Span) []spans.Span {
 			s[find(s, otelnames.SendSpan(hop))].ParentSpanID = root.SpanID
 			return s
 		}},
-		{"process span dropped", "request-spans", false, func(s []runsummary.Span) []runsummary.Span {
+		{"process span dropped", "request-spans", false, func(s []spans.Span) []spans.Span {
 			return slices.Delete(s, find(s, otelnames.ProcessSpan(hop)), find(s, otelnames.ProcessSpan(hop))+1)
 		}},
-		{"span of another trace", "request-trace", false, func(s []runsummary.Span) []runsummary.Span {
+		{"span of another trace", "request-trace", false, func(s []spans.Span) []spans.Span {
 			s[find(s, otelnames.SendSpan(hop))].TraceID = "0123456789abcdef0123456789abcdef"
 			return s
 		}},
 	} {
 		t.Run(b.name, func(t *testing.T) {
-			broken := b.brk(slices.Clone(spans))
+			broken := b.brk(slices.Clone(good))
 			check := func(what string, vs []conformance.Violation) {
 				t.Helper()
 				if !slices.ContainsFunc(vs, func(v conformance.Violation) bool { return v.Rule == b.rule }) {

@@ -1,4 +1,4 @@
-package runsummary
+package spans
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Span is a finished span, backend-neutral: as a run records it (the spans
-// of Summary.Slowest and one line of a spans file, see WriteSpans), or as
-// fetched from a trace backend (conformance.FromJaeger). Its JSON keys are
-// documented in docs/configuration.md.
+// Span is a finished span, backend-neutral: as this process recorded it
+// (FromReadOnly: the Store's spans, a run summary's slowest request), as one
+// line of a spans file (WriteSpans), or as fetched from a trace backend
+// (Jaeger). Its JSON keys are documented in docs/configuration.md.
 type Span struct {
 	TraceID      string `json:"trace_id"`
 	SpanID       string `json:"span_id"`

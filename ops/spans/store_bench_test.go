@@ -1,4 +1,4 @@
-package console
+package spans
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 // BenchmarkSpanEnd is a span started and ended on a provider that exports
 // every span (an exporter that drops them, behind a batch processor as the
-// binary's OTLP one is), without the console's span store and with it
-// registered but idle (no browser has asked since start): what `run
+// binary's OTLP one is), without the Store and with it registered but off
+// (the console's while no browser has asked since start): what `run
 // --serve` pays per span while nobody looks. make bench's ratio row
 // "span end, idle console / without" holds it to 1.05.
 func BenchmarkSpanEnd(b *testing.B) {
@@ -18,7 +18,7 @@ func BenchmarkSpanEnd(b *testing.B) {
 		b.Run(variant, func(b *testing.B) {
 			opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(discard{}), sdktrace.WithSampler(sdktrace.AlwaysSample())}
 			if variant == "idle-console" {
-				opts = append(opts, sdktrace.WithSpanProcessor(NewSpanStore()))
+				opts = append(opts, sdktrace.WithSpanProcessor(NewStore()))
 			}
 			tp := sdktrace.NewTracerProvider(opts...)
 			defer func() { _ = tp.Shutdown(context.Background()) }()

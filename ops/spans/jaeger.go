@@ -1,4 +1,4 @@
-package conformance
+package spans
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
 
 // jaegerResponse is the shape of Jaeger's HTTP query API (/api/traces...).
@@ -50,20 +48,32 @@ type jaegerProcess struct {
 	ServiceName string `json:"serviceName"`
 }
 
-// FetchJaegerTrace fetches one trace from a Jaeger query API base URL
-// (e.g. http://127.0.0.1:16686) and converts it. A trace Jaeger does not
-// know yet returns no spans and no error.
-func FetchJaegerTrace(ctx context.Context, client *http.Client, base, traceID string) ([]runsummary.Span, error) {
-	return fetch(ctx, client, strings.TrimRight(base, "/")+"/api/traces/"+url.PathEscape(traceID))
+// Jaeger is the client of a Jaeger query API: a Source of traces.
+type Jaeger struct {
+	// URL is the API's base URL, e.g. http://127.0.0.1:16686.
+	URL string
+	// Client sends the queries; nil is http.DefaultClient.
+	Client *http.Client
 }
 
-// FetchJaegerTraces fetches up to limit recent traces of a service.
-func FetchJaegerTraces(ctx context.Context, client *http.Client, base, service string, limit int) ([]runsummary.Span, error) {
+// Trace fetches one trace and converts it. A trace Jaeger does not know yet
+// returns no spans and no error.
+func (j Jaeger) Trace(ctx context.Context, traceID string) ([]Span, error) {
+	return j.fetch(ctx, "/api/traces/"+url.PathEscape(traceID))
+}
+
+// ServiceTraces fetches up to limit recent traces of a service.
+func (j Jaeger) ServiceTraces(ctx context.Context, service string, limit int) ([]Span, error) {
 	q := url.Values{"service": {service}, "limit": {strconv.Itoa(limit)}}
-	return fetch(ctx, client, strings.TrimRight(base, "/")+"/api/traces?"+q.Encode())
+	return j.fetch(ctx, "/api/traces?"+q.Encode())
 }
 
-func fetch(ctx context.Context, client *http.Client, u string) ([]runsummary.Span, error) {
+func (j Jaeger) fetch(ctx context.Context, path string) ([]Span, error) {
+	u := strings.TrimRight(j.URL, "/") + path
+	client := j.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -83,19 +93,19 @@ func fetch(ctx context.Context, client *http.Client, u string) ([]runsummary.Spa
 	if err := json.NewDecoder(resp.Body).Decode(&jr); err != nil {
 		return nil, fmt.Errorf("jaeger %s: %w", u, err)
 	}
-	return FromJaeger(jr.Data), nil
+	return fromJaeger(jr.Data), nil
 }
 
-// FromJaeger converts Jaeger traces: CHILD_OF references become parents,
+// fromJaeger converts Jaeger traces: CHILD_OF references become parents,
 // FOLLOWS_FROM references links, the span.kind tag the kind, the other tags
 // attributes. Jaeger stores a parent that is also a link as a single
 // FOLLOWS_FROM reference; without a CHILD_OF, that reference (same trace) is
 // taken as the parent too.
-func FromJaeger(traces []jaegerTrace) []runsummary.Span {
-	var out []runsummary.Span
+func fromJaeger(traces []jaegerTrace) []Span {
+	var out []Span
 	for _, t := range traces {
 		for _, js := range t.Spans {
-			s := runsummary.Span{
+			s := Span{
 				TraceID: js.TraceID, SpanID: js.SpanID, Name: js.OperationName,
 				Kind:              "internal",
 				StartTimeUnixNano: js.StartTime * 1000, EndTimeUnixNano: (js.StartTime + js.Duration) * 1000,
@@ -106,7 +116,7 @@ func FromJaeger(traces []jaegerTrace) []runsummary.Span {
 				case r.RefType == "CHILD_OF" && s.ParentSpanID == "" && r.TraceID == js.TraceID:
 					s.ParentSpanID = r.SpanID
 				default:
-					s.Links = append(s.Links, runsummary.Link{TraceID: r.TraceID, SpanID: r.SpanID})
+					s.Links = append(s.Links, Link{TraceID: r.TraceID, SpanID: r.SpanID})
 				}
 			}
 			if s.ParentSpanID == "" {
@@ -125,7 +135,7 @@ func FromJaeger(traces []jaegerTrace) []runsummary.Span {
 					s.Kind, _ = tag.Value.(string)
 					continue
 				}
-				s.Attributes = append(s.Attributes, runsummary.NewAttribute(tag.Key, tagValue(tag)))
+				s.Attributes = append(s.Attributes, NewAttribute(tag.Key, tagValue(tag)))
 			}
 			out = append(out, s)
 		}

@@ -1,4 +1,4 @@
-package runsummary_test
+package spans_test
 
 import (
 	"os/exec"
@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kretrieve/kretrieve/ops/runsummary"
+	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
 func TestNewAttributeAndAttr(t *testing.T) {
-	s := runsummary.Span{Attributes: []runsummary.Attribute{
-		runsummary.NewAttribute("s", "x"),
-		runsummary.NewAttribute("i", int64(7)),
-		runsummary.NewAttribute("f", 1.5),
-		runsummary.NewAttribute("b", true),
-		runsummary.NewAttribute("ss", []string{"a", "b"}),
-		runsummary.NewAttribute("other", 3), // an int: kept as text
+	s := spans.Span{Attributes: []spans.Attribute{
+		spans.NewAttribute("s", "x"),
+		spans.NewAttribute("i", int64(7)),
+		spans.NewAttribute("f", 1.5),
+		spans.NewAttribute("b", true),
+		spans.NewAttribute("ss", []string{"a", "b"}),
+		spans.NewAttribute("other", 3), // an int: kept as text
 	}}
 	for _, tc := range []struct {
 		key, typ string
@@ -41,7 +41,7 @@ func TestNewAttributeAndAttr(t *testing.T) {
 }
 
 // TestImportsOfKretrieveOnlyTelemetry backs the package doc: of kretrieve,
-// runsummary imports only the telemetry vocabulary.
+// spans imports only otelnames' span names.
 func TestImportsOfKretrieveOnlyTelemetry(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
 	if err != nil {
@@ -49,7 +49,7 @@ func TestImportsOfKretrieveOnlyTelemetry(t *testing.T) {
 	}
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, "github.com/kretrieve/kretrieve/") && imp != "github.com/kretrieve/kretrieve/otelnames" {
-			t.Errorf("runsummary imports %s", imp)
+			t.Errorf("spans imports %s", imp)
 		}
 	}
 }

@@ -1,0 +1,130 @@
+package spans
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kretrieve/kretrieve/otelnames"
+)
+
+// WaterfallWidth is the usual width of a waterfall's bars: the trace
+// command's default and the run summary's.
+const WaterfallWidth = 60
+
+// WriteWaterfall draws one trace's spans as their Tree, with a bar per span
+// on a common time axis, width characters wide; wait spans are drawn with
+// '░' so queueing stands out, other spans with '█'. Spans whose parent is
+// not among spans (recorded by another process) are drawn as roots.
+func WriteWaterfall(w io.Writer, spans []Span, width int) error {
+	if len(spans) == 0 {
+		return errors.New("waterfall: no spans")
+	}
+	start, end := spans[0].StartTimeUnixNano, spans[0].EndTimeUnixNano
+	for _, s := range spans {
+		start, end = min(start, s.StartTimeUnixNano), max(end, s.EndTimeUnixNano)
+	}
+	total := max(end-start, 1)
+	bw := &errWriter{w: w}
+	fmt.Fprintf(bw, "trace %s  %d spans  %.2f ms\n", spans[0].TraceID, len(spans), float64(total)/1e6)
+	for _, nd := range Tree(spans) {
+		s := nd.Span
+		from := min(int(float64(s.StartTimeUnixNano-start)/float64(total)*float64(width)), width-1)
+		n := max(int(float64(s.Duration())/float64(total)*float64(width)), 1)
+		n = min(n, width-from)
+		fill := "█"
+		if strings.HasPrefix(s.Name, otelnames.OpWait+" ") {
+			fill = "░"
+		}
+		bar := strings.Repeat(" ", from) + strings.Repeat(fill, n) + strings.Repeat(" ", max(width-from-n, 0))
+		label := strings.Repeat("  ", nd.Depth) + s.Name
+		fmt.Fprintf(bw, "%-44s %s %9.2f ms  %s\n", truncate(label, 44), bar, float64(s.Duration())/1e6, s.Service)
+	}
+	return bw.err
+}
+
+// Node is a span at its depth in its trace's tree, 0 for a root.
+type Node struct {
+	Span  Span
+	Depth int
+}
+
+// Tree orders a trace's spans the way WriteWaterfall draws them, with the
+// rules of the console's browser waterfall: depth-first from the roots, the
+// roots and each span's children by start, the longer first when they start
+// together. A root is a span without a parent, whose parent is not among
+// spans (recorded by another process) or is itself; spans caught in a cycle
+// of parents follow as roots, each drawn once.
+func Tree(in []Span) []Node {
+	ids := make(map[string]bool, len(in))
+	for _, s := range in {
+		ids[s.SpanID] = true
+	}
+	children := map[string][]int{}
+	var roots []int
+	for i, s := range in {
+		if s.ParentSpanID == "" || !ids[s.ParentSpanID] || s.ParentSpanID == s.SpanID {
+			roots = append(roots, i)
+		} else {
+			children[s.ParentSpanID] = append(children[s.ParentSpanID], i)
+		}
+	}
+	byStart := func(idx []int) {
+		sort.SliceStable(idx, func(a, b int) bool {
+			x, y := in[idx[a]], in[idx[b]]
+			if x.StartTimeUnixNano != y.StartTimeUnixNano {
+				return x.StartTimeUnixNano < y.StartTimeUnixNano
+			}
+			return x.Duration() > y.Duration()
+		})
+	}
+	out := make([]Node, 0, len(in))
+	seen := make([]bool, len(in))
+	var walk func(i, depth int)
+	walk = func(i, depth int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		out = append(out, Node{in[i], depth})
+		kids := children[in[i].SpanID]
+		byStart(kids)
+		for _, k := range kids {
+			walk(k, depth+1)
+		}
+	}
+	byStart(roots)
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	for i := range in {
+		walk(i, 0)
+	}
+	return out
+}
+
+// truncate shortens s to n runes, marking the cut with '…'.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
