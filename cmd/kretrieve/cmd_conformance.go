@@ -8,9 +8,28 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/ops/conformance"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
+
+// conformanceCommand is "kretrieve conformance".
+func (e *cli) conformanceCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "conformance",
+		GroupID: "tools",
+		Short:   "Check traces in Jaeger against the messaging semconv",
+		Long: `Fetch traces from Jaeger and check their spans against the OpenTelemetry
+messaging semantic conventions; it prints each violation and exits
+non-zero when there is one.`,
+		Example: fmt.Sprintf(`  kretrieve conformance --service kretrieve-%s
+  kretrieve conformance --trace-id 4bf92f3577b34da6a3ce929d0e0e4736`, defaultTopology().Stages[0].Name),
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c conformanceConfig) error {
+		return runConformance(ctx, c, e.stdout, e.stderr)
+	}))
+}
 
 // conformanceConfig configures the conformance command.
 type conformanceConfig struct {

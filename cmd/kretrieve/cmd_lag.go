@@ -11,10 +11,28 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
+
+// lagCommand is "kretrieve lag".
+func (e *cli) lagCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "lag",
+		GroupID: "tools",
+		Short:   "Consumer-group lag in records and seconds (--watch)",
+		Long: `Print the lag of consumer groups, per partition, in records and in seconds,
+once or every --watch DURATION until interrupted. It exits non-zero when a
+lag could not be measured.`,
+		Example: fmt.Sprintf(`  kretrieve lag
+  kretrieve lag --groups %s --watch 5s
+  kretrieve lag --json`, defaultTopology().Stages[0].Group),
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c lagConfig) error { return runLag(ctx, c, e.stdout, e.stderr) }))
+}
 
 // lagConfig configures the lag command.
 type lagConfig struct {

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/loadcurve"
 	"github.com/kretrieve/kretrieve/ops/loadgen"
@@ -21,6 +23,25 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/tracing"
 )
+
+// loadCommand is "kretrieve load".
+func (e *cli) loadCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "load",
+		GroupID: "tools",
+		Short:   "Drive a running pipeline (Kafka or --gateway-url): throughput, latency, stages, errors",
+		Long: `Drive a running pipeline through Kafka, or through the HTTP gateway with
+--gateway-url, open loop at --rate or closed loop at --in-flight, and report
+throughput, end-to-end latency, the per-stage breakdown and errors. It exits
+non-zero when more than --max-error-rate of the requests sent fail (failed,
+timed out or not delivered).`,
+		Example: `  kretrieve load --requests 5000 --in-flight 64
+  kretrieve load --rate 500 --duration 1m --gateway-url http://127.0.0.1:8080
+  kretrieve load --sweep 100,200,400 --curve curve.svg
+  kretrieve load --json --max-error-rate 0.01 > report.json`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c loadConfig) error { return runLoad(ctx, c, e.getenv, e.stdout, e.stderr) }))
+}
 
 // loadConfig configures the load command.
 type loadConfig struct {

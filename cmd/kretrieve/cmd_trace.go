@@ -11,9 +11,26 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/ops/conformance"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
 )
+
+// traceCommand is "kretrieve trace".
+func (e *cli) traceCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "trace [flags] TRACE_ID",
+		GroupID: "tools",
+		Short:   "Draw a trace's waterfall from Jaeger or a --spans-file",
+		Long: `Draw the waterfall of one trace in the terminal, from Jaeger or from a spans
+file written by run or load --spans-file; with a spans file and no TRACE_ID
+it lists the file's traces.`,
+		Example: `  kretrieve trace 4bf92f3577b34da6a3ce929d0e0e4736
+  kretrieve trace --spans-file spans.jsonl`,
+		Args: cobra.MaximumNArgs(1),
+	}, bind(func(ctx context.Context, c traceConfig) error { return runTrace(ctx, c, e.stdin, e.stdout, e.stderr) }))
+}
 
 // traceConfig configures the trace command.
 type traceConfig struct {
