@@ -31,6 +31,13 @@ non-zero when there is one.`,
 	}))
 }
 
+// defaultJaegerURL is the Jaeger query API that conformance and trace read
+// by default: a local Jaeger's.
+const defaultJaegerURL = "http://127.0.0.1:16686"
+
+// jaegerClient is the HTTP client conformance and trace read Jaeger with.
+func jaegerClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
+
 // conformanceConfig configures the conformance command.
 type conformanceConfig struct {
 	jaeger    string
@@ -46,7 +53,7 @@ type conformanceConfig struct {
 // flags declares the flags of a conformanceConfig on s and returns the check of
 // their values, run once they are parsed.
 func (c *conformanceConfig) flags(s *settings) (check func(args []string) error) {
-	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
+	s.str(&c.jaeger, "jaeger-url", defaultJaegerURL, "Jaeger query API base URL")
 	s.str(&c.service, "service", "", "check the recent traces of this service")
 	s.str(&c.traceID, "trace-id", "", "check this trace")
 	s.integer(&c.limit, "limit", 20, "traces to fetch with --service")
@@ -64,7 +71,7 @@ func (c *conformanceConfig) flags(s *settings) (check func(args []string) error)
 // runConformance checks traces in Jaeger against the messaging semantic
 // conventions and prints the violations; it fails when there are any.
 func runConformance(ctx context.Context, cfg conformanceConfig, stdout, stderr io.Writer) error {
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := jaegerClient()
 	var (
 		spans []runsummary.Span
 		err   error

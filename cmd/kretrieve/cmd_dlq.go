@@ -107,13 +107,7 @@ func (c *dlqConfig) flags(s *settings) (check func(args []string) error) {
 // deadLetterTopics returns the --dlq-topic list, or the pipeline's
 // dead-letter topics.
 func (c dlqConfig) deadLetterTopics() []string {
-	var topics []string
-	for _, t := range strings.Split(c.dlqTopics, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			topics = append(topics, t)
-		}
-	}
-	if len(topics) > 0 {
+	if topics := splitList(c.dlqTopics); len(topics) > 0 {
 		return topics
 	}
 	return []string{messages.DLQTopic(c.topics.Requests), messages.DLQTopic(c.topics.Candidates), messages.DLQTopic(c.topics.Results)}

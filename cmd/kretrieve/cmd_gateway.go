@@ -162,7 +162,7 @@ func serveStarting(ln net.Listener, gc gateway.Config, why string) (stop func(),
 	if tc != nil {
 		l = tls.NewListener(l, tc)
 	}
-	srv := &http.Server{Handler: gateway.Starting(why), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: gateway.Starting(why), ReadHeaderTimeout: gateway.DefaultReadHeaderTimeout}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,11 +51,7 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
 	return func(args []string) error {
 		var errs []error
-		for _, g := range strings.Split(groups, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				c.groups = append(c.groups, g)
-			}
-		}
+		c.groups = splitList(groups)
 		if len(c.groups) == 0 {
 			errs = append(errs, errors.New("groups: at least one group is required"))
 		}

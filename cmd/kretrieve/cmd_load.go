@@ -147,17 +147,13 @@ func runLoad(ctx context.Context, cfg loadConfig, getenv func(string) string, st
 
 		rep, err := loadgen.Run(ctx, loadgen.Config{
 			Rate: cfg.rate, InFlight: cfg.inFlight, Requests: cfg.requests, Duration: cfg.duration, Sweep: cfg.sweep,
-			Queries: strings.Split(strings.TrimSpace(demoQueries), "\n"), Progress: stderr,
+			Queries: demoQueryList(), Progress: stderr,
 		}, target)
-		err = errors.Join(err, comp.shutdown(10*time.Second))
+		err = errors.Join(err, comp.shutdown(defaultFlushTimeout))
 		rep.DroppedSpans = comp.telemetry.Stats().Dropped
 		spans := recorder.Summary(runsummary.Requests{}, time.Duration(rep.WallSeconds*float64(time.Second)), nil, nil)
 		rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
-		if n, werr := cfg.spans.write(recorder, stdout); werr != nil {
-			err = errors.Join(err, werr)
-		} else if cfg.spans.path != "" {
-			fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(cfg.spans.path))
-		}
+		err = errors.Join(err, cfg.spans.save(recorder, stdout, stderr))
 		report := reportWriter(stdout, stderr, cfg.spans.path, cfg.curve)
 		if cfg.json {
 			enc := json.NewEncoder(report)

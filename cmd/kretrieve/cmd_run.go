@@ -26,6 +26,12 @@ import (
 //go:embed queries.txt
 var demoQueries string
 
+// demoQueryList is the queries run and load send, in turn: queries.txt's
+// lines.
+func demoQueryList() []string {
+	return strings.Split(strings.TrimSpace(demoQueries), "\n")
+}
+
 // runCommand is "kretrieve run".
 func (e *cli) runCommand() *cobra.Command {
 	return e.command(&cobra.Command{
@@ -260,11 +266,7 @@ func (r *allInOne) report(comp *component, p *pipeline.Pipeline, counts runsumma
 	if cfg.summaryJSON != "" {
 		errs = append(errs, writeSummaryJSON(cfg.summaryJSON, summary, stdout))
 	}
-	if n, err := cfg.spans.write(r.recorder, stdout); err != nil {
-		errs = append(errs, err)
-	} else if cfg.spans.path != "" {
-		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(cfg.spans.path))
-	}
+	errs = append(errs, cfg.spans.save(r.recorder, stdout, stderr))
 	if counts.Completed != counts.Sent {
 		errs = append(errs, fmt.Errorf("%d of %d requests did not complete", counts.Sent-counts.Completed, counts.Sent))
 	}
@@ -274,7 +276,7 @@ func (r *allInOne) report(comp *component, p *pipeline.Pipeline, counts runsumma
 // send publishes cfg.requests requests, at most cfg.inFlight awaiting their
 // result at once, and counts their outcomes.
 func send(ctx context.Context, client *producer.Client, cfg runConfig) runsummary.Requests {
-	queries := strings.Split(strings.TrimSpace(demoQueries), "\n")
+	queries := demoQueryList()
 	var (
 		mu     sync.Mutex
 		counts runsummary.Requests

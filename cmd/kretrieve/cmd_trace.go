@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +41,7 @@ type traceConfig struct {
 // flags declares the flags of a traceConfig on s and returns the check of
 // their values, run once they are parsed.
 func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
-	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
+	s.str(&c.jaeger, "jaeger-url", defaultJaegerURL, "Jaeger query API base URL")
 	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file; -: stdin) instead of Jaeger; without TRACE_ID, list its traces")
 	s.integer(&c.width, "width", 60, "width of the bars")
 	return func(args []string) error {
@@ -67,7 +65,7 @@ func runTrace(ctx context.Context, cfg traceConfig, stdin io.Reader, stdout, std
 	if cfg.spansFile != "" {
 		return traceFromFile(stdin, stdout, cfg)
 	}
-	spans, err := conformance.FetchJaegerTrace(ctx, &http.Client{Timeout: 30 * time.Second}, cfg.jaeger, cfg.id)
+	spans, err := conformance.FetchJaegerTrace(ctx, jaegerClient(), cfg.jaeger, cfg.id)
 	if err != nil {
 		return err
 	}
