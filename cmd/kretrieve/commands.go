@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +63,48 @@ func rootExample() string {
   kretrieve broker &                       # or the parts: a development broker,
   ` + strings.Join(workers, " ") + `
   kretrieve produce --wait "parse a URL"   # and a request, waiting for its result`
+}
+
+// cli is what every command reads its variables from and writes to: main's
+// environment and standard streams, or a test's.
+type cli struct {
+	getenv         func(string) string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// binding declares a command's flags on s and returns the check to run on
+// their values once they are parsed (given the positional arguments), and
+// the command's body, which runs with them.
+type binding func(s *settings) (check func(args []string) error, body func(ctx context.Context) error)
+
+// bind is the binding of a command whose configuration C declares its
+// flags with (*C).flags and that run runs.
+func bind[C any, P interface {
+	*C
+	flags(*settings) (check func(args []string) error)
+}](run func(context.Context, C) error) binding {
+	return func(s *settings) (func([]string) error, func(context.Context) error) {
+		var c C
+		return P(&c).flags(s), func(ctx context.Context) error { return run(ctx, c) }
+	}
+}
+
+// command declares cmd's flags with b and makes cmd run b's body when the
+// variables and b's check pass.
+func (e *cli) command(cmd *cobra.Command, b binding) *cobra.Command {
+	s := newSettings(cmd.Flags(), e.getenv)
+	check, body := b(s)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := s.err(); err != nil {
+			return err
+		}
+		if err := check(args); err != nil {
+			return err
+		}
+		return body(cmd.Context())
+	}
+	return cmd
 }
 
 // noArgs rejects positional arguments: a command that takes none fails on
