@@ -8,9 +8,35 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/ops/conformance"
 	"github.com/kretrieve/kretrieve/ops/spans"
 )
+
+// conformanceCommand is "kretrieve conformance".
+func (e *cli) conformanceCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "conformance",
+		GroupID: "tools",
+		Short:   "Check traces in Jaeger against the messaging semconv",
+		Long: `Fetch traces from Jaeger and check their spans against the OpenTelemetry
+messaging semantic conventions; it prints each violation and exits
+non-zero when there is one.`,
+		Example: fmt.Sprintf(`  kretrieve conformance --service kretrieve-%s
+  kretrieve conformance --trace-id 4bf92f3577b34da6a3ce929d0e0e4736`, defaultTopology().Stages[0].Name),
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c conformanceConfig) error {
+		return runConformance(ctx, c, e.stdout, e.stderr)
+	}))
+}
+
+// defaultJaegerURL is the Jaeger query API that conformance and trace read
+// by default: a local Jaeger's.
+const defaultJaegerURL = "http://127.0.0.1:16686"
+
+// jaegerClient is the HTTP client conformance and trace read Jaeger with.
+func jaegerClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
 
 // conformanceConfig configures the conformance command.
 type conformanceConfig struct {
@@ -27,7 +53,7 @@ type conformanceConfig struct {
 // flags declares the flags of a conformanceConfig on s and returns the check of
 // their values, run once they are parsed.
 func (c *conformanceConfig) flags(s *settings) (check func(args []string) error) {
-	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
+	s.str(&c.jaeger, "jaeger-url", defaultJaegerURL, "Jaeger query API base URL")
 	s.str(&c.service, "service", "", "check the recent traces of this service")
 	s.str(&c.traceID, "trace-id", "", "check this trace")
 	s.integer(&c.limit, "limit", 20, "traces to fetch with --service")
@@ -45,7 +71,7 @@ func (c *conformanceConfig) flags(s *settings) (check func(args []string) error)
 // runConformance checks traces in Jaeger against the messaging semantic
 // conventions and prints the violations; it fails when there are any.
 func runConformance(ctx context.Context, cfg conformanceConfig, stdout, stderr io.Writer) error {
-	jaeger := spans.Jaeger{URL: cfg.jaeger, Client: &http.Client{Timeout: 30 * time.Second}}
+	jaeger := spans.Jaeger{URL: cfg.jaeger, Client: jaegerClient()}
 	var (
 		got []spans.Span
 		err error

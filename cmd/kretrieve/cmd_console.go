@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/console"
@@ -17,6 +19,29 @@ import (
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"
 )
+
+// consoleCommand is "kretrieve console".
+func (e *cli) consoleCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "console",
+		GroupID: "tools",
+		Short:   "Web console: pipeline map, search, traces, dead letters",
+		Long: fmt.Sprintf(`Serve the web console until interrupted, on %s by default: the
+pipeline map (stages, topics, throughput, pathway latencies, lag, dead
+letters), a search box with each request's waterfall, any trace (from the
+console's own spans or --jaeger-url), and the dead letters. It is read-only
+unless --allow-replay; it connects to Kafka only while a browser asks. run
+--serve serves it too, at /console/ on the gateway's address.`, defaultConsoleListen),
+		Example: `  kretrieve console
+  kretrieve console --brokers kafka:9092 --jaeger-url http://127.0.0.1:16686
+  kretrieve console --allow-replay          # then open http://127.0.0.1:8090/`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c consoleConfig) error { return runConsole(ctx, c, e.stderr) }))
+}
+
+// defaultConsoleListen is the console's address by default: loopback, as
+// the console has no authentication.
+const defaultConsoleListen = "127.0.0.1:8090"
 
 // consoleConfig configures the console command.
 type consoleConfig struct {
@@ -33,7 +58,7 @@ type consoleConfig struct {
 // their values, run once they are parsed.
 func (c *consoleConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "console", kafkaclient.DefaultBrokers)
-	s.str(&c.listen, "listen", "127.0.0.1:8090", "HTTP address of the console (loopback by default: it has no authentication)")
+	s.str(&c.listen, "listen", defaultConsoleListen, "HTTP address of the console (loopback by default: it has no authentication)")
 	s.str(&c.jaeger, "jaeger-url", "", "Jaeger query API base URL to read traces from, e.g. http://127.0.0.1:16686 (empty: only the console's own spans)")
 	s.boolean(&c.allowReplay, "allow-replay", false, "let the console replay dead letters (default: read-only)")
 	declarePathwaysTopic(s, &c.pathwaysTopic)

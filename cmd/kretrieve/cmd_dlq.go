@@ -13,11 +13,53 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
+
+// dlqCommand is "kretrieve dlq" and its list and replay subcommands.
+func (e *cli) dlqCommand() *cobra.Command {
+	dlq := &cobra.Command{
+		Use:     "dlq list|replay",
+		GroupID: "tools",
+		Short:   "List or replay dead letters",
+		Long: `List or replay dead letters. Both read the dead-letter topics up to their
+end when the command starts. replay commits its progress to --replay-group:
+a dead letter is replayed once per group. Letters that --reason or
+--error-type pass over are committed too; preview with --dry-run.`,
+		Example: `  kretrieve dlq list
+  kretrieve dlq replay --dry-run`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				cmd.SetOut(e.stderr)
+				_ = cmd.Help()
+				return errors.New("dlq: missing subcommand: list or replay")
+			case args[0] == "help":
+				return cmd.Help()
+			}
+			return fmt.Errorf("dlq: unknown subcommand %q (see kretrieve dlq --help)", args[0])
+		},
+	}
+	for _, sub := range []struct{ name, short, example string }{
+		{"list", "Print dead letters, oldest first (a table, or --json lines)", `  kretrieve dlq list
+  kretrieve dlq list --json --limit 10`},
+		{"replay", "Republish dead letters to their original topic, each in a new trace", `  kretrieve dlq replay --dry-run
+  kretrieve dlq replay --error-type transient`},
+	} {
+		dlq.AddCommand(e.command(&cobra.Command{Use: sub.name, Short: sub.short, Example: sub.example, Args: noArgs},
+			func(s *settings) (func([]string) error, func(context.Context) error) {
+				c := dlqConfig{sub: sub.name}
+				return c.flags(s), func(ctx context.Context) error { return runDLQ(ctx, c, e.stdout, e.stderr) }
+			}))
+	}
+	return dlq
+}
 
 // dlqConfig configures the dlq list and replay subcommands.
 type dlqConfig struct {
@@ -65,13 +107,7 @@ func (c *dlqConfig) flags(s *settings) (check func(args []string) error) {
 // deadLetterTopics returns the --dlq-topic list, or the pipeline's
 // dead-letter topics.
 func (c dlqConfig) deadLetterTopics() []string {
-	var topics []string
-	for _, t := range strings.Split(c.dlqTopics, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			topics = append(topics, t)
-		}
-	}
-	if len(topics) > 0 {
+	if topics := splitList(c.dlqTopics); len(topics) > 0 {
 		return topics
 	}
 	return []string{messages.DLQTopic(c.topics.Requests), messages.DLQTopic(c.topics.Candidates), messages.DLQTopic(c.topics.Results)}

@@ -12,10 +12,27 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
+
+// gatewayCommand is "kretrieve gateway".
+func (e *cli) gatewayCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "gateway",
+		GroupID: "pipeline",
+		Short:   "HTTP gateway: POST /v1/search, POST /v1/requests",
+		Long: `Serve the HTTP gateway until interrupted: POST /v1/search publishes a request
+and answers with its result, POST /v1/requests publishes and answers at
+once; /healthz and /readyz report liveness and readiness.`,
+		Example: `  kretrieve gateway --http-listen 0.0.0.0:8080
+  curl -d '{"query":"parse a URL"}' http://127.0.0.1:8080/v1/search`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c gatewayConfig) error { return runGateway(ctx, c, e.stderr) }))
+}
 
 // gatewayConfig configures the gateway command.
 type gatewayConfig struct {
@@ -145,7 +162,7 @@ func serveStarting(ln net.Listener, gc gateway.Config, why string) (stop func(),
 	if tc != nil {
 		l = tls.NewListener(l, tc)
 	}
-	srv := &http.Server{Handler: gateway.Starting(why), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: gateway.Starting(why), ReadHeaderTimeout: gateway.DefaultReadHeaderTimeout}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -9,11 +9,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
+
+// indexCommand is "kretrieve index".
+func (e *cli) indexCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "index --index DIR",
+		GroupID: "tools",
+		Short:   "Build an on-disk index (Go stdlib docs or --jsonl FILE)",
+		Long: `Build an on-disk index in --index DIR, which workers open read-only with
+--index: the Go standard library docs, or --jsonl FILE's documents.`,
+		Example: `  kretrieve index --index ./idx
+  kretrieve index --index ./idx --jsonl docs.jsonl --strict`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c indexConfig) error { return runIndex(ctx, c, e.stdout, e.stderr) }))
+}
 
 // indexConfig configures the index command.
 type indexConfig struct {

@@ -7,14 +7,31 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
+
+// lagCommand is "kretrieve lag".
+func (e *cli) lagCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "lag",
+		GroupID: "tools",
+		Short:   "Consumer-group lag in records and seconds (--watch)",
+		Long: `Print the lag of consumer groups, per partition, in records and in seconds,
+once or every --watch DURATION until interrupted. It exits non-zero when a
+lag could not be measured.`,
+		Example: fmt.Sprintf(`  kretrieve lag
+  kretrieve lag --groups %s --watch 5s
+  kretrieve lag --json`, defaultTopology().Stages[0].Group),
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c lagConfig) error { return runLag(ctx, c, e.stdout, e.stderr) }))
+}
 
 // lagConfig configures the lag command.
 type lagConfig struct {
@@ -34,11 +51,7 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
 	return func(args []string) error {
 		var errs []error
-		for _, g := range strings.Split(groups, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				c.groups = append(c.groups, g)
-			}
-		}
+		c.groups = splitList(groups)
 		if len(c.groups) == 0 {
 			errs = append(errs, errors.New("groups: at least one group is required"))
 		}

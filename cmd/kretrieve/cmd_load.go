@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/loadcurve"
 	"github.com/kretrieve/kretrieve/ops/loadgen"
@@ -22,6 +24,25 @@ import (
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/tracing"
 )
+
+// loadCommand is "kretrieve load".
+func (e *cli) loadCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "load",
+		GroupID: "tools",
+		Short:   "Drive a running pipeline (Kafka or --gateway-url): throughput, latency, stages, errors",
+		Long: `Drive a running pipeline through Kafka, or through the HTTP gateway with
+--gateway-url, open loop at --rate or closed loop at --in-flight, and report
+throughput, end-to-end latency, the per-stage breakdown and errors. It exits
+non-zero when more than --max-error-rate of the requests sent fail (failed,
+timed out or not delivered).`,
+		Example: `  kretrieve load --requests 5000 --in-flight 64
+  kretrieve load --rate 500 --duration 1m --gateway-url http://127.0.0.1:8080
+  kretrieve load --sweep 100,200,400 --curve curve.svg
+  kretrieve load --json --max-error-rate 0.01 > report.json`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c loadConfig) error { return runLoad(ctx, c, e.getenv, e.stdout, e.stderr) }))
+}
 
 // loadConfig configures the load command.
 type loadConfig struct {
@@ -127,17 +148,13 @@ func runLoad(ctx context.Context, cfg loadConfig, getenv func(string) string, st
 
 		rep, err := loadgen.Run(ctx, loadgen.Config{
 			Rate: cfg.rate, InFlight: cfg.inFlight, Requests: cfg.requests, Duration: cfg.duration, Sweep: cfg.sweep,
-			Queries: strings.Split(strings.TrimSpace(demoQueries), "\n"), Progress: stderr,
+			Queries: demoQueryList(), Progress: stderr,
 		}, target)
-		err = errors.Join(err, comp.shutdown(10*time.Second))
+		err = errors.Join(err, comp.shutdown(defaultFlushTimeout))
 		rep.DroppedSpans = comp.telemetry.Stats().Dropped
 		spans := recorder.Summary(runsummary.Requests{}, time.Duration(rep.WallSeconds*float64(time.Second)), nil, nil)
 		rep.Slowest, rep.UntrackedTraces = spans.Slowest, spans.UntrackedTraces
-		if n, werr := cfg.spans.write(recorder, stdout); werr != nil {
-			err = errors.Join(err, werr)
-		} else if cfg.spans.path != "" {
-			fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(cfg.spans.path))
-		}
+		err = errors.Join(err, cfg.spans.save(recorder, stdout, stderr))
 		report := reportWriter(stdout, stderr, cfg.spans.path, cfg.curve)
 		if cfg.json {
 			enc := json.NewEncoder(report)

@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -113,6 +114,21 @@ func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline,
 		<-done
 		client.Close()
 	})
+}
+
+// pathwaysCommand is "kretrieve pathways".
+func (e *cli) pathwaysCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "pathways",
+		GroupID: "tools",
+		Short:   "Live pathways of every process: msgs/s, edge and origin p50/p95/p99, lag, dead letters",
+		Long: `Print the pathways of the running pipeline from the aggregates every process
+publishes: messages per second, edge and origin latency percentiles, lag
+and dead letters; on a terminal it refreshes until interrupted.`,
+		Example: `  kretrieve pathways
+  kretrieve pathways --once --json`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c pathwaysConfig) error { return runPathways(ctx, c, e.stdout, e.stderr) }))
 }
 
 // pathwaysConfig configures the pathways command.

@@ -9,11 +9,70 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 )
+
+// produceCommand is "kretrieve produce".
+func (e *cli) produceCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "produce [flags] QUERY...",
+		GroupID: "pipeline",
+		Short:   "Publish requests (--wait for results)",
+		Long: `Publish one request per query (the arguments, then --file's lines) and print
+each request's id and trace id; with --wait, wait for each result and print it.`,
+		Example: `  kretrieve produce "parse a URL" "gzip a file"
+  kretrieve produce --wait --json "parse a URL"
+  kretrieve produce --file queries.txt`,
+		Args: cobra.ArbitraryArgs,
+	}, bind(func(ctx context.Context, c produceConfig) error { return runProduce(ctx, c, e.stdout, e.stderr) }))
+}
+
+// produceConfig configures the produce command.
+type produceConfig struct {
+	commonConfig
+	file    string
+	topK    int
+	wait    bool
+	json    bool
+	timeout time.Duration
+	queries []string
+	// pathways: with --wait, the requests' pathways are published (the
+	// last window when produce ends).
+	pathways pathwaysFlags
+}
+
+// flags declares the flags of a produceConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *produceConfig) flags(s *settings) (check func(args []string) error) {
+	c.declare(s, "produce", kafkaclient.DefaultBrokers)
+	s.str(&c.file, "file", "", "read queries from FILE, one per line (- for stdin)")
+	s.integer(&c.topK, "top-k", messages.DefaultTopK, "documents per result")
+	s.boolean(&c.wait, "wait", false, "wait for each request's result and print it")
+	s.boolean(&c.json, "json", false, "print JSON lines")
+	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for a result")
+	c.pathways.declare(s)
+	return func(args []string) error {
+		c.queries = args
+		var errs []error
+		if len(c.queries) == 0 && c.file == "" {
+			errs = append(errs, errors.New("give queries as arguments or --file"))
+		}
+		if c.topK < messages.MinTopK || c.topK > messages.MaxTopK {
+			errs = append(errs, fmt.Errorf("top-k: must be between %d and %d", messages.MinTopK, messages.MaxTopK))
+		}
+		if c.timeout <= 0 {
+			errs = append(errs, errors.New("timeout: must be positive"))
+		}
+		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers), c.pathways.validate())...)
+	}
+}
 
 // runProduce publishes one request per query and prints its request and
 // trace ids; with --wait it prints each result as it arrives.

@@ -5,14 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kretrieve/kretrieve/ops/spans"
 )
+
+// traceCommand is "kretrieve trace".
+func (e *cli) traceCommand() *cobra.Command {
+	return e.command(&cobra.Command{
+		Use:     "trace [flags] TRACE_ID",
+		GroupID: "tools",
+		Short:   "Draw a trace's waterfall from Jaeger or a --spans-file",
+		Long: `Draw the waterfall of one trace in the terminal, from Jaeger or from a spans
+file written by run or load --spans-file; with a spans file and no TRACE_ID
+it lists the file's traces.`,
+		Example: `  kretrieve trace 4bf92f3577b34da6a3ce929d0e0e4736
+  kretrieve trace --spans-file spans.jsonl`,
+		Args: cobra.MaximumNArgs(1),
+	}, bind(func(ctx context.Context, c traceConfig) error { return runTrace(ctx, c, e.stdin, e.stdout, e.stderr) }))
+}
 
 // traceConfig configures the trace command.
 type traceConfig struct {
@@ -25,7 +40,7 @@ type traceConfig struct {
 // flags declares the flags of a traceConfig on s and returns the check of
 // their values, run once they are parsed.
 func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
-	s.str(&c.jaeger, "jaeger-url", "http://127.0.0.1:16686", "Jaeger query API base URL")
+	s.str(&c.jaeger, "jaeger-url", defaultJaegerURL, "Jaeger query API base URL")
 	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file; -: stdin) instead of Jaeger; without TRACE_ID, list its traces")
 	s.integer(&c.width, "width", spans.WaterfallWidth, "width of the bars")
 	return func(args []string) error {
@@ -49,7 +64,7 @@ func runTrace(ctx context.Context, cfg traceConfig, stdin io.Reader, stdout, std
 	if cfg.spansFile != "" {
 		return traceFromFile(ctx, stdin, stdout, cfg)
 	}
-	trace, err := spans.Jaeger{URL: cfg.jaeger, Client: &http.Client{Timeout: 30 * time.Second}}.Trace(ctx, cfg.id)
+	trace, err := spans.Jaeger{URL: cfg.jaeger, Client: jaegerClient()}.Trace(ctx, cfg.id)
 	if err != nil {
 		return err
 	}

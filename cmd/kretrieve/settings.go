@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
@@ -36,48 +33,6 @@ type settings struct {
 
 func newSettings(fs *pflag.FlagSet, getenv func(string) string) *settings {
 	return &settings{fs: fs, getenv: getenv}
-}
-
-// cli is what every command reads its variables from and writes to: main's
-// environment and standard streams, or a test's.
-type cli struct {
-	getenv         func(string) string
-	stdin          io.Reader
-	stdout, stderr io.Writer
-}
-
-// binding declares a command's flags on s and returns the check to run on
-// their values once they are parsed (given the positional arguments), and
-// the command's body, which runs with them.
-type binding func(s *settings) (check func(args []string) error, body func(ctx context.Context) error)
-
-// bind is the binding of a command whose configuration C declares its
-// flags with (*C).flags and that run runs.
-func bind[C any, P interface {
-	*C
-	flags(*settings) (check func(args []string) error)
-}](run func(context.Context, C) error) binding {
-	return func(s *settings) (func([]string) error, func(context.Context) error) {
-		var c C
-		return P(&c).flags(s), func(ctx context.Context) error { return run(ctx, c) }
-	}
-}
-
-// command declares cmd's flags with b and makes cmd run b's body when the
-// variables and b's check pass.
-func (e *cli) command(cmd *cobra.Command, b binding) *cobra.Command {
-	s := newSettings(cmd.Flags(), e.getenv)
-	check, body := b(s)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := s.err(); err != nil {
-			return err
-		}
-		if err := check(args); err != nil {
-			return err
-		}
-		return body(cmd.Context())
-	}
-	return cmd
 }
 
 // env returns the variable's value and whether it is set (non-empty).

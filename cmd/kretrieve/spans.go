@@ -62,3 +62,13 @@ func (f spansFileFlags) write(rec *runsummary.Recorder, stdout io.Writer) (int, 
 	}
 	return len(traces), nil
 }
+
+// save writes the recorder's kept traces to the spans file, if any, and
+// says so on stderr.
+func (f spansFileFlags) save(rec *runsummary.Recorder, stdout, stderr io.Writer) error {
+	n, err := f.write(rec, stdout)
+	if err == nil && f.path != "" {
+		fmt.Fprintf(stderr, "spans of the %d slowest completed requests written to %s\n", n, outputName(f.path))
+	}
+	return err
+}
