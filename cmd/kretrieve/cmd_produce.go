@@ -13,6 +13,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 // runProduce publishes one request per query and prints its request and
@@ -135,7 +136,7 @@ func (p printer) sent(call *producer.Call, r producer.Receipt) {
 	fmt.Fprintf(p.w, "request_id=%s trace_id=%s partition=%d offset=%d\n", r.RequestID, orDash(call.TraceID), r.Partition, r.Offset)
 }
 
-func (p printer) outcome(call *producer.Call, out producer.Outcome, err error) {
+func (p printer) outcome(call *producer.Call, out results.Outcome, err error) {
 	line := outcomeLine{RequestID: call.Request.RequestID, TraceID: call.TraceID}
 	switch {
 	case err != nil:
