@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/metric"
@@ -42,42 +43,26 @@ func newOptions(opts []Option) options {
 // WithTracerProvider sets the tracer provider of every span the pipeline
 // records; nil is ignored. Default: the global tracer provider.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(o *options) {
-		if tp != nil {
-			o.collab.TracerProvider = tp
-		}
-	})
+	return optionFunc(func(o *options) { o.collab.TracerProvider = cmp.Or(tp, o.collab.TracerProvider) })
 }
 
 // WithMeterProvider sets the meter provider of the Kafka clients' and the
 // collector's metrics; nil is ignored. Default: the global meter provider.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(o *options) {
-		if mp != nil {
-			o.collab.MeterProvider = mp
-		}
-	})
+	return optionFunc(func(o *options) { o.collab.MeterProvider = cmp.Or(mp, o.collab.MeterProvider) })
 }
 
 // WithPropagator sets the propagator of the trace context in record
 // headers and HTTP requests; nil is ignored. Default: the global
 // propagator.
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return optionFunc(func(o *options) {
-		if p != nil {
-			o.collab.Propagator = p
-		}
-	})
+	return optionFunc(func(o *options) { o.collab.Propagator = cmp.Or(p, o.collab.Propagator) })
 }
 
 // WithLogger sets the logger of every component; nil is ignored.
 // Default: slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) {
-		if l != nil {
-			o.collab.Logger = l
-		}
-	})
+	return optionFunc(func(o *options) { o.collab.Logger = cmp.Or(l, o.collab.Logger) })
 }
 
 // WithMetrics sets the messaging metrics every Kafka client records into;

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/global"
@@ -22,11 +23,7 @@ type options struct {
 // WithTracerProvider sets the tracer provider of a Client's request spans;
 // nil is ignored. Default: the global provider (otel.GetTracerProvider()).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(o *options) {
-		if tp != nil {
-			o.tracerProvider = tp
-		}
-	})
+	return optionFunc(func(o *options) { o.tracerProvider = cmp.Or(tp, o.tracerProvider) })
 }
 
 // newOptions applies opts in order and falls back to the globals for what

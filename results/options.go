@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"log/slog"
 
 	"github.com/kretrieve/kretrieve/internal/global"
@@ -25,11 +26,7 @@ type options struct {
 // WithLogger sets the logger of fetch errors and undecodable records; nil
 // is ignored. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(o *options) {
-		if l != nil {
-			o.logger = l
-		}
-	})
+	return optionFunc(func(o *options) { o.logger = cmp.Or(l, o.logger) })
 }
 
 // newOptions applies opts in order and falls back to the globals for what
