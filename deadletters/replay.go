@@ -18,7 +18,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
@@ -99,17 +98,6 @@ func (c ReplayConfig) matches(l Letter) bool {
 	return strings.Contains(l.Reason, c.Reason) && (c.ErrorType == "" || l.ErrorType == c.ErrorType)
 }
 
-// Option hands Replay a collaborator: its tracer provider or logger.
-// Only the With* functions make one.
-type Option = global.Option
-
-// WithTracerProvider sets the tracer provider of the replay spans; nil is
-// ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
-
-// WithLogger sets the logger; nil is ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
-
 // ReplayResult is what a Replay did.
 type ReplayResult struct {
 	// Replayed counts the letters republished and acknowledged (with
@@ -180,7 +168,7 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	if cfg.Group == "" {
 		cfg.Group = DefaultReplayGroup
 	}
-	o := global.New(opts)
+	o := newOptions(opts)
 	if tracer == nil {
 		tracer = kafkatrace.New()
 	}
@@ -217,8 +205,8 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	rp := &replayer{
 		cfg:     cfg,
 		tracer:  tracer,
-		spans:   o.TracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		logger:  o.Logger.With("group", cfg.Group),
+		spans:   o.tracerProvider.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		logger:  o.logger.With("group", cfg.Group),
 		rd:      rd,
 		adm:     adm,
 		stopped: make(map[topicPartition]bool),

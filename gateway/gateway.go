@@ -18,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/servertls"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
@@ -130,7 +131,7 @@ type Gateway struct {
 // New returns the gateway configured by cfg, publishing through client,
 // whose Collector must be set for /v1/search. ready reports whether Kafka
 // is reachable and the topics exist; /readyz answers 503 with its error,
-// or with the Collector's (see producer.Collector.Ready) when it is behind.
+// or with the Collector's (see results.Collector.Ready) when it is behind.
 // opts hand in the tracer provider, meter provider, propagator and logger.
 func New(cfg Config, client *producer.Client, ready func(context.Context) error, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
@@ -361,7 +362,7 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 // startFailed answers a request that producer.Client.Start refused: 409
 // for a request id in use, else 503.
 func (g *Gateway) startFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, producer.ErrRequestIDInUse) {
+	if errors.Is(err, results.ErrRequestIDInUse) {
 		writeJSON(w, http.StatusConflict, errorBody{APIError{Code: "request_id_in_use", Field: "request_id",
 			Message: "request_id is already in flight at this gateway or was answered less than 10 minutes ago; choose a new one, or leave it out"}})
 		return

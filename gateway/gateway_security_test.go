@@ -24,6 +24,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/topology"
 )
 
@@ -86,7 +87,7 @@ func newSecGatewayWith(tb testing.TB, cfg gateway.Config, pubOpts []kgo.Opt, opt
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	col, err := producer.NewCollector(ctx, seeds, tracer, topology.Default(topics))
+	col, err := results.NewCollector(ctx, seeds, tracer, topology.Default(topics))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,10 +11,14 @@ import (
 	"github.com/kretrieve/kretrieve/internal/global"
 )
 
-// Option hands the Gateway a collaborator: its tracer provider, meter
-// provider, propagator or logger. Settings are fields of Config. Only the
-// With* functions make one.
-type Option = global.Option
+// Option configures a Gateway: its tracer provider, meter provider,
+// propagator or logger (its settings are fields of Config). Only this
+// package's With* functions make one; a nil Option is ignored.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
 
 // config is a Gateway's Config with its defaults, and its collaborators.
 type config struct {
@@ -24,21 +28,29 @@ type config struct {
 
 // WithTracerProvider sets the tracer provider of the server spans; nil is
 // ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.TracerProvider = cmp.Or(tp, c.TracerProvider) })
+}
 
 // WithMeterProvider sets the meter provider of the HTTP and admission
 // metrics; nil is ignored. Default: the global provider
 // (otel.GetMeterProvider()).
-func WithMeterProvider(mp metric.MeterProvider) Option { return global.WithMeterProvider(mp) }
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.MeterProvider = cmp.Or(mp, c.MeterProvider) })
+}
 
 // WithPropagator sets the propagator that reads the incoming trace context
 // (limited, and at a trust boundary filtered, as Config says); nil is
 // ignored. Default: the global propagator (otel.GetTextMapPropagator()).
-func WithPropagator(p propagation.TextMapPropagator) Option { return global.WithPropagator(p) }
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.Propagator = cmp.Or(p, c.Propagator) })
+}
 
 // WithLogger sets the logger of failed requests and of the server's errors;
 // nil is ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.Logger = cmp.Or(l, c.Logger) })
+}
 
 // newConfig returns cfg with its defaults and the collaborators of opts,
 // the global ones where opts leave them unset.
@@ -52,5 +64,12 @@ func newConfig(cfg Config, opts []Option) config {
 	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.MaxHeaderBytes = cmp.Or(cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
-	return config{Config: cfg, Collaborators: global.New(opts)}
+	c := config{Config: cfg}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	c.Collaborators = c.Collaborators.Filled()
+	return c
 }

@@ -91,7 +91,7 @@ type Config struct {
 	// longest a partition added to a topic waits before it is consumed:
 	// a consumer group's leader rebalances onto it at its next refresh,
 	// and a result collector checks its topics' partitions at this
-	// interval (see producer.Collector). Between MinMetadataMaxAge and
+	// interval (see results.Collector). Between MinMetadataMaxAge and
 	// MaxMetadataMaxAge. Default: DefaultMetadataMaxAge.
 	MetadataMaxAge time.Duration
 }

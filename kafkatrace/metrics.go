@@ -83,7 +83,9 @@ func WithMaxPathways(n int) MetricsOption {
 func NewMetrics(opts ...MetricsOption) *Metrics {
 	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways}
 	for _, o := range opts {
-		o.applyMetrics(m)
+		if o != nil {
+			o.applyMetrics(m)
+		}
 	}
 	return m
 }

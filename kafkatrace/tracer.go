@@ -22,7 +22,8 @@ import (
 // ScopeName is the instrumentation scope of every span and metric this package creates.
 const ScopeName = "github.com/kretrieve/kretrieve/kafkatrace"
 
-// Option configures a Tracer.
+// Option configures a Tracer. Only this package's With* functions make
+// one; a nil Option is ignored.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -192,7 +193,9 @@ type partitionState struct {
 func New(opts ...Option) *Tracer {
 	c := config{}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	c.tp, c.prop = global.TracerProvider(c.tp), global.Propagator(c.prop)
 	t := &Tracer{

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -88,25 +87,12 @@ func (c MonitorConfig) Validate() error {
 	return nil
 }
 
-// Option hands a Monitor a collaborator: its meter provider or logger.
-// Only the With* functions make one.
-type Option = global.Option
-
-// WithMeterProvider sets the meter provider the gauges are registered on;
-// nil is ignored. Default: the global provider (otel.GetMeterProvider()).
-func WithMeterProvider(mp metric.MeterProvider) Option { return global.WithMeterProvider(mp) }
-
-// WithLogger sets the logger measurement errors are logged on; nil is
-// ignored. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
-
-// newConfig returns cfg with its defaults and the collaborators of opts,
-// the global ones where opts leave them unset.
-func newConfig(cfg MonitorConfig, opts []Option) (MonitorConfig, global.Collaborators) {
+// newConfig returns cfg with its defaults.
+func newConfig(cfg MonitorConfig) MonitorConfig {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
-	return cfg, global.New(opts)
+	return cfg
 }
 
 // NewMonitor returns a Monitor of cfg.Groups measuring with
@@ -116,15 +102,15 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg, o := newConfig(cfg, opts)
+	cfg, o := newConfig(cfg), newOptions(opts)
 	m := &Monitor{
 		opts:     slices.Clone(baseOpts),
 		groups:   slices.Clone(cfg.Groups),
 		interval: cfg.Interval,
-		logger:   o.Logger,
+		logger:   o.logger,
 		attrs:    map[attrKey]metric.ObserveOption{},
 	}
-	meter := o.MeterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
+	meter := o.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
 	m.records, err = meter.Int64ObservableGauge(otelnames.MetricLagRecords,
 		metric.WithUnit(otelnames.MetricLagRecordsUnit),

@@ -44,7 +44,9 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Option configures a Publisher or a Reader; each says which it applies to.
+// Option configures a Publisher or a Reader; each says which it applies
+// to. Only this package's With* functions make one; a nil Option is
+// ignored.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)

@@ -20,8 +20,8 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/redact"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -202,7 +202,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 	type expect struct {
 		name   string
 		failed bool
-		wait   func() (producer.Outcome, error)
+		wait   func() (results.Outcome, error)
 	}
 	var expects []expect
 	for _, tc := range []struct {
@@ -217,7 +217,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 		if err != nil {
 			t.Fatal(err)
 		}
-		expects = append(expects, expect{tc.query, tc.failed, func() (producer.Outcome, error) { return call.Wait(t.Context(), resultTimeout) }})
+		expects = append(expects, expect{tc.query, tc.failed, func() (results.Outcome, error) { return call.Wait(t.Context(), resultTimeout) }})
 	}
 
 	// Raw records, as users' own producers write them: the key canary as
@@ -259,12 +259,12 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 		if err := raw.ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 			t.Fatalf("produce %s: %v", key, err)
 		}
-		expects = append(expects, expect{key, tc.failed, func() (producer.Outcome, error) {
+		expects = append(expects, expect{key, tc.failed, func() (results.Outcome, error) {
 			select {
 			case out := <-done:
 				return out, nil
 			case <-time.After(resultTimeout):
-				return producer.Outcome{}, fmt.Errorf("no outcome for %s", key)
+				return results.Outcome{}, fmt.Errorf("no outcome for %s", key)
 			}
 		}})
 	}

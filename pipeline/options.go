@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/metric"
@@ -11,45 +12,63 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
-// Option hands New one of the pipeline's collaborators. Only the With*
-// functions make one.
-type Option interface{ apply(*Pipeline) }
+// Option configures New: one of the pipeline's collaborators. Only this
+// package's With* functions make one; a nil Option is ignored.
+type Option interface{ apply(*options) }
 
-// collaborator is an option every component takes.
-type collaborator global.Option
+type optionFunc func(*options)
 
-func (o collaborator) apply(p *Pipeline) { o(&p.collab) }
+func (f optionFunc) apply(o *options) { f(o) }
 
-// metricsOption sets the messaging metrics.
-type metricsOption struct{ m *kafkatrace.Metrics }
+// options are a Pipeline's collaborators, which every component takes,
+// and its messaging metrics.
+type options struct {
+	collab  global.Collaborators
+	metrics *kafkatrace.Metrics
+}
 
-func (o metricsOption) apply(p *Pipeline) { p.metrics = o.m }
+// newOptions applies opts in order and falls back to the globals for the
+// collaborators they leave unset.
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	o.collab = o.collab.Filled()
+	return o
+}
 
 // WithTracerProvider sets the tracer provider of every span the pipeline
 // records; nil is ignored. Default: the global tracer provider.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return collaborator(global.WithTracerProvider(tp))
+	return optionFunc(func(o *options) { o.collab.TracerProvider = cmp.Or(tp, o.collab.TracerProvider) })
 }
 
 // WithMeterProvider sets the meter provider of the Kafka clients' and the
 // collector's metrics; nil is ignored. Default: the global meter provider.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return collaborator(global.WithMeterProvider(mp))
+	return optionFunc(func(o *options) { o.collab.MeterProvider = cmp.Or(mp, o.collab.MeterProvider) })
 }
 
 // WithPropagator sets the propagator of the trace context in record
 // headers and HTTP requests; nil is ignored. Default: the global
 // propagator.
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return collaborator(global.WithPropagator(p))
+	return optionFunc(func(o *options) { o.collab.Propagator = cmp.Or(p, o.collab.Propagator) })
 }
 
 // WithLogger sets the logger of every component; nil is ignored.
 // Default: slog.Default().
-func WithLogger(l *slog.Logger) Option { return collaborator(global.WithLogger(l)) }
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(o *options) { o.collab.Logger = cmp.Or(l, o.collab.Logger) })
+}
 
 // WithMetrics sets the messaging metrics every Kafka client records into;
 // register them with the meter provider's readers through
 // tracing.NewMetricsProducer (sdkmetric.WithProducer, or
 // tracing.WithMetricProducer). Default: no messaging metrics.
-func WithMetrics(m *kafkatrace.Metrics) Option { return metricsOption{m} }
+func WithMetrics(m *kafkatrace.Metrics) Option {
+	return optionFunc(func(o *options) { o.metrics = m })
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -339,7 +340,7 @@ func publishUntil(t *testing.T, c *producer.Client, interval time.Duration, mini
 		l.calls = append(l.calls, call)
 		<-tick.C
 	}
-	l.outcomes, l.errs = make([]producer.Outcome, len(l.calls)), make([]error, len(l.calls))
+	l.outcomes, l.errs = make([]results.Outcome, len(l.calls)), make([]error, len(l.calls))
 	for i, call := range l.calls {
 		l.wg.Go(func() {
 			l.outcomes[i], l.errs[i] = call.Wait(context.Background(), 2*time.Minute)
@@ -585,7 +586,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = poisoner.Close(context.Background()) })
 
-	var poisonOutcomes []<-chan producer.Outcome
+	var poisonOutcomes []<-chan results.Outcome
 	for i := range poisoned {
 		id := fmt.Sprintf("poison-%d", i)
 		poisonOutcomes = append(poisonOutcomes, c.Collector.Expect(id))
@@ -706,7 +707,7 @@ func TestHostilePathwayHeadersStartFreshPathway(t *testing.T) {
 		{"repeated", [][]byte{valid, valid}},
 	}
 	all := append(slices.Clone(hostile), headers{"control", [][]byte{valid}})
-	waits := make([]<-chan producer.Outcome, len(all))
+	waits := make([]<-chan results.Outcome, len(all))
 	for i, hc := range all {
 		id := fmt.Sprintf("hostile-%02d", i)
 		waits[i] = c.Collector.Expect(id)

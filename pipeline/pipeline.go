@@ -16,11 +16,11 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/gateway"
-	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -128,9 +128,8 @@ func topologyOf(stages []Stage) topology.Topology {
 // collaborators (Options). Its methods build the topics, workers, request
 // clients and gateway, all the same way, for the binary and the tests.
 type Pipeline struct {
-	cfg     Config
-	collab  global.Collaborators
-	metrics *kafkatrace.Metrics
+	cfg Config
+	options
 }
 
 // New returns the pipeline of cfg, or cfg's validation error (see
@@ -140,12 +139,7 @@ func New(cfg Config, opts ...Option) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg}
-	for _, o := range opts {
-		o.apply(p)
-	}
-	p.collab = p.collab.Filled()
-	return p, nil
+	return &Pipeline{cfg: cfg, options: newOptions(opts)}, nil
 }
 
 // Config returns the pipeline's settings, defaults filled in.
@@ -232,7 +226,7 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 }
 
 // NewClient returns a request client publishing to the requests topic. With
-// collect, it also starts a Collector (from the current end of the outcome
+// collect, it also starts a results.Collector (from the current end of the outcome
 // topics) so calls can wait for their outcomes. Close it when done.
 func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Client, error) {
 	tracer := p.tracer("", false)
@@ -241,9 +235,9 @@ func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Clien
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
-	var col *producer.Collector
+	var col *results.Collector
 	if collect {
-		if col, err = producer.NewCollector(ctx, p.ClientOptions(), tracer, p.Topology(), producer.WithLogger(p.collab.Logger)); err != nil {
+		if col, err = results.NewCollector(ctx, p.ClientOptions(), tracer, p.Topology(), results.WithLogger(p.collab.Logger)); err != nil {
 			pubClient.Close()
 			return nil, err
 		}

@@ -17,12 +17,13 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 const resultTimeout = 20 * time.Second
 
 // sendAndWait starts one call per query and waits for every outcome.
-func sendAndWait(t *testing.T, c *producer.Client, queries []string) []producer.Outcome {
+func sendAndWait(t *testing.T, c *producer.Client, queries []string) []results.Outcome {
 	t.Helper()
 	calls := make([]*producer.Call, len(queries))
 	for i, q := range queries {
@@ -32,7 +33,7 @@ func sendAndWait(t *testing.T, c *producer.Client, queries []string) []producer.
 		}
 		calls[i] = call
 	}
-	outs := make([]producer.Outcome, len(calls))
+	outs := make([]results.Outcome, len(calls))
 	for i, call := range calls {
 		out, err := call.Wait(t.Context(), resultTimeout)
 		if err != nil {
@@ -302,7 +303,7 @@ func TestMalformedTraceHeadersStartNewRoot(t *testing.T) {
 	if err := rawProducer(t, h).ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	var out producer.Outcome
+	var out results.Outcome
 	select {
 	case out = <-done:
 	case <-time.After(resultTimeout):
@@ -333,7 +334,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 		"bad-topk":  `{"request_id":"bad-topk","query":"gzip","top_k":1000}`,
 		"bad-query": `{"request_id":"bad-query","query":""}`,
 	}
-	waits := map[string]<-chan producer.Outcome{}
+	waits := map[string]<-chan results.Outcome{}
 	for id, body := range bad {
 		waits[id] = c.Collector.Expect(id)
 		if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(id), Value: []byte(body)}).FirstErr(); err != nil {

@@ -17,13 +17,14 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 // load publishes n requests and waits for all their outcomes in the
 // background; progress counts the outcomes so far.
 type load struct {
 	calls    []*producer.Call
-	outcomes []producer.Outcome
+	outcomes []results.Outcome
 	errs     []error
 	progress atomic.Int64
 	wg       sync.WaitGroup
@@ -31,7 +32,7 @@ type load struct {
 
 func startLoad(t *testing.T, c *producer.Client, n int, timeout time.Duration) *load {
 	t.Helper()
-	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
+	l := &load{calls: make([]*producer.Call, n), outcomes: make([]results.Outcome, n), errs: make([]error, n)}
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	for i := range n {
 		req := messages.Request{RequestID: fmt.Sprintf("load-%05d", i), Query: queries[i%len(queries)]}
@@ -53,7 +54,7 @@ func startLoad(t *testing.T, c *producer.Client, n int, timeout time.Duration) *
 // waits for their outcomes as startLoad does; check waits for both.
 func startPacedLoad(t *testing.T, c *producer.Client, n, rate int, timeout time.Duration) *load {
 	t.Helper()
-	l := &load{calls: make([]*producer.Call, n), outcomes: make([]producer.Outcome, n), errs: make([]error, n)}
+	l := &load{calls: make([]*producer.Call, n), outcomes: make([]results.Outcome, n), errs: make([]error, n)}
 	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	ctx := t.Context()
 	l.wg.Go(func() {

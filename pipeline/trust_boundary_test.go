@@ -7,7 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 // TestRetrievalTrustBoundary: with RetrievalTrustBoundary, a request from an
@@ -39,7 +39,7 @@ func TestRetrievalTrustBoundary(t *testing.T) {
 	if err := rawProducer(t, h).ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	var out producer.Outcome
+	var out results.Outcome
 	select {
 	case out = <-done:
 	case <-time.After(resultTimeout):

@@ -11,10 +11,10 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/redact"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 // ScopeName is the instrumentation scope of the root request spans.
@@ -24,11 +24,13 @@ const ScopeName = "github.com/kretrieve/kretrieve/producer"
 var ErrTimeout = errors.New("timed out waiting for the result")
 
 // Client publishes requests, each under its own root span, and waits for
-// their outcomes. It owns its Publisher and Collector: Close stops both.
+// their outcomes: it composes a Publisher, which sends the requests, and a
+// results.Collector, which hands it their outcomes. It owns both: Close
+// stops both.
 type Client struct {
 	// Collector delivers the outcomes that calls wait for; nil when the
 	// Client was made without one (calls cannot wait then).
-	Collector *Collector
+	Collector *results.Collector
 
 	pub    *Publisher
 	tracer trace.Tracer
@@ -37,12 +39,12 @@ type Client struct {
 }
 
 // NewClient returns a Client publishing through pub. col may be nil when
-// outcomes are not awaited; otherwise the Client runs it (Collector.Run)
+// outcomes are not awaited; otherwise the Client runs it (results.Collector.Run)
 // until Close, with ctx's values but not its cancellation. Its option is
 // WithTracerProvider.
-func NewClient(ctx context.Context, pub *Publisher, col *Collector, opts ...Option) *Client {
-	cfg := global.New(opts)
-	c := &Client{Collector: col, pub: pub, tracer: cfg.TracerProvider.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
+func NewClient(ctx context.Context, pub *Publisher, col *results.Collector, opts ...Option) *Client {
+	cfg := newOptions(opts)
+	c := &Client{Collector: col, pub: pub, tracer: cfg.tracerProvider.Tracer(ScopeName), cancel: func() {}, done: make(chan struct{})}
 	if col == nil {
 		close(c.done)
 		return c
@@ -73,8 +75,8 @@ type Call struct {
 
 	span    trace.Span
 	acked   chan error
-	outcome <-chan Outcome
-	col     *Collector
+	outcome <-chan results.Outcome
+	col     *results.Collector
 	corr    string // the messages.HeaderCorrelation value of the request
 	receipt Receipt
 	ended   sync.Once
@@ -103,7 +105,7 @@ func (call *Call) Duration() time.Duration {
 // The request carries a fresh random messages.HeaderCorrelation value, and
 // Wait accepts only an outcome that carries it back. A request id that a
 // call of c is waiting for, or whose outcome was delivered less than 10
-// minutes ago, is refused with ErrRequestIDInUse (with wait or without,
+// minutes ago, is refused with results.ErrRequestIDInUse (with wait or without,
 // when c has a Collector), before anything is published.
 func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*Call, error) {
 	req = req.WithDefaults()
@@ -116,13 +118,13 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, corr: newCorrelation()}
 	switch {
 	case wait:
-		ch, err := c.Collector.claim(req.RequestID, call.corr)
+		ch, err := c.Collector.Claim(req.RequestID, call.corr)
 		if err != nil {
 			return nil, err
 		}
 		call.outcome = ch
 	case c.Collector != nil:
-		if err := c.Collector.checkUnused(req.RequestID); err != nil {
+		if err := c.Collector.CheckUnused(req.RequestID); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +150,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if err != nil {
 		call.finish(err, "failed")
 		if wait {
-			c.Collector.forget(req.RequestID, call.corr)
+			c.Collector.ForgetClaim(req.RequestID, call.corr)
 		}
 		return nil, err
 	}
@@ -174,16 +176,16 @@ func (call *Call) Acked(ctx context.Context) (Receipt, error) {
 
 // Wait waits for the request's outcome at most timeout, and at most until
 // ctx's deadline (both give ErrTimeout), and ends the root span.
-func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, error) {
+func (call *Call) Wait(ctx context.Context, timeout time.Duration) (results.Outcome, error) {
 	if call.outcome == nil {
-		return Outcome{}, errors.New("wait: call was started without wait")
+		return results.Outcome{}, errors.New("wait: call was started without wait")
 	}
 	if _, err := call.Acked(ctx); err != nil {
-		call.col.forget(call.Request.RequestID, call.corr)
+		call.col.ForgetClaim(call.Request.RequestID, call.corr)
 		if ctx.Err() != nil {
-			return Outcome{}, call.stopped(ctx)
+			return results.Outcome{}, call.stopped(ctx)
 		}
-		return Outcome{}, err
+		return results.Outcome{}, err
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -196,12 +198,12 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (Outcome, err
 		}
 		return out, nil
 	case <-t.C:
-		call.col.forget(call.Request.RequestID, call.corr)
+		call.col.ForgetClaim(call.Request.RequestID, call.corr)
 		call.finish(ErrTimeout, "timeout")
-		return Outcome{}, ErrTimeout
+		return results.Outcome{}, ErrTimeout
 	case <-ctx.Done():
-		call.col.forget(call.Request.RequestID, call.corr)
-		return Outcome{}, call.stopped(ctx)
+		call.col.ForgetClaim(call.Request.RequestID, call.corr)
+		return results.Outcome{}, call.stopped(ctx)
 	}
 }
 

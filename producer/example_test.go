@@ -11,6 +11,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/topology"
 )
 
@@ -36,7 +37,7 @@ func ExampleClient() {
 	if err != nil {
 		panic(err)
 	}
-	col, err := producer.NewCollector(ctx, clientOpts, tracer, topology.Default(topics))
+	col, err := results.NewCollector(ctx, clientOpts, tracer, topology.Default(topics))
 	if err != nil {
 		panic(err)
 	}

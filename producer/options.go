@@ -1,22 +1,40 @@
 package producer
 
 import (
-	"log/slog"
-
+	"cmp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/global"
 )
 
-// Option hands a Client or a Collector a collaborator: its tracer
-// provider or logger. Only the With* functions make one; an option that
-// does not concern the component it is given to is ignored.
-type Option = global.Option
+// Option configures a Client. Only this package's With* functions make
+// one; a nil Option is ignored.
+type Option interface{ apply(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// options are a Client's collaborators.
+type options struct {
+	tracerProvider trace.TracerProvider
+}
 
 // WithTracerProvider sets the tracer provider of a Client's request spans;
 // nil is ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) Option { return global.WithTracerProvider(tp) }
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(o *options) { o.tracerProvider = cmp.Or(tp, o.tracerProvider) })
+}
 
-// WithLogger sets the logger of a Collector; nil is ignored. Default:
-// slog.Default().
-func WithLogger(l *slog.Logger) Option { return global.WithLogger(l) }
+// newOptions applies opts in order and falls back to the globals for what
+// they leave unset.
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	o.tracerProvider = global.TracerProvider(o.tracerProvider)
+	return o
+}

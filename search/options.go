@@ -13,15 +13,16 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{batchSize: defaultBatchSize}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	return c
 }
 
-// Option configures Build and NewMemory.
-type Option interface {
-	apply(*config)
-}
+// Option configures Build and NewMemory. Only this package's With*
+// functions make one; a nil Option is ignored.
+type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
 

@@ -76,7 +76,9 @@ func WithExplicitPathwayBuckets() ProducerOption {
 func NewMetricsProducer(m *kafkatrace.Metrics, opts ...ProducerOption) *MetricsProducer {
 	p := &MetricsProducer{m: m, temporality: metricdata.CumulativeTemporality, collected: m.Start()}
 	for _, o := range opts {
-		o.applyProducer(p)
+		if o != nil {
+			o.applyProducer(p)
+		}
 	}
 	if p.explicit {
 		p.explBounds = kafkatrace.QueueWaitBounds()

@@ -38,7 +38,9 @@ func newConfig(opts []Option) config {
 		console:         os.Stderr,
 	}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
@@ -49,10 +51,9 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Option configures [Setup].
-type Option interface {
-	apply(*config)
-}
+// Option configures [Setup]. Only this package's With* functions make
+// one; a nil Option is ignored.
+type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/results"
 )
 
 // produceCommand is "kretrieve produce".
@@ -194,7 +195,7 @@ func (p printer) sent(call *producer.Call, r producer.Receipt) {
 	fmt.Fprintf(p.w, "request_id=%s trace_id=%s partition=%d offset=%d\n", r.RequestID, orDash(call.TraceID), r.Partition, r.Offset)
 }
 
-func (p printer) outcome(call *producer.Call, out producer.Outcome, err error) {
+func (p printer) outcome(call *producer.Call, out results.Outcome, err error) {
 	line := outcomeLine{RequestID: call.Request.RequestID, TraceID: call.TraceID}
 	switch {
 	case err != nil:

@@ -1,13 +1,18 @@
 // Package global is the one place where kretrieve's components fall back to
 // the process-wide defaults: the OpenTelemetry global tracer provider, meter
 // provider and propagator (which package tracing sets) and slog.Default().
+// No other non-test file calls otel.GetTracerProvider,
+// otel.GetMeterProvider or otel.GetTextMapPropagator
+// (TestOnlyHomeOfTheGlobals).
 //
-// It also holds the one option type for collaborators: a component whose
-// options are only collaborators declares type Option = global.Option and
-// one-line With* constructors, and fills in its Collaborators with New
-// (kafkatrace, consumers.Worker and pipeline take more, so they keep a
-// sealed Option of their own and fall back through the same functions); no other non-test file calls otel.GetTracerProvider,
-// otel.GetMeterProvider or otel.GetTextMapPropagator (TestOnlyHomeOfTheGlobals).
+// Each component declares its own sealed Option (see "Options" in
+// docs/ARCHITECTURE.md) and falls back through TracerProvider,
+// MeterProvider, Propagator and Logger; one that takes all four
+// collaborators may keep them in a Collaborators and call Filled.
+//
+// Option, its With* functions and New remain only for
+// consumers.HandlerOption, which is still an alias of Option; once it has
+// an Option of its own, delete them.
 package global
 
 import (
@@ -53,7 +58,7 @@ func Logger(l *slog.Logger) *slog.Logger {
 }
 
 // Collaborators are the objects a component is handed through its
-// options, as New fills them in: never nil.
+// options; Filled (and New) make them never nil.
 type Collaborators struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
@@ -61,30 +66,32 @@ type Collaborators struct {
 	Logger         *slog.Logger
 }
 
-// Option sets one collaborator. The components declare their Option as
-// this type (type Option = global.Option); only their With* constructors
-// make one, since its argument's type is internal. A nil Option is
-// skipped.
-type Option func(*Collaborators)
+// Option sets one collaborator. Only the With* functions make one; a nil
+// Option is skipped.
+type Option interface{ apply(*Collaborators) }
+
+type optionFunc func(*Collaborators)
+
+func (f optionFunc) apply(c *Collaborators) { f(c) }
 
 // WithTracerProvider sets the tracer provider; nil is ignored.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *Collaborators) { c.TracerProvider = cmp.Or(tp, c.TracerProvider) }
+	return optionFunc(func(c *Collaborators) { c.TracerProvider = cmp.Or(tp, c.TracerProvider) })
 }
 
 // WithMeterProvider sets the meter provider; nil is ignored.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *Collaborators) { c.MeterProvider = cmp.Or(mp, c.MeterProvider) }
+	return optionFunc(func(c *Collaborators) { c.MeterProvider = cmp.Or(mp, c.MeterProvider) })
 }
 
 // WithPropagator sets the propagator; nil is ignored.
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(c *Collaborators) { c.Propagator = cmp.Or(p, c.Propagator) }
+	return optionFunc(func(c *Collaborators) { c.Propagator = cmp.Or(p, c.Propagator) })
 }
 
 // WithLogger sets the logger; nil is ignored.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *Collaborators) { c.Logger = cmp.Or(l, c.Logger) }
+	return optionFunc(func(c *Collaborators) { c.Logger = cmp.Or(l, c.Logger) })
 }
 
 // New applies opts in order and fills in what they leave unset with the
@@ -93,7 +100,7 @@ func New(opts []Option) Collaborators {
 	var c Collaborators
 	for _, o := range opts {
 		if o != nil {
-			o(&c)
+			o.apply(&c)
 		}
 	}
 	return c.Filled()

@@ -11,6 +11,10 @@
 //     remaining sleep is simulated work or pacing, with the reason. A test
 //     that waits for something to happen waits for the event (a channel, a
 //     hook, or internal/testutil/poll), not a guessed time.
+//   - One option idiom (docs/ARCHITECTURE.md, "Options"): every exported
+//     Option type is a sealed interface of its own package, and handing a
+//     component another package's option does not compile (go build with
+//     an overlay).
 //   - The house: the import graph has no cycles, is at most eight packages
 //     deep, and the core data path never imports the operator's wing (ops/).
 package repocheck

@@ -93,8 +93,8 @@ type Config struct {
 // pipeline's dead-letter topics).
 type ReplayFunc func(ctx context.Context, cfg deadletters.ReplayConfig) (deadletters.ReplayResult, error)
 
-// Option hands the console a collaborator. Only the With* functions make
-// one.
+// Option hands the console a collaborator. Only this package's With*
+// functions make one; a nil Option is ignored.
 type Option interface{ apply(*collaborators) }
 
 type optionFunc func(*collaborators)
@@ -186,7 +186,9 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 	cfg.JaegerURL = strings.TrimRight(cfg.JaegerURL, "/")
 	c := collaborators{logger: slog.Default(), http: &http.Client{Timeout: 10 * time.Second}}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	con := &Console{cfg: cfg, collab: c, static: http.FileServerFS(assets), mux: http.NewServeMux(), closed: make(chan struct{})}
 	con.api("GET /api/map", con.getMap)

@@ -18,7 +18,8 @@ type config struct {
 	maxSpans    int
 }
 
-// Option configures a Recorder.
+// Option configures a Recorder. Only this package's With* functions make
+// one; a nil Option is ignored.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)

@@ -68,7 +68,9 @@ var _ sdktrace.SpanProcessor = (*Recorder)(nil)
 func NewRecorder(rootName, outcomeAttr string, opts ...Option) *Recorder {
 	cfg := config{keep: DefaultKeepSlowest, maxInFlight: DefaultMaxInFlightTraces, maxSpans: DefaultMaxSpansPerTrace}
 	for _, o := range opts {
-		o.apply(&cfg)
+		if o != nil {
+			o.apply(&cfg)
+		}
 	}
 	return &Recorder{
 		rootName:    rootName,

@@ -1,4 +1,4 @@
-package producer
+package results
 
 import (
 	"testing"
@@ -61,7 +61,7 @@ func TestCollectorForgetsOldDeliveries(t *testing.T) {
 // it carries; one without it, or with another, is foreign.
 func TestCollectorMatchesTheCorrelationValue(t *testing.T) {
 	c := newTestCollector()
-	ch, err := c.claim("a", "n1")
+	ch, err := c.Claim("a", "n1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,22 +94,22 @@ func TestCollectorMatchesTheCorrelationValue(t *testing.T) {
 // refused; one whose waiter gave up may be used again.
 func TestCollectorClaimRefusesIDsInUse(t *testing.T) {
 	c := newTestCollector()
-	if _, err := c.claim("a", "n1"); err != nil {
+	if _, err := c.Claim("a", "n1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.claim("a", "n2"); err != ErrRequestIDInUse {
+	if _, err := c.Claim("a", "n2"); err != ErrRequestIDInUse {
 		t.Fatalf("in flight: err %v", err)
 	}
 	c.deliver(Outcome{RequestID: "a", corr: "n1"})
-	if _, err := c.claim("a", "n3"); err != ErrRequestIDInUse {
+	if _, err := c.Claim("a", "n3"); err != ErrRequestIDInUse {
 		t.Fatalf("delivered: err %v", err)
 	}
 	c.delivered["a"] = seen{corr: "n1", at: time.Now().Add(-2 * dedupWindow)}
-	if _, err := c.claim("a", "n4"); err != nil {
+	if _, err := c.Claim("a", "n4"); err != nil {
 		t.Fatalf("after the window: err %v", err)
 	}
-	c.forget("a", "n4")
-	if _, err := c.claim("a", "n5"); err != nil {
+	c.ForgetClaim("a", "n4")
+	if _, err := c.Claim("a", "n5"); err != nil {
 		t.Fatalf("after a timeout: err %v", err)
 	}
 	c.deliver(Outcome{RequestID: "a", corr: "n4"}) // the timed-out call's reply

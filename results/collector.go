@@ -1,4 +1,4 @@
-package producer
+package results
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/deadletters"
-	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
@@ -41,9 +40,10 @@ type Outcome struct {
 	corr string
 }
 
-// ErrRequestIDInUse is returned by Client.Start for a request id that a call
-// of this Client is still waiting for, or whose outcome it delivered less
-// than 10 minutes ago: the id would not identify one call.
+// ErrRequestIDInUse is returned by Collector.Claim (and so by
+// producer.Client.Start) for a request id that is still waited for, or
+// whose outcome was delivered less than 10 minutes ago: the id would not
+// identify one call.
 var ErrRequestIDInUse = errors.New("request id already in flight or recently delivered")
 
 // waiter is a registered interest in a request id: the correlation value its
@@ -82,6 +82,9 @@ const dedupWindow = 10 * time.Minute
 // published with, so an outcome of another call with the same request id
 // (another caller's, or another gateway instance's) is not handed to it and
 // is counted as foreign.
+//
+// A producer.Client runs its Collector and claims the outcome of each of
+// its requests; Expect is for requests published by others.
 type Collector struct {
 	client  *kgo.Client
 	topics  []string      // the results topic and the dead-letter topics
@@ -113,7 +116,7 @@ type Collector struct {
 // process spans and should have no consumer group. Its option is
 // WithLogger. Call Run to process.
 func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer, t topology.Topology, opts ...Option) (*Collector, error) {
-	cfg := global.New(opts)
+	cfg := newOptions(opts)
 	names := []string{t.Results()}
 	for _, in := range t.Inputs() {
 		names = append(names, messages.DLQTopic(in))
@@ -157,7 +160,7 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 		topics:    names,
 		every:     every,
 		parts:     newPartitions(at),
-		logger:    cfg.Logger,
+		logger:    cfg.logger,
 		waiting:   make(map[string]waiter),
 		delivered: make(map[string]seen),
 		abandoned: make(map[string]seen),
@@ -170,9 +173,9 @@ func NewCollector(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.
 // messages.HeaderCorrelation value: for requests that the caller knows are
 // its own, published by another producer or another Client. Call it before
 // publishing the request. The channel receives exactly one Outcome.
-// (Client.Start waits for its own requests by their correlation value, so
-// that a request id shared by two calls cannot mix up their outcomes; the
-// gateway uses only that.)
+// (producer.Client.Start waits for its own requests by their correlation
+// value, with Claim, so that a request id shared by two calls cannot mix
+// up their outcomes; the gateway uses only that.)
 func (c *Collector) Expect(requestID string) <-chan Outcome {
 	ch := make(chan Outcome, 1)
 	c.mu.Lock()
@@ -181,10 +184,11 @@ func (c *Collector) Expect(requestID string) <-chan Outcome {
 	return ch
 }
 
-// claim registers interest in the outcome of requestID carrying the
+// Claim registers interest in the outcome of requestID carrying the
 // correlation value corr, unless requestID is waited for already or its
-// outcome was delivered within dedupWindow (ErrRequestIDInUse).
-func (c *Collector) claim(requestID, corr string) (<-chan Outcome, error) {
+// outcome was delivered within dedupWindow (ErrRequestIDInUse). The
+// channel receives exactly one Outcome; ForgetClaim withdraws the claim.
+func (c *Collector) Claim(requestID, corr string) (<-chan Outcome, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.inUse(requestID); err != nil {
@@ -208,8 +212,9 @@ func (c *Collector) inUse(requestID string) error {
 	return nil
 }
 
-// checkUnused is inUse under the lock.
-func (c *Collector) checkUnused(requestID string) error {
+// CheckUnused returns ErrRequestIDInUse when requestID is waited for, or
+// its outcome was delivered within the last 10 minutes; nil otherwise.
+func (c *Collector) CheckUnused(requestID string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.inUse(requestID)
@@ -225,8 +230,9 @@ func (c *Collector) Forget(requestID string) {
 	c.mu.Unlock()
 }
 
-// forget is Forget of the call waiting for requestID with corr only.
-func (c *Collector) forget(requestID, corr string) {
+// ForgetClaim is Forget of the Claim of requestID with corr only: an
+// outcome of requestID that arrives later is dropped and counted as late.
+func (c *Collector) ForgetClaim(requestID, corr string) {
 	c.mu.Lock()
 	c.forgetLocked(requestID, corr)
 	c.mu.Unlock()

@@ -1,0 +1,13 @@
+package results
+
+import (
+	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
+)
+
+// TestImportsOnlyTheOTelAPI backs the package doc's claim: nothing the
+// package depends on is the OpenTelemetry SDK.
+func TestImportsOnlyTheOTelAPI(t *testing.T) {
+	depcheck.OTelAPIOnly(t)
+}
