@@ -346,7 +346,7 @@ func (c *Console) acquire() (*live, error) {
 	}
 	if c.live == nil {
 		src, err := status.New(status.Config{Topology: c.cfg.Topology, KafkaOptions: c.cfg.KafkaOptions,
-			PathwaysTopic: c.cfg.PathwaysTopic, Groups: c.cfg.Topology.Groups(), Logger: c.collab.logger})
+			PathwaysTopic: c.cfg.PathwaysTopic, Groups: c.cfg.Topology.Groups(), Reasons: true, Logger: c.collab.logger})
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,8 @@
 // only dead-letter topics the pipeline writes. The results topic is
 // consumed by no stage: its dead-letter topic does not count, and its edge
 // has no dead letters. A count is the records the topic holds (end minus
-// start offsets, in its retention); the reasons are counted over at most
-// MaxReasonLetters letters, read again only when the topic's end moved.
+// start offsets, in its retention); the reasons, read only when
+// Config.Reasons allows (reading letters needs more than counting them),
+// are counted over at most MaxReasonLetters letters, read again only when
+// the topic's end moved.
 package status

@@ -44,6 +44,10 @@ type Config struct {
 	// Groups are the consumer groups whose lag to measure; with none, no
 	// lag is measured (every lag is unknown).
 	Groups []string
+	// Reasons says to read the dead letters to count their reasons, which
+	// needs read access to the dead-letter topics (counting them needs
+	// only describe). Without it, every Stage.TopReasons is empty.
+	Reasons bool
 	// CatchUpTimeout bounds reading the pathways topic. Default:
 	// DefaultCatchUpTimeout.
 	CatchUpTimeout time.Duration
@@ -194,7 +198,7 @@ func (s *Source) deadCount(ctx context.Context, dlq string, starts, ends kadm.Li
 	d := deadCount{n: Of(n), reasons: []ReasonCount{}}
 	cached, seen := s.reasons[dlq]
 	switch {
-	case n == 0:
+	case n == 0 || !s.cfg.Reasons:
 	case seen && cached.end == endSum:
 		d.reasons = cached.reasons
 	default:

@@ -18,7 +18,7 @@ func TestSourceReadsTheSeededState(t *testing.T) {
 	b := brokertest.NewBroker(t, 1)
 	statustest.Seed(t, b.Addr())
 	topo := statustest.Topology()
-	src, err := status.New(status.Config{Topology: topo, KafkaOptions: []kgo.Opt{kgo.SeedBrokers(b.Addr())}, Groups: topo.Groups()})
+	src, err := status.New(status.Config{Topology: topo, KafkaOptions: []kgo.Opt{kgo.SeedBrokers(b.Addr())}, Groups: topo.Groups(), Reasons: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +62,15 @@ func TestSourceReadsTheSeededState(t *testing.T) {
 	src.Close()
 	if _, err := src.Read(t.Context()); err == nil {
 		t.Error("read after Close: no error")
+	}
+	// Without Reasons, the letters are counted, not read.
+	counting, err := status.New(status.Config{Topology: topo, KafkaOptions: []kgo.Opt{kgo.SeedBrokers(b.Addr())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counting.Close()
+	st, err = counting.Read(t.Context())
+	if s := st.Stages[0]; err != nil || s.DeadLetters != s0.DeadLetters || len(s.TopReasons) != 0 || st.Edges[0].Lag.Records.Known {
+		t.Errorf("without reasons nor groups: %+v %+v %v", s, st.Edges[0].Lag, err)
 	}
 }
