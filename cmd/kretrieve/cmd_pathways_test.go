@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkaacl"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
 
@@ -282,11 +283,11 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 			t.Errorf("row %d: parent %s, want the hash of the row before", i, r.Parent)
 		}
 		e, o := r.EdgeLatency, r.OriginLatency
-		if e.P50 > e.P95 || e.P95 > e.P99 || o.P50 > o.P95 || o.P95 > o.P99 {
+		if e.P50.V > e.P95.V || e.P95.V > e.P99.V || o.P50.V > o.P95.V || o.P95.V > o.P99.V {
 			t.Errorf("row %d: quantiles out of order: edge %+v origin %+v", i, e, o)
 		}
 		// Records take time to get anywhere but their first checkpoint.
-		if i > 0 && (e.P99 <= 0 || o.P99 <= 0) {
+		if !e.P50.Known || !o.P50.Known || i > 0 && (e.P99.V <= 0 || o.P99.V <= 0) {
 			t.Errorf("row %d: latencies %+v %+v", i, e, o)
 		}
 	}
@@ -294,7 +295,7 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 		t.Errorf("checkpoints %+v %+v", g, r)
 	}
 	// From origin, the results arrive after the requests were read.
-	if last, first := rows[5].OriginLatency.P99, rows[1].OriginLatency.P50; last < first {
+	if last, first := rows[5].OriginLatency.P99.V, rows[1].OriginLatency.P50.V; last < first {
 		t.Errorf("origin p99 at the end %v < p50 at the start %v", last, first)
 	}
 
@@ -366,7 +367,8 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 		{"STAGE", "GROUP", "LAG", "LAG(s)", "DEAD", "LETTERS"},
 		{"retrieval.requests", "retrieval", "0", "0.0", "1"},
 		{"retrieval.candidates", "enrichment", "0", "0.0", "0"},
-		{"retrieval.results", "-", "-", "-", "0"},
+		// No stage consumes the results: no lag, no dead letters.
+		{"retrieval.results", "-", "-", "-", "-"},
 	} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == strings.Join(want, " ") }) {
 			t.Errorf("the stage table lacks %q:\n%s", want, out)
@@ -378,9 +380,9 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 // the malformed request is the one dead letter.
 func stagesSettled(rep pathwaysReport) bool {
 	want := map[string]pathwayStage{
-		"retrieval.requests":   {Group: "retrieval", Lag: 0, DeadLetters: 1},
-		"retrieval.candidates": {Group: "enrichment", Lag: 0, DeadLetters: 0},
-		"retrieval.results":    {Lag: -1, DeadLetters: 0},
+		"retrieval.requests":   {Group: "retrieval", Lag: status.Of[int64](0), DeadLetters: status.Of[int64](1)},
+		"retrieval.candidates": {Group: "enrichment", Lag: status.Of[int64](0), DeadLetters: status.Of[int64](0)},
+		"retrieval.results":    {}, // unknown: no stage consumes it
 	}
 	n := 0
 	for _, s := range rep.Stages {
@@ -429,19 +431,32 @@ func TestPathwaysCommandWithoutAggregates(t *testing.T) {
 	}
 }
 
+// quantiles are known quantiles in milliseconds.
+func quantiles(p50, p95, p99 float64) status.Quantiles {
+	return status.Quantiles{P50: status.Of(p50), P95: status.Of(p95), P99: status.Of(p99)}
+}
+
+// TestPathwaysTables: the tables of a report, whose unknown numbers (an
+// idle pathway's latencies, an edge nobody read, a lag age that could not
+// be read, a group in error) print as status.Unknown.
 func TestPathwaysTables(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	rep := pathwaysReport{
 		Time: at, Topic: "kretrieve.pathways",
 		Instances: []pathwayInstance{{Service: "a"}, {Service: "b", Stale: true}},
 		Pathways: []pathwayRow{
-			{Hash: "00000000000000aa", Edge: "svc → t", Count: 30, Total: 300, MsgsPerSecond: 3, EdgeLatency: latencyMS{0, 0, 0}, OriginLatency: latencyMS{0.25, 4.5, 1500}},
+			{Hash: "00000000000000aa", Edge: "svc → t", Count: 30, Total: 300, MsgsPerSecond: 3, EdgeLatency: quantiles(0, 0, 0), OriginLatency: quantiles(0.25, 4.5, 1500)},
 			{Hash: "00000000000000bb", Depth: 1, Edge: "t → g", Total: 7},
-			{Hash: "0000000000000000", Overflow: true, Edge: "t → g", Count: 1, Total: 1, MsgsPerSecond: 250, EdgeLatency: latencyMS{12.5, 90000, 90000}},
+			{Hash: "0000000000000000", Overflow: true, Edge: "t → g", Count: 1, Total: 1, MsgsPerSecond: 250, EdgeLatency: quantiles(12.5, 90000, 90000), OriginLatency: quantiles(0, 0, 0)},
+		},
+		Edges: []pathwayEdge{
+			{Topic: "t", From: "origin", To: "g", MsgsPerSecond: 3, EdgeLatency: quantiles(0.5, 2, 3.25), OriginLatency: quantiles(0.5, 2, 3.25)},
+			{Topic: "u", From: "g", To: "results"},
 		},
 		Stages: []pathwayStage{
-			{Topic: "t", Group: "g", Lag: 3, LagSeconds: 1.25, DeadLetters: 2},
-			{Group: "h", Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: "GROUP_ID_NOT_FOUND"},
+			{Topic: "t", Group: "g", Lag: status.Of[int64](3), LagSeconds: status.Of(1.25), DeadLetters: status.Of[int64](2)},
+			{Topic: "u", Group: "g", Lag: status.Of[int64](4), DeadLetters: status.Of[int64](0), Error: "partition 0: no record"},
+			{Group: "h", Error: "GROUP_ID_NOT_FOUND"},
 		},
 		Skipped: map[string]uint64{"malformed": 2, "bad series": 1},
 		Errors:  []string{"read kretrieve.pathways: boom"},
@@ -458,9 +473,15 @@ PATHWAY   EDGE     MSG/S  COUNT  TOTAL  EDGE p50  p95    p99    ORIGIN p50  p95 
 00000000    t → g  0.0    0      7      -         -      -      -           -       -
 overflow  t → g    250    1      1      12.5ms    1m30s  1m30s  0           0       0
 
+TOPIC  FROM → TO    MSG/S  EDGE p50  p99     ORIGIN p50  p99
+t      origin → g   3.0    500µs     3.25ms  500µs       3.25ms
+u      g → results  0.0    -         -       -           -
+
 STAGE  GROUP  LAG  LAG(s)  DEAD LETTERS
 t      g      3    1.2     2
+u      g      4    -       0
 ?      h      -    -       -
+error: u g: partition 0: no record
 error: ? h: GROUP_ID_NOT_FOUND
 error: read kretrieve.pathways: boom
 `
