@@ -169,6 +169,91 @@ func mainPathway(rep pathwaysReport) ([]pathwayRow, bool) {
 	return rows, true
 }
 
+// searchTraffic sends searches through a gateway, one every 20 ms, until
+// stopped.
+type searchTraffic struct {
+	sent atomic.Int64
+	stop chan struct{}
+	// done receives the error that stopped the searches (nil: stop).
+	done chan error
+}
+
+// startSearches starts sending searches to the gateway at addr; the test's
+// cleanup stops them.
+func startSearches(t *testing.T, addr string) *searchTraffic {
+	s := &searchTraffic{stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				s.done <- nil
+				return
+			case <-tick.C:
+			}
+			resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				s.done <- fmt.Errorf("search %d: %w", s.sent.Load()+1, err)
+				return
+			}
+			s.sent.Add(1)
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case s.stop <- struct{}{}:
+			<-s.done
+		default:
+		}
+	})
+	return s
+}
+
+// runPathwaysCommand runs `kretrieve pathways args...` and returns its
+// report (with --json) and output.
+func runPathwaysCommand(t *testing.T, env func(string) string, args ...string) (pathwaysReport, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), append([]string{"pathways"}, args...), env, &stdout, &stderr); err != nil {
+		t.Fatalf("pathways: %v\n%s", err, stderr.String())
+	}
+	var rep pathwaysReport
+	if slices.Contains(args, "--json") {
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("pathways --json: %v\n%s", err, stdout.String())
+		}
+	}
+	return rep, stdout.String()
+}
+
+// pollPathways runs `kretrieve pathways --once --json` until done says
+// so, for at most 60 s, failing when the searches fail.
+func pollPathways(t *testing.T, env func(string) string, s *searchTraffic, what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rep, out := runPathwaysCommand(t, env, "--once", "--json")
+		if done(rep) {
+			return rep, out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not seen in 60 s:\n%s", what, out)
+		}
+		select {
+		case err := <-s.done:
+			t.Fatal(err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // TestPathwaysCommandShowsThePipeline runs the worker and gateway commands
 // as separate processes would (each its own metrics and instance), sends
 // searches through the gateway and one malformed request, and checks that
@@ -184,81 +269,11 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	})
 	startCommands(t, env, "retrieval", "enrichment", "gateway")
 	waitReady(t, addr)
-
-	// Searches flow, one every 20 ms, until stopped.
-	var (
-		sent     atomic.Int64
-		stopSend = make(chan struct{})
-		sending  = make(chan error, 1)
-	)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopSend:
-				sending <- nil
-				return
-			case <-tick.C:
-			}
-			resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					err = fmt.Errorf("status %d", resp.StatusCode)
-				}
-			}
-			if err != nil {
-				sending <- fmt.Errorf("search %d: %w", sent.Load()+1, err)
-				return
-			}
-			sent.Add(1)
-		}
-	}()
-	defer func() {
-		select {
-		case stopSend <- struct{}{}:
-			<-sending
-		default:
-		}
-	}()
-
-	pathways := func(args ...string) (pathwaysReport, string) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := run(t.Context(), append([]string{"pathways"}, args...), env, &stdout, &stderr); err != nil {
-			t.Fatalf("pathways: %v\n%s", err, stderr.String())
-		}
-		var rep pathwaysReport
-		if slices.Contains(args, "--json") {
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("pathways --json: %v\n%s", err, stdout.String())
-			}
-		}
-		return rep, stdout.String()
-	}
-	poll := func(what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			rep, out := pathways("--once", "--json")
-			if done(rep) {
-				return rep, out
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not seen in 60 s:\n%s", what, out)
-			}
-			select {
-			case err := <-sending:
-				t.Fatal(err)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
+	s := startSearches(t, addr)
 
 	// While searches flow: every edge of the pathway, each measured in the
 	// last windows.
-	rep, out := poll("the pathway with traffic", func(rep pathwaysReport) bool {
+	rep, out := pollPathways(t, env, s, "the pathway with traffic", func(rep pathwaysReport) bool {
 		rows, ok := mainPathway(rep)
 		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Count == 0 })
 	})
@@ -266,6 +281,49 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	if strings.Count(out, "\n") != 1 {
 		t.Errorf("--json: want one document on one line:\n%s", out)
 	}
+	checkPathwayWithTraffic(t, rep)
+
+	// Traffic stops; a malformed request goes straight to the topic,
+	// without a pathway header, and a record that is no aggregate to the
+	// aggregate topic.
+	s.stop <- struct{}{}
+	if err := <-s.done; err != nil {
+		t.Fatal(err)
+	}
+	searches := uint64(s.sent.Load())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(t.Context(),
+		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
+		&kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
+	).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rep, out = pollPathways(t, env, s, "the totals and the dead-letter pathway", func(rep pathwaysReport) bool {
+		rows, ok := mainPathway(rep)
+		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Total != searches }) &&
+			stagesSettled(rep) && rep.Skipped["malformed"] == 1 && deadLetterPathway(rep)
+	})
+	t.Logf("pathways --json after %d searches:\n%s", searches, out)
+	rows, _ := mainPathway(rep)
+	if !deadLetterPathway(rep) {
+		t.Errorf("no dead-letter pathway:\n%s", out)
+	}
+
+	// The same as tables.
+	_, out = runPathwaysCommand(t, env)
+	t.Logf("pathways:\n%s", out)
+	checkPathwaysTables(t, out, rows, searches)
+}
+
+// checkPathwayWithTraffic checks the report taken while searches flow:
+// the three processes, and the pathway's checkpoints with their rates and
+// latencies.
+func checkPathwayWithTraffic(t *testing.T, rep pathwaysReport) {
+	t.Helper()
 	services := map[string]bool{}
 	for _, in := range rep.Instances {
 		services[in.Service] = !in.Stale
@@ -298,54 +356,28 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	if last, first := rows[5].OriginLatency.P99.V, rows[1].OriginLatency.P50.V; last < first {
 		t.Errorf("origin p99 at the end %v < p50 at the start %v", last, first)
 	}
+}
 
-	// Traffic stops; a malformed request goes straight to the topic,
-	// without a pathway header, and a record that is no aggregate to the
-	// aggregate topic.
-	stopSend <- struct{}{}
-	if err := <-sending; err != nil {
-		t.Fatal(err)
-	}
-	searches := uint64(sent.Load())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := cl.ProduceSync(t.Context(),
-		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
-		&kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
-	).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	// The malformed request: a pathway of its own, starting at retrieval,
-	// going to the dead-letter topic. The retrieval worker publishes it
-	// with its next aggregate, which may come after the totals settle.
-	deadLetterPathway := func(rep pathwaysReport) bool {
-		for i, r := range rep.Pathways {
-			if r.Edge == "retrieval.requests → retrieval" && r.Depth == 0 && r.Total == 1 && i+1 < len(rep.Pathways) {
-				next := rep.Pathways[i+1]
-				if next.Edge == "retrieval → retrieval.requests.dlq" && next.Parent == r.Hash && next.Depth == 1 && next.Total == 1 {
-					return true
-				}
+// deadLetterPathway reports whether the report holds the malformed
+// request's pathway: its own, starting at retrieval, going to the
+// dead-letter topic. The retrieval worker publishes it with its next
+// aggregate, which may come after the totals settle.
+func deadLetterPathway(rep pathwaysReport) bool {
+	for i, r := range rep.Pathways {
+		if r.Edge == "retrieval.requests → retrieval" && r.Depth == 0 && r.Total == 1 && i+1 < len(rep.Pathways) {
+			next := rep.Pathways[i+1]
+			if next.Edge == "retrieval → retrieval.requests.dlq" && next.Parent == r.Hash && next.Depth == 1 && next.Total == 1 {
+				return true
 			}
 		}
-		return false
 	}
-	rep, out = poll("the totals and the dead-letter pathway", func(rep pathwaysReport) bool {
-		rows, ok := mainPathway(rep)
-		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Total != searches }) &&
-			stagesSettled(rep) && rep.Skipped["malformed"] == 1 && deadLetterPathway(rep)
-	})
-	t.Logf("pathways --json after %d searches:\n%s", searches, out)
-	rows, _ = mainPathway(rep)
-	if !deadLetterPathway(rep) {
-		t.Errorf("no dead-letter pathway:\n%s", out)
-	}
+	return false
+}
 
-	// The same as tables.
-	_, out = pathways()
-	t.Logf("pathways:\n%s", out)
+// checkPathwaysTables checks the tables once traffic stopped: the header,
+// the pathway's rows in order with their totals, the stages.
+func checkPathwaysTables(t *testing.T, out string, rows []pathwayRow, searches uint64) {
+	t.Helper()
 	lines := strings.Split(out, "\n")
 	if !strings.HasPrefix(lines[0], "pathways of 3 processes from kretrieve.pathways at ") || lines[1] != "skipped 1 aggregate record: 1 malformed" {
 		t.Errorf("header:\n%s", out)
