@@ -21,10 +21,10 @@ func row(dir pathway.Direction, topic, group string, rate float64) pathwaytopic.
 	return pathwaytopic.Row{Checkpoint: pathway.Checkpoint{Direction: dir, Topic: topic, Group: group}, Rate: rate}
 }
 
-// TestResultsRateCountsEachRecordOnce: two collectors reading the whole
+// TestStatusResultsRateCountsEachRecordOnce: two collectors reading the whole
 // results topic do not double its rate (run --serve has two: the run's
 // and the gateway's); a group's edge keeps its own readers' rate.
-func TestResultsRateCountsEachRecordOnce(t *testing.T) {
+func TestStatusResultsRateCountsEachRecordOnce(t *testing.T) {
 	v := pathwaytopic.View{Rows: []pathwaytopic.Row{
 		row(pathway.Out, "retrieval.results", "", 24),
 		row(pathway.In, "retrieval.results", "", 24),
@@ -45,10 +45,10 @@ func TestResultsRateCountsEachRecordOnce(t *testing.T) {
 	}
 }
 
-// TestLagUnknownRule: an age that could not be read is unknown (not 0, not
+// TestStatusLagUnknownRule: an age that could not be read is unknown (not 0, not
 // -1), as is the lag of a group with no entry for the topic, of a group in
 // error and of the results topic; a group that is not behind is 0 s.
-func TestLagUnknownRule(t *testing.T) {
+func TestStatusLagUnknownRule(t *testing.T) {
 	notFound := errors.New("group enrichment: GROUP_ID_NOT_FOUND")
 	st := compute(measured{topology: topo, lags: []lag.PartitionLag{
 		{Group: "retrieval", Topic: "retrieval.requests", Partition: 0, Records: 3, Seconds: 2.5},
@@ -81,9 +81,9 @@ func TestLagUnknownRule(t *testing.T) {
 	}
 }
 
-// TestDeadLettersOfStageInputs: a stage's dead letters are those of its
+// TestStatusDeadLettersOfStageInputs: a stage's dead letters are those of its
 // input's dead-letter topic; unknown when not counted.
-func TestDeadLettersOfStageInputs(t *testing.T) {
+func TestStatusDeadLettersOfStageInputs(t *testing.T) {
 	st := compute(measured{topology: topo, dead: map[string]deadCount{
 		"retrieval.requests.dlq":   {n: Of[int64](2), reasons: []ReasonCount{{"bad", 2}}},
 		"retrieval.candidates.dlq": {err: errors.New("retrieval.candidates.dlq: offsets not listed")},
@@ -97,9 +97,9 @@ func TestDeadLettersOfStageInputs(t *testing.T) {
 	}
 }
 
-// TestQuantilesUnknownWhenNothingMeasured: an edge without records has
+// TestStatusQuantilesUnknownWhenNothingMeasured: an edge without records has
 // unknown latencies; a measured one known ones, zero included.
-func TestQuantilesUnknownWhenNothingMeasured(t *testing.T) {
+func TestStatusQuantilesUnknownWhenNothingMeasured(t *testing.T) {
 	var h pathway.Histogram
 	h.Record(0, trace.SpanContext{}, 0)
 	h.Record(3*time.Millisecond, trace.SpanContext{}, 0)
@@ -117,7 +117,7 @@ func TestQuantilesUnknownWhenNothingMeasured(t *testing.T) {
 	}
 }
 
-func TestMaybeJSON(t *testing.T) {
+func TestStatusMaybeJSON(t *testing.T) {
 	for _, tt := range []struct {
 		m    Maybe[int64]
 		want string

@@ -10,11 +10,11 @@ import (
 	"github.com/kretrieve/kretrieve/ops/status/statustest"
 )
 
-// TestSourceReadsTheSeededState reads a seeded broker: the windows' rates
+// TestStatusSourceReadsTheSeededState reads a seeded broker: the windows' rates
 // and latencies, the lagging group in records and seconds, the missing
 // group's unknown lag, the stage inputs' dead letters and their reasons
 // (not the results' dead-letter topic's).
-func TestSourceReadsTheSeededState(t *testing.T) {
+func TestStatusSourceReadsTheSeededState(t *testing.T) {
 	b := brokertest.NewBroker(t, 1)
 	statustest.Seed(t, b.Addr())
 	topo := statustest.Topology()
