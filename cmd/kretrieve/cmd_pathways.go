@@ -3,31 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
-	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/topology"
 )
 
 // pathwaysRefresh is how often `kretrieve pathways` redraws on a terminal
@@ -177,36 +167,31 @@ func (c pathwaysConfig) refresh(terminal bool) (every time.Duration, redraw bool
 
 // runPathways prints the pathways of the running pipeline from the
 // aggregates its processes publish, with the lag and dead letters of each
-// stage: once, or refreshed until ctx is done.
+// stage (package status): once, or refreshed until ctx is done.
 func runPathways(ctx context.Context, cfg pathwaysConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
-		opts := kafkaOptions(p, nil)
-		reader, err := pathwaytopic.NewReader(opts, pathwaytopic.WithTopic(cfg.topic), pathwaytopic.WithLogger(comp.logger))
+		src, err := status.New(status.Config{Topology: cfg.topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.topic,
+			Groups: cfg.groups, CatchUpTimeout: pathwaysCatchUpTimeout, Logger: comp.logger})
 		if err != nil {
 			return err
 		}
-		defer reader.Close()
-		admClient, err := kgo.NewClient(opts...)
-		if err != nil {
-			return err
-		}
-		defer admClient.Close()
-		src := pathwaysSource{reader: reader, adm: kadm.NewClient(admClient), opts: opts, groups: cfg.groups, topics: cfg.topology()}
+		defer src.Close()
 
 		every, redraw := cfg.refresh(isTerminal(stdout))
 		if every == 0 {
-			rep, err := src.collect(ctx)
-			return errors.Join(printPathways(stdout, rep, cfg.json), err)
+			st, err := src.Read(ctx)
+			return errors.Join(printPathways(stdout, newPathwaysReport(st), cfg.json), err)
 		}
 		screen := &redrawer{w: stdout, on: redraw}
 		defer screen.done()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			rep, err := src.collect(ctx)
+			st, err := src.Read(ctx)
 			if ctx.Err() != nil {
 				return nil
 			}
+			rep := newPathwaysReport(st)
 			if err != nil {
 				rep.Errors = append(rep.Errors, err.Error())
 			}
@@ -224,360 +209,6 @@ func runPathways(ctx context.Context, cfg pathwaysConfig, stdout, stderr io.Writ
 			}
 		}
 	})
-}
-
-// pathwaysSource gathers what `kretrieve pathways` shows.
-type pathwaysSource struct {
-	reader *pathwaytopic.Reader
-	adm    *kadm.Client
-	opts   []kgo.Opt
-	groups []string
-	topics topology.Topology
-}
-
-// collect reads the aggregates published since the last call and measures
-// lag and dead letters. Its error is about the aggregates; lag and dead
-// letters that could not be measured are reported in the stages.
-func (s pathwaysSource) collect(ctx context.Context) (pathwaysReport, error) {
-	cctx, cancel := context.WithTimeout(ctx, pathwaysCatchUpTimeout)
-	err := s.reader.CatchUp(cctx)
-	cancel()
-	if err != nil {
-		err = fmt.Errorf("read %s: %w", s.reader.Topic(), err)
-	}
-	rep := newPathwaysReport(s.reader.Topic(), s.reader.View())
-	rep.Stages = s.stages(ctx)
-	return rep, err
-}
-
-// pathwaysReport is what `kretrieve pathways` prints: the document of
-// --json.
-type pathwaysReport struct {
-	Time      time.Time         `json:"time"`
-	Topic     string            `json:"topic"`
-	Instances []pathwayInstance `json:"instances"`
-	Pathways  []pathwayRow      `json:"pathways"`
-	Stages    []pathwayStage    `json:"stages"`
-	Skipped   map[string]uint64 `json:"skipped,omitempty"`
-	Errors    []string          `json:"errors,omitempty"`
-}
-
-// pathwayInstance is one process's newest window.
-type pathwayInstance struct {
-	Instance        string    `json:"instance"`
-	Service         string    `json:"service"`
-	WindowStart     time.Time `json:"window_start"`
-	WindowEnd       time.Time `json:"window_end"`
-	IntervalSeconds float64   `json:"interval_seconds"`
-	Series          int       `json:"series"`
-	Stale           bool      `json:"stale"`
-}
-
-// pathwayRow is one pathway checkpoint over the instances' windows.
-type pathwayRow struct {
-	Hash      string `json:"hash"`
-	Parent    string `json:"parent"`
-	Depth     int    `json:"depth"`
-	Edge      string `json:"edge"`
-	Service   string `json:"service"`
-	Group     string `json:"group,omitempty"`
-	Topic     string `json:"topic"`
-	Direction string `json:"direction"`
-	// Overflow marks the series of the pathways beyond a process's bound.
-	Overflow bool `json:"overflow,omitempty"`
-	// Count is the records in the windows, Total since the processes
-	// started.
-	Count         uint64    `json:"count"`
-	Total         uint64    `json:"total"`
-	MsgsPerSecond float64   `json:"msgs_per_second"`
-	Instances     int       `json:"instances"`
-	EdgeLatency   latencyMS `json:"edge_ms"`
-	OriginLatency latencyMS `json:"origin_ms"`
-}
-
-// latencyMS are quantiles in milliseconds.
-type latencyMS struct {
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-}
-
-func quantiles(s pathway.Snapshot) latencyMS {
-	ms := func(q float64) float64 { return float64(s.Quantile(q)) / 1e6 }
-	return latencyMS{P50: ms(0.5), P95: ms(0.95), P99: ms(0.99)}
-}
-
-// pathwayStage is one pipeline topic: the lag of a group consuming it and
-// its dead letters; -1 where unknown (see error).
-type pathwayStage struct {
-	Topic       string  `json:"topic"`
-	Group       string  `json:"group,omitempty"`
-	Lag         int64   `json:"lag"`
-	LagSeconds  float64 `json:"lag_seconds"`
-	DLQTopic    string  `json:"dlq_topic"`
-	DeadLetters int64   `json:"dead_letters"`
-	Error       string  `json:"error,omitempty"`
-}
-
-func newPathwaysReport(topic string, v pathwaytopic.View) pathwaysReport {
-	rep := pathwaysReport{Time: v.Time.UTC(), Topic: topic, Skipped: v.Skipped, Instances: []pathwayInstance{}, Pathways: []pathwayRow{}}
-	for _, in := range v.Instances {
-		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,
-			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale})
-	}
-	for _, r := range v.Rows {
-		cp := r.Checkpoint
-		rep.Pathways = append(rep.Pathways, pathwayRow{
-			Hash: pathway.HashString(r.Hash), Parent: pathway.HashString(r.Parent), Depth: r.Depth, Edge: cp.Edge(),
-			Service: cp.Service, Group: cp.Group, Topic: cp.Topic, Direction: cp.Direction.String(), Overflow: r.Hash == 0,
-			Count: r.Count, Total: r.Total, MsgsPerSecond: r.Rate, Instances: r.Instances,
-			EdgeLatency: quantiles(r.Latency), OriginLatency: quantiles(r.Origin),
-		})
-	}
-	if len(rep.Skipped) == 0 {
-		rep.Skipped = nil
-	}
-	return rep
-}
-
-// stages measures the lag of the groups and counts the dead letters of
-// each pipeline topic.
-func (s pathwaysSource) stages(ctx context.Context) []pathwayStage {
-	pipelineTopics := s.topics.Topics()
-	dead := s.deadLetters(ctx, pipelineTopics)
-	type lagSum struct {
-		records int64
-		seconds float64
-		err     error
-	}
-	byStage := map[[2]string]*lagSum{} // topic, group
-	var groupErrs []pathwayStage
-	var (
-		lags []lag.PartitionLag
-		err  error
-	)
-	if len(s.groups) > 0 { // none would measure every group of the cluster
-		lags, err = lag.Measure(ctx, s.opts, s.groups...)
-	}
-	if err != nil {
-		groupErrs = append(groupErrs, pathwayStage{Group: strings.Join(s.groups, ","), Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: err.Error()})
-	}
-	for _, l := range lags {
-		if l.Partition < 0 {
-			groupErrs = append(groupErrs, pathwayStage{Group: l.Group, Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: errString(l.Err)})
-			continue
-		}
-		k := [2]string{l.Topic, l.Group}
-		sum := byStage[k]
-		if sum == nil {
-			sum = &lagSum{}
-			byStage[k] = sum
-		}
-		switch {
-		case l.Records < 0 || sum.records < 0:
-			sum.records = -1
-		default:
-			sum.records += l.Records
-		}
-		sum.seconds = max(sum.seconds, l.Seconds)
-		if l.Err != nil && sum.err == nil {
-			sum.err = fmt.Errorf("partition %d: %w", l.Partition, l.Err)
-		}
-	}
-	var out []pathwayStage
-	for _, topic := range pipelineTopics {
-		d := dead[topic]
-		var keys [][2]string
-		for k := range byStage {
-			if k[0] == topic {
-				keys = append(keys, k)
-			}
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i][1] < keys[j][1] })
-		if len(keys) == 0 {
-			out = append(out, pathwayStage{Topic: topic, Lag: -1, LagSeconds: -1, DLQTopic: messages.DLQTopic(topic), DeadLetters: d.n, Error: errString(d.err)})
-			continue
-		}
-		for _, k := range keys {
-			sum := byStage[k]
-			out = append(out, pathwayStage{Topic: topic, Group: k[1], Lag: sum.records, LagSeconds: sum.seconds,
-				DLQTopic: messages.DLQTopic(topic), DeadLetters: d.n, Error: errString(errors.Join(sum.err, d.err))})
-		}
-	}
-	return append(out, groupErrs...)
-}
-
-type deadCount struct {
-	n   int64
-	err error
-}
-
-// deadLetters returns the records held by the dead-letter topic of each
-// topic: end offsets minus start offsets (records in the topic's retention).
-func (s pathwaysSource) deadLetters(ctx context.Context, topics []string) map[string]deadCount {
-	dlqs := make([]string, len(topics))
-	for i, t := range topics {
-		dlqs[i] = messages.DLQTopic(t)
-	}
-	out := map[string]deadCount{}
-	starts, err := s.adm.ListStartOffsets(ctx, dlqs...)
-	var ends kadm.ListedOffsets
-	if err == nil {
-		ends, err = s.adm.ListEndOffsets(ctx, dlqs...)
-	}
-	for i, t := range topics {
-		if err != nil {
-			out[t] = deadCount{-1, err}
-			continue
-		}
-		var c deadCount
-		for p, end := range ends[dlqs[i]] {
-			start := starts[dlqs[i]][p]
-			if e := errors.Join(end.Err, start.Err); e != nil {
-				c.err = fmt.Errorf("%s: %w", dlqs[i], e)
-				break
-			}
-			c.n += max(end.Offset-start.Offset, 0)
-		}
-		if c.err != nil || ends[dlqs[i]] == nil {
-			c.n = -1
-			if c.err == nil {
-				c.err = fmt.Errorf("%s: not listed", dlqs[i])
-			}
-		}
-		out[t] = c
-	}
-	return out
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// printPathways prints the report as one JSON document (one line) or as
-// tables.
-func printPathways(w io.Writer, rep pathwaysReport, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
-	}
-	return printPathwaysTables(w, rep)
-}
-
-// maxIndent bounds the indentation of deep pathways in the table.
-const maxIndent = 8
-
-func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
-	live, stale := 0, 0
-	for _, in := range rep.Instances {
-		if in.Stale {
-			stale++
-		} else {
-			live++
-		}
-	}
-	fmt.Fprintf(w, "pathways of %d %s", live, plural(live, "process", "processes"))
-	if stale > 0 {
-		fmt.Fprintf(w, " (%d stale, not counted)", stale)
-	}
-	fmt.Fprintf(w, " from %s at %s\n", rep.Topic, rep.Time.Format(time.RFC3339))
-	if len(rep.Skipped) > 0 {
-		var parts []string
-		var n uint64
-		for _, reason := range slices.Sorted(maps.Keys(rep.Skipped)) {
-			parts = append(parts, fmt.Sprintf("%d %s", rep.Skipped[reason], reason))
-			n += rep.Skipped[reason]
-		}
-		fmt.Fprintf(w, "skipped %d aggregate %s: %s\n", n, plural(int(n), "record", "records"), strings.Join(parts, ", "))
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATHWAY\tEDGE\tMSG/S\tCOUNT\tTOTAL\tEDGE p50\tp95\tp99\tORIGIN p50\tp95\tp99")
-	for _, r := range rep.Pathways {
-		hash := r.Hash[:8]
-		if r.Overflow {
-			hash = "overflow"
-		}
-		edge := strings.Repeat("  ", min(r.Depth, maxIndent)) + r.Edge
-		lat := []string{"-", "-", "-", "-", "-", "-"} // idle in the windows
-		if r.Count > 0 {
-			lat = []string{msCell(r.EdgeLatency.P50), msCell(r.EdgeLatency.P95), msCell(r.EdgeLatency.P99),
-				msCell(r.OriginLatency.P50), msCell(r.OriginLatency.P95), msCell(r.OriginLatency.P99)}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", hash, edge, rateCell(r.MsgsPerSecond), r.Count, r.Total, strings.Join(lat, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	switch {
-	case len(rep.Pathways) > 0:
-	case len(rep.Instances) == 0:
-		fmt.Fprintln(w, "(no process has published pathways yet)")
-	case live == 0:
-		fmt.Fprintln(w, "(no process has published lately: are they running?)")
-	default:
-		fmt.Fprintln(w, "(no pathway measured yet)")
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "STAGE\tGROUP\tLAG\tLAG(s)\tDEAD LETTERS")
-	var errs []string
-	for _, s := range rep.Stages {
-		group := s.Group
-		if group == "" {
-			group = "-"
-		}
-		topic := s.Topic
-		if topic == "" {
-			topic = "?"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", topic, group, lagCell(s.Lag), secondsCell(s.LagSeconds), lagCell(s.DeadLetters))
-		if s.Error != "" {
-			errs = append(errs, fmt.Sprintf("%s %s: %s", topic, group, s.Error))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, e := range append(errs, rep.Errors...) {
-		fmt.Fprintln(w, "error:", e)
-	}
-	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func rateCell(r float64) string {
-	if r >= 100 {
-		return strconv.FormatFloat(r, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(r, 'f', 1, 64)
-}
-
-// msCell formats milliseconds compactly: 850µs, 3.42ms, 12.5ms, 1.20s.
-func msCell(ms float64) string {
-	switch {
-	case ms == 0:
-		return "0"
-	case ms < 1:
-		return strconv.FormatFloat(ms*1000, 'f', 0, 64) + "µs"
-	case ms < 10:
-		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
-	case ms < 1000:
-		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
-	case ms < 60000:
-		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
-	}
-	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
 }
 
 // isTerminal reports whether w is a terminal: a character device other

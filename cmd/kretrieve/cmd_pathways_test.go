@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkaacl"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
 
@@ -168,6 +169,91 @@ func mainPathway(rep pathwaysReport) ([]pathwayRow, bool) {
 	return rows, true
 }
 
+// searchTraffic sends searches through a gateway, one every 20 ms, until
+// stopped.
+type searchTraffic struct {
+	sent atomic.Int64
+	stop chan struct{}
+	// done receives the error that stopped the searches (nil: stop).
+	done chan error
+}
+
+// startSearches starts sending searches to the gateway at addr; the test's
+// cleanup stops them.
+func startSearches(t *testing.T, addr string) *searchTraffic {
+	s := &searchTraffic{stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				s.done <- nil
+				return
+			case <-tick.C:
+			}
+			resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				s.done <- fmt.Errorf("search %d: %w", s.sent.Load()+1, err)
+				return
+			}
+			s.sent.Add(1)
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case s.stop <- struct{}{}:
+			<-s.done
+		default:
+		}
+	})
+	return s
+}
+
+// runPathwaysCommand runs `kretrieve pathways args...` and returns its
+// report (with --json) and output.
+func runPathwaysCommand(t *testing.T, env func(string) string, args ...string) (pathwaysReport, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), append([]string{"pathways"}, args...), env, &stdout, &stderr); err != nil {
+		t.Fatalf("pathways: %v\n%s", err, stderr.String())
+	}
+	var rep pathwaysReport
+	if slices.Contains(args, "--json") {
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("pathways --json: %v\n%s", err, stdout.String())
+		}
+	}
+	return rep, stdout.String()
+}
+
+// pollPathways runs `kretrieve pathways --once --json` until done says
+// so, for at most 60 s, failing when the searches fail.
+func pollPathways(t *testing.T, env func(string) string, s *searchTraffic, what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rep, out := runPathwaysCommand(t, env, "--once", "--json")
+		if done(rep) {
+			return rep, out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not seen in 60 s:\n%s", what, out)
+		}
+		select {
+		case err := <-s.done:
+			t.Fatal(err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // TestPathwaysCommandShowsThePipeline runs the worker and gateway commands
 // as separate processes would (each its own metrics and instance), sends
 // searches through the gateway and one malformed request, and checks that
@@ -183,81 +269,11 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	})
 	startCommands(t, env, "retrieval", "enrichment", "gateway")
 	waitReady(t, addr)
-
-	// Searches flow, one every 20 ms, until stopped.
-	var (
-		sent     atomic.Int64
-		stopSend = make(chan struct{})
-		sending  = make(chan error, 1)
-	)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopSend:
-				sending <- nil
-				return
-			case <-tick.C:
-			}
-			resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"parse the query string","top_k":2}`))
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					err = fmt.Errorf("status %d", resp.StatusCode)
-				}
-			}
-			if err != nil {
-				sending <- fmt.Errorf("search %d: %w", sent.Load()+1, err)
-				return
-			}
-			sent.Add(1)
-		}
-	}()
-	defer func() {
-		select {
-		case stopSend <- struct{}{}:
-			<-sending
-		default:
-		}
-	}()
-
-	pathways := func(args ...string) (pathwaysReport, string) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := run(t.Context(), append([]string{"pathways"}, args...), env, &stdout, &stderr); err != nil {
-			t.Fatalf("pathways: %v\n%s", err, stderr.String())
-		}
-		var rep pathwaysReport
-		if slices.Contains(args, "--json") {
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("pathways --json: %v\n%s", err, stdout.String())
-			}
-		}
-		return rep, stdout.String()
-	}
-	poll := func(what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			rep, out := pathways("--once", "--json")
-			if done(rep) {
-				return rep, out
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not seen in 60 s:\n%s", what, out)
-			}
-			select {
-			case err := <-sending:
-				t.Fatal(err)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
+	s := startSearches(t, addr)
 
 	// While searches flow: every edge of the pathway, each measured in the
 	// last windows.
-	rep, out := poll("the pathway with traffic", func(rep pathwaysReport) bool {
+	rep, out := pollPathways(t, env, s, "the pathway with traffic", func(rep pathwaysReport) bool {
 		rows, ok := mainPathway(rep)
 		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Count == 0 })
 	})
@@ -265,6 +281,49 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 	if strings.Count(out, "\n") != 1 {
 		t.Errorf("--json: want one document on one line:\n%s", out)
 	}
+	checkPathwayWithTraffic(t, rep)
+
+	// Traffic stops; a malformed request goes straight to the topic,
+	// without a pathway header, and a record that is no aggregate to the
+	// aggregate topic.
+	s.stop <- struct{}{}
+	if err := <-s.done; err != nil {
+		t.Fatal(err)
+	}
+	searches := uint64(s.sent.Load())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(t.Context(),
+		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
+		&kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
+	).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rep, out = pollPathways(t, env, s, "the totals and the dead-letter pathway", func(rep pathwaysReport) bool {
+		rows, ok := mainPathway(rep)
+		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Total != searches }) &&
+			stagesSettled(rep) && rep.Skipped["malformed"] == 1 && deadLetterPathway(rep)
+	})
+	t.Logf("pathways --json after %d searches:\n%s", searches, out)
+	rows, _ := mainPathway(rep)
+	if !deadLetterPathway(rep) {
+		t.Errorf("no dead-letter pathway:\n%s", out)
+	}
+
+	// The same as tables.
+	_, out = runPathwaysCommand(t, env)
+	t.Logf("pathways:\n%s", out)
+	checkPathwaysTables(t, out, rows, searches)
+}
+
+// checkPathwayWithTraffic checks the report taken while searches flow:
+// the three processes, and the pathway's checkpoints with their rates and
+// latencies.
+func checkPathwayWithTraffic(t *testing.T, rep pathwaysReport) {
+	t.Helper()
 	services := map[string]bool{}
 	for _, in := range rep.Instances {
 		services[in.Service] = !in.Stale
@@ -282,11 +341,11 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 			t.Errorf("row %d: parent %s, want the hash of the row before", i, r.Parent)
 		}
 		e, o := r.EdgeLatency, r.OriginLatency
-		if e.P50 > e.P95 || e.P95 > e.P99 || o.P50 > o.P95 || o.P95 > o.P99 {
+		if e.P50.V > e.P95.V || e.P95.V > e.P99.V || o.P50.V > o.P95.V || o.P95.V > o.P99.V {
 			t.Errorf("row %d: quantiles out of order: edge %+v origin %+v", i, e, o)
 		}
 		// Records take time to get anywhere but their first checkpoint.
-		if i > 0 && (e.P99 <= 0 || o.P99 <= 0) {
+		if !e.P50.Known || !o.P50.Known || i > 0 && (e.P99.V <= 0 || o.P99.V <= 0) {
 			t.Errorf("row %d: latencies %+v %+v", i, e, o)
 		}
 	}
@@ -294,57 +353,31 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 		t.Errorf("checkpoints %+v %+v", g, r)
 	}
 	// From origin, the results arrive after the requests were read.
-	if last, first := rows[5].OriginLatency.P99, rows[1].OriginLatency.P50; last < first {
+	if last, first := rows[5].OriginLatency.P99.V, rows[1].OriginLatency.P50.V; last < first {
 		t.Errorf("origin p99 at the end %v < p50 at the start %v", last, first)
 	}
+}
 
-	// Traffic stops; a malformed request goes straight to the topic,
-	// without a pathway header, and a record that is no aggregate to the
-	// aggregate topic.
-	stopSend <- struct{}{}
-	if err := <-sending; err != nil {
-		t.Fatal(err)
-	}
-	searches := uint64(sent.Load())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := cl.ProduceSync(t.Context(),
-		&kgo.Record{Topic: "retrieval.requests", Value: []byte("not json")},
-		&kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte("x"), Value: []byte("\x1b[2J not an aggregate")},
-	).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	// The malformed request: a pathway of its own, starting at retrieval,
-	// going to the dead-letter topic. The retrieval worker publishes it
-	// with its next aggregate, which may come after the totals settle.
-	deadLetterPathway := func(rep pathwaysReport) bool {
-		for i, r := range rep.Pathways {
-			if r.Edge == "retrieval.requests → retrieval" && r.Depth == 0 && r.Total == 1 && i+1 < len(rep.Pathways) {
-				next := rep.Pathways[i+1]
-				if next.Edge == "retrieval → retrieval.requests.dlq" && next.Parent == r.Hash && next.Depth == 1 && next.Total == 1 {
-					return true
-				}
+// deadLetterPathway reports whether the report holds the malformed
+// request's pathway: its own, starting at retrieval, going to the
+// dead-letter topic. The retrieval worker publishes it with its next
+// aggregate, which may come after the totals settle.
+func deadLetterPathway(rep pathwaysReport) bool {
+	for i, r := range rep.Pathways {
+		if r.Edge == "retrieval.requests → retrieval" && r.Depth == 0 && r.Total == 1 && i+1 < len(rep.Pathways) {
+			next := rep.Pathways[i+1]
+			if next.Edge == "retrieval → retrieval.requests.dlq" && next.Parent == r.Hash && next.Depth == 1 && next.Total == 1 {
+				return true
 			}
 		}
-		return false
 	}
-	rep, out = poll("the totals and the dead-letter pathway", func(rep pathwaysReport) bool {
-		rows, ok := mainPathway(rep)
-		return ok && !slices.ContainsFunc(rows, func(r pathwayRow) bool { return r.Total != searches }) &&
-			stagesSettled(rep) && rep.Skipped["malformed"] == 1 && deadLetterPathway(rep)
-	})
-	t.Logf("pathways --json after %d searches:\n%s", searches, out)
-	rows, _ = mainPathway(rep)
-	if !deadLetterPathway(rep) {
-		t.Errorf("no dead-letter pathway:\n%s", out)
-	}
+	return false
+}
 
-	// The same as tables.
-	_, out = pathways()
-	t.Logf("pathways:\n%s", out)
+// checkPathwaysTables checks the tables once traffic stopped: the header,
+// the pathway's rows in order with their totals, the stages.
+func checkPathwaysTables(t *testing.T, out string, rows []pathwayRow, searches uint64) {
+	t.Helper()
 	lines := strings.Split(out, "\n")
 	if !strings.HasPrefix(lines[0], "pathways of 3 processes from kretrieve.pathways at ") || lines[1] != "skipped 1 aggregate record: 1 malformed" {
 		t.Errorf("header:\n%s", out)
@@ -366,7 +399,8 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 		{"STAGE", "GROUP", "LAG", "LAG(s)", "DEAD", "LETTERS"},
 		{"retrieval.requests", "retrieval", "0", "0.0", "1"},
 		{"retrieval.candidates", "enrichment", "0", "0.0", "0"},
-		{"retrieval.results", "-", "-", "-", "0"},
+		// No stage consumes the results: no lag, no dead letters.
+		{"retrieval.results", "-", "-", "-", "-"},
 	} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == strings.Join(want, " ") }) {
 			t.Errorf("the stage table lacks %q:\n%s", want, out)
@@ -378,9 +412,9 @@ func TestPathwaysCommandShowsThePipeline(t *testing.T) {
 // the malformed request is the one dead letter.
 func stagesSettled(rep pathwaysReport) bool {
 	want := map[string]pathwayStage{
-		"retrieval.requests":   {Group: "retrieval", Lag: 0, DeadLetters: 1},
-		"retrieval.candidates": {Group: "enrichment", Lag: 0, DeadLetters: 0},
-		"retrieval.results":    {Lag: -1, DeadLetters: 0},
+		"retrieval.requests":   {Group: "retrieval", Lag: status.Of[int64](0), DeadLetters: status.Of[int64](1)},
+		"retrieval.candidates": {Group: "enrichment", Lag: status.Of[int64](0), DeadLetters: status.Of[int64](0)},
+		"retrieval.results":    {}, // unknown: no stage consumes it
 	}
 	n := 0
 	for _, s := range rep.Stages {
@@ -429,19 +463,32 @@ func TestPathwaysCommandWithoutAggregates(t *testing.T) {
 	}
 }
 
+// quantiles are known quantiles in milliseconds.
+func quantiles(p50, p95, p99 float64) status.Quantiles {
+	return status.Quantiles{P50: status.Of(p50), P95: status.Of(p95), P99: status.Of(p99)}
+}
+
+// TestPathwaysTables: the tables of a report, whose unknown numbers (an
+// idle pathway's latencies, an edge nobody read, a lag age that could not
+// be read, a group in error) print as status.Unknown.
 func TestPathwaysTables(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	rep := pathwaysReport{
 		Time: at, Topic: "kretrieve.pathways",
 		Instances: []pathwayInstance{{Service: "a"}, {Service: "b", Stale: true}},
 		Pathways: []pathwayRow{
-			{Hash: "00000000000000aa", Edge: "svc → t", Count: 30, Total: 300, MsgsPerSecond: 3, EdgeLatency: latencyMS{0, 0, 0}, OriginLatency: latencyMS{0.25, 4.5, 1500}},
+			{Hash: "00000000000000aa", Edge: "svc → t", Count: 30, Total: 300, MsgsPerSecond: 3, EdgeLatency: quantiles(0, 0, 0), OriginLatency: quantiles(0.25, 4.5, 1500)},
 			{Hash: "00000000000000bb", Depth: 1, Edge: "t → g", Total: 7},
-			{Hash: "0000000000000000", Overflow: true, Edge: "t → g", Count: 1, Total: 1, MsgsPerSecond: 250, EdgeLatency: latencyMS{12.5, 90000, 90000}},
+			{Hash: "0000000000000000", Overflow: true, Edge: "t → g", Count: 1, Total: 1, MsgsPerSecond: 250, EdgeLatency: quantiles(12.5, 90000, 90000), OriginLatency: quantiles(0, 0, 0)},
+		},
+		Edges: []pathwayEdge{
+			{Topic: "t", From: "origin", To: "g", MsgsPerSecond: 3, EdgeLatency: quantiles(0.5, 2, 3.25), OriginLatency: quantiles(0.5, 2, 3.25)},
+			{Topic: "u", From: "g", To: "results"},
 		},
 		Stages: []pathwayStage{
-			{Topic: "t", Group: "g", Lag: 3, LagSeconds: 1.25, DeadLetters: 2},
-			{Group: "h", Lag: -1, LagSeconds: -1, DeadLetters: -1, Error: "GROUP_ID_NOT_FOUND"},
+			{Topic: "t", Group: "g", Lag: status.Of[int64](3), LagSeconds: status.Of(1.25), DeadLetters: status.Of[int64](2)},
+			{Topic: "u", Group: "g", Lag: status.Of[int64](4), DeadLetters: status.Of[int64](0), Error: "partition 0: no record"},
+			{Group: "h", Error: "GROUP_ID_NOT_FOUND"},
 		},
 		Skipped: map[string]uint64{"malformed": 2, "bad series": 1},
 		Errors:  []string{"read kretrieve.pathways: boom"},
@@ -458,9 +505,15 @@ PATHWAY   EDGE     MSG/S  COUNT  TOTAL  EDGE p50  p95    p99    ORIGIN p50  p95 
 00000000    t → g  0.0    0      7      -         -      -      -           -       -
 overflow  t → g    250    1      1      12.5ms    1m30s  1m30s  0           0       0
 
+TOPIC  FROM → TO    MSG/S  EDGE p50  p99     ORIGIN p50  p99
+t      origin → g   3.0    500µs     3.25ms  500µs       3.25ms
+u      g → results  0.0    -         -       -           -
+
 STAGE  GROUP  LAG  LAG(s)  DEAD LETTERS
 t      g      3    1.2     2
+u      g      4    -       0
 ?      h      -    -       -
+error: u g: partition 0: no record
 error: ? h: GROUP_ID_NOT_FOUND
 error: read kretrieve.pathways: boom
 `

@@ -17,11 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/ops/spans"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/topology"
@@ -325,14 +325,11 @@ func (c *Console) Started() bool {
 // the request client and the map's caches.
 type live struct {
 	c      *Console
-	client *kgo.Client
-	adm    *kadm.Client
+	status *status.Source
 
-	mapMu  sync.Mutex // one map computation at a time, shared by the streams
-	reader *pathwaytopic.Reader
+	mapMu  sync.Mutex // one map read at a time, shared by the streams
 	mapAt  time.Time
 	mapDoc mapDoc
-	dead   map[string]deadSummary // by dead-letter topic
 
 	reqMu  sync.Mutex
 	req    *producer.Client
@@ -350,11 +347,12 @@ func (c *Console) acquire() (*live, error) {
 	default:
 	}
 	if c.live == nil {
-		client, err := kgo.NewClient(c.cfg.KafkaOptions...)
+		src, err := status.New(status.Config{Topology: c.cfg.Topology, KafkaOptions: c.cfg.KafkaOptions,
+			PathwaysTopic: c.cfg.PathwaysTopic, Groups: c.cfg.Topology.Groups(), Reasons: true, Logger: c.collab.logger})
 		if err != nil {
 			return nil, err
 		}
-		c.live = &live{c: c, client: client, adm: kadm.NewClient(client), dead: map[string]deadSummary{}}
+		c.live = &live{c: c, status: src}
 		if c.collab.spans != nil {
 			c.collab.spans.Start()
 		}
@@ -411,12 +409,6 @@ func (c *Console) stopLocked() {
 }
 
 func (l *live) close() {
-	l.mapMu.Lock()
-	if l.reader != nil {
-		l.reader.Close()
-		l.reader = nil
-	}
-	l.mapMu.Unlock()
 	l.reqMu.Lock()
 	l.closed = true
 	if l.req != nil {
@@ -424,7 +416,7 @@ func (l *live) close() {
 		l.req = nil
 	}
 	l.reqMu.Unlock()
-	l.client.Close()
+	l.status.Close()
 }
 
 // requestClient returns the search's request client, created on first use.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/ops/status"
 )
 
 // Bounds of the dead-letter list.
@@ -51,10 +52,10 @@ type errorTypeCount struct {
 }
 
 type lettersDoc struct {
-	Letters       []letterDoc      `json:"letters"`
-	Reasons       []reasonCount    `json:"reasons"`
-	ErrorTypes    []errorTypeCount `json:"error_types"`
-	ReplayAllowed bool             `json:"replay_allowed"`
+	Letters       []letterDoc          `json:"letters"`
+	Reasons       []status.ReasonCount `json:"reasons"`
+	ErrorTypes    []errorTypeCount     `json:"error_types"`
+	ReplayAllowed bool                 `json:"replay_allowed"`
 	// Total is the letters read, before the filters and the limit.
 	Total int `json:"total"`
 }
@@ -85,8 +86,8 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		return
 	}
 	doc := lettersDoc{Letters: []letterDoc{}, ReplayAllowed: c.replayAllowed(), Total: len(letters),
-		Reasons: countBy(letters, func(l deadletters.Letter) string { return l.Reason })}
-	for _, rc := range countBy(letters, func(l deadletters.Letter) string { return l.ErrorType }) {
+		Reasons: status.CountBy(letters, func(l deadletters.Letter) string { return l.Reason })}
+	for _, rc := range status.CountBy(letters, func(l deadletters.Letter) string { return l.ErrorType }) {
 		doc.ErrorTypes = append(doc.ErrorTypes, errorTypeCount{ErrorType: rc.Reason, Count: rc.Count})
 	}
 	if doc.ErrorTypes == nil {

@@ -55,6 +55,15 @@ function fmtRate(v) {
   return (v >= 100 ? v.toFixed(0) : v.toFixed(1)) + ' msg/s';
 }
 
+// UNKNOWN is what the map shows for a number the server does not know
+// (null in /api/map): what `kretrieve pathways` prints too (status.Unknown).
+const UNKNOWN = '-';
+
+/** known formats v with f, or UNKNOWN when the server sent null. */
+function known(v, f) {
+  return typeof v === 'number' && Number.isFinite(v) ? f(v) : UNKNOWN;
+}
+
 function fmtNum(v) {
   return typeof v === 'number' && Number.isFinite(v) ? v.toLocaleString('en') : '–';
 }
@@ -192,7 +201,7 @@ function stageBox(name, stage) {
   const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
   if (stage.group && stage.group !== name) add('group', stage.group);
   add('processed', fmtRate(stage.processed_per_sec));
-  add('dead letters', fmtNum(stage.dead_letters || 0), stage.dead_letters ? 'bad' : '');
+  add('dead letters', known(stage.dead_letters, fmtNum), stage.dead_letters > 0 ? 'bad' : '');
   box.append(dl);
   const reasons = stage.top_reasons || [];
   if (reasons.length) {
@@ -221,12 +230,10 @@ function edgeBox(e) {
   box.append(el('p', { class: 'edge-rate', 'data-field': 'rate', text: fmtRate(rate) }));
   const dl = el('dl', { class: 'kv' });
   const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
-  add('edge p50 / p99', fmtMs(e.edge_p50_ms) + ' / ' + fmtMs(e.edge_p99_ms));
-  add('origin p50 / p99', fmtMs(e.origin_p50_ms) + ' / ' + fmtMs(e.origin_p99_ms));
-  // A negative lag is the server's "not known" (no committed offset yet).
-  const known = typeof e.lag_records === 'number' && e.lag_records >= 0;
-  add('lag', known ? fmtNum(e.lag_records) + ' rec · ' + (typeof e.lag_seconds === 'number' && e.lag_seconds >= 0 ? e.lag_seconds.toFixed(1) + ' s' : '–') : 'not known',
-    known && e.lag_records > 0 ? 'warn' : '');
+  add('edge p50 / p99', known(e.edge_p50_ms, fmtMs) + ' / ' + known(e.edge_p99_ms, fmtMs));
+  add('origin p50 / p99', known(e.origin_p50_ms, fmtMs) + ' / ' + known(e.origin_p99_ms, fmtMs));
+  add('lag', e.lag_records == null ? UNKNOWN : fmtNum(e.lag_records) + ' rec · ' + known(e.lag_seconds, (v) => v.toFixed(1) + ' s'),
+    e.lag_records > 0 ? 'warn' : '');
   box.append(dl);
   return box;
 }

@@ -61,7 +61,7 @@ function map() {
     edges: [
       { topic: 'retrieval.requests', from: 'origin', to: 'retrieval', msgs_per_sec: r, edge_p50_ms: 1.8, edge_p99_ms: 7.5, origin_p50_ms: 1.8, origin_p99_ms: 7.5, lag_records: 0, lag_seconds: 0 },
       { topic: 'retrieval.candidates', from: 'retrieval', to: 'enrichment', msgs_per_sec: r, edge_p50_ms: 1.4, edge_p99_ms: 5.2, origin_p50_ms: 5.9, origin_p99_ms: 16.3, lag_records: 3, lag_seconds: 0.2 },
-      { topic: 'retrieval.results', from: 'enrichment', to: 'results', msgs_per_sec: r, edge_p50_ms: 1.1, edge_p99_ms: 4.0, origin_p50_ms: 8.1, origin_p99_ms: 22.7, lag_records: 0, lag_seconds: 0 },
+      { topic: 'retrieval.results', from: 'enrichment', to: 'results', msgs_per_sec: r, edge_p50_ms: 1.1, edge_p99_ms: 4.0, origin_p50_ms: 8.1, origin_p99_ms: 22.7, lag_records: null, lag_seconds: null },
     ],
   };
 }

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/status"
+	"github.com/kretrieve/kretrieve/ops/status/statustest"
+)
+
+// consoleMap is GET /api/map as the console's script reads it.
+type consoleMap struct {
+	Stages []consoleStage
+	Edges  []consoleEdge
+}
+
+type consoleStage struct {
+	Name            string
+	ProcessedPerSec float64             `json:"processed_per_sec"`
+	DeadLetters     status.Maybe[int64] `json:"dead_letters"`
+}
+
+type consoleEdge struct {
+	Topic, From, To string
+	MsgsPerSec      float64               `json:"msgs_per_sec"`
+	EdgeP50MS       status.Maybe[float64] `json:"edge_p50_ms"`
+	EdgeP99MS       status.Maybe[float64] `json:"edge_p99_ms"`
+	OriginP50MS     status.Maybe[float64] `json:"origin_p50_ms"`
+	OriginP99MS     status.Maybe[float64] `json:"origin_p99_ms"`
+	LagRecords      status.Maybe[int64]   `json:"lag_records"`
+	LagSeconds      status.Maybe[float64] `json:"lag_seconds"`
+}
+
+// TestPathwaysAndConsoleMapAgree feeds `kretrieve pathways` and the
+// console's map the same Kafka state (statustest.Seed: pathway windows, a
+// lagging group, a group that does not exist, dead letters on the
+// requests' and the results' dead-letter topics) and checks that they show
+// the same numbers, and the same unknowns.
+func TestPathwaysAndConsoleMapAgree(t *testing.T) {
+	b := brokertest.NewBroker(t, 1)
+	statustest.Seed(t, b.Addr())
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
+	pathways := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(t.Context(), append([]string{"pathways", "--once"}, args...), env, &stdout, &stderr); err != nil {
+			t.Fatalf("pathways: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	var rep pathwaysReport
+	cliAt := time.Now()
+	if err := json.Unmarshal([]byte(pathways("--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	table := pathways()
+	m := readConsoleMap(t, b.Addr())
+	elapsed := time.Since(cliAt).Seconds()
+	t.Logf("pathways:\n%s", table)
+
+	if len(rep.Edges) != 3 || len(m.Edges) != 3 || len(m.Stages) != 2 {
+		t.Fatalf("edges %+v\nmap %+v", rep.Edges, m)
+	}
+	for i, e := range rep.Edges {
+		c := m.Edges[i]
+		if e.Topic != c.Topic || e.From != c.From || e.To != c.To || e.MsgsPerSecond != c.MsgsPerSec ||
+			e.EdgeLatency.P50 != c.EdgeP50MS || e.EdgeLatency.P99 != c.EdgeP99MS ||
+			e.OriginLatency.P50 != c.OriginP50MS || e.OriginLatency.P99 != c.OriginP99MS {
+			t.Errorf("edge %d: pathways %+v, console %+v", i, e, c)
+		}
+		// The table shows what the console's JSON holds.
+		want := []string{c.Topic, c.From, "→", c.To, rateCell(c.MsgsPerSec), latencyCell(c.EdgeP50MS), latencyCell(c.EdgeP99MS),
+			latencyCell(c.OriginP50MS), latencyCell(c.OriginP99MS)}
+		if !hasRow(table, want) {
+			t.Errorf("the edge table lacks %q", want)
+		}
+		if i < len(m.Stages) && m.Stages[i].ProcessedPerSec != e.MsgsPerSecond {
+			t.Errorf("stage %d processes %v/s, its input edge %v/s", i, m.Stages[i].ProcessedPerSec, e.MsgsPerSecond)
+		}
+	}
+	for i, c := range m.Edges {
+		row := stageRow(t, rep, c.Topic)
+		if row.Lag != c.LagRecords || row.LagSeconds.Known != c.LagSeconds.Known ||
+			math.Abs(row.LagSeconds.V-c.LagSeconds.V) > elapsed+0.1 {
+			t.Errorf("%s: pathways lag %+v %+v, console %+v %+v", c.Topic, row.Lag, row.LagSeconds, c.LagRecords, c.LagSeconds)
+		}
+		dead := status.Maybe[int64]{} // the results: no stage, no dead letters
+		if i < len(m.Stages) {
+			dead = m.Stages[i].DeadLetters
+		}
+		if row.DeadLetters != dead {
+			t.Errorf("%s: pathways dead letters %+v, console %+v", c.Topic, row.DeadLetters, dead)
+		}
+		// The table's row, but for the age, measured at another moment.
+		want := []string{c.Topic, cmpOr(row.Group, status.Unknown), recordsCell(c.LagRecords), recordsCell(dead)}
+		got := stageLine(table, c.Topic)
+		if len(got) != 5 || !slices.Equal(slices.Delete(slices.Clone(got), 3, 4), want) || !sameAge(got[3], c.LagSeconds, elapsed) {
+			t.Errorf("stage table row %q, want %q and an age of %+v", got, want, c.LagSeconds)
+		}
+	}
+
+	// The numbers are the seeded ones, not merely equal.
+	req, cand, res := m.Edges[0], m.Edges[1], m.Edges[2]
+	if req.MsgsPerSec != 1 || !req.EdgeP99MS.Known || req.LagRecords != status.Of[int64](statustest.LagRecords) ||
+		!req.LagSeconds.Known || req.LagSeconds.V < statustest.LagAge.Seconds() {
+		t.Errorf("requests edge %+v", req)
+	}
+	if cand.EdgeP50MS.Known || cand.LagRecords.Known || cand.LagSeconds.Known || res.LagRecords.Known || res.LagSeconds.Known || res.MsgsPerSec != 0.3 {
+		t.Errorf("candidates %+v, results %+v: want unknown latencies and lags", cand, res)
+	}
+	if m.Stages[0].DeadLetters != status.Of[int64](statustest.RequestsDeadLetters) || m.Stages[1].DeadLetters != status.Of[int64](0) {
+		t.Errorf("dead letters %+v", m.Stages)
+	}
+	if !strings.Contains(table, "error: ? "+statustest.MissingGroup+": ") {
+		t.Errorf("the missing group's error is not shown")
+	}
+}
+
+// readConsoleMap reads GET /api/map of a console of the seeded pipeline.
+func readConsoleMap(t *testing.T, addr string) consoleMap {
+	t.Helper()
+	con, err := console.New(console.Config{Topology: statustest.Topology(), KafkaOptions: []kgo.Opt{kgo.SeedBrokers(addr)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer con.Close()
+	srv := httptest.NewServer(con)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("map: %d %s %v", resp.StatusCode, body, err)
+	}
+	t.Logf("map: %s", body)
+	var m consoleMap
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// stageRow returns the row of topic's consuming stage's group, or the
+// topic's row without a group.
+func stageRow(t *testing.T, rep pathwaysReport, topic string) pathwayStage {
+	t.Helper()
+	var rows []pathwayStage
+	for _, s := range rep.Stages {
+		if s.Topic == topic {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) != 1 {
+		t.Fatalf("stage rows of %s: %+v", topic, rows)
+	}
+	return rows[0]
+}
+
+// stageLine returns the fields of the stage table's line of topic.
+func stageLine(table, topic string) []string {
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) == 5 && f[0] == topic {
+			return f
+		}
+	}
+	return nil
+}
+
+// sameAge reports whether a table's lag age is the console's, measured
+// within elapsed seconds of it: both unknown, or both known and close.
+func sameAge(cell string, age status.Maybe[float64], elapsed float64) bool {
+	if !age.Known {
+		return cell == status.Unknown
+	}
+	v, err := strconv.ParseFloat(cell, 64)
+	return err == nil && math.Abs(v-age.V) <= elapsed+0.1
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// hasRow reports whether a line of table has exactly the fields want.
+func hasRow(table string, want []string) bool {
+	return slices.ContainsFunc(strings.Split(table, "\n"), func(l string) bool { return slices.Equal(strings.Fields(l), want) })
+}

@@ -1,0 +1,123 @@
+// Package statustest seeds a broker with a known pipeline state, for the
+// tests of package status and of its renderers: pathway windows published
+// to the pathways topic, a lagging consumer group and dead letters.
+package statustest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
+	"github.com/kretrieve/kretrieve/topology"
+)
+
+// What Seed publishes, on the default topology.
+const (
+	// Group is the stage group that lags: LagRecords records behind on the
+	// requests topic, the oldest LagAge old (at least).
+	Group      = topology.Retrieval
+	LagRecords = 3
+	LagAge     = time.Hour
+	// MissingGroup is the other stage's group, which does not exist: its
+	// lag is unknown.
+	MissingGroup = topology.Enrichment
+	// RequestsDeadLetters are the letters of the requests' dead-letter
+	// topic; the results' dead-letter topic holds ResultsDeadLetters more,
+	// which count nowhere.
+	RequestsDeadLetters = 3
+	ResultsDeadLetters  = 1
+	// TopReason is the most frequent reason (2 of RequestsDeadLetters).
+	TopReason = "request: bad json"
+)
+
+// Topology is the seeded pipeline's.
+func Topology() topology.Topology { return topology.Default(messages.DefaultTopics()) }
+
+// Seed publishes to the broker at addr, on the default topology and the
+// default pathways topic, each topic with one partition: windows of two
+// instances that measured the requests and results edges but no record
+// read from the candidates topic (whose latencies are unknown); Group's
+// committed offset LagRecords behind the requests topic's end; the dead
+// letters.
+func Seed(t testing.TB, addr string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topo := Topology()
+	topics := append(topo.All(), pathwaytopic.DefaultTopic)
+	if _, err := adm.CreateTopics(t.Context(), 1, 1, nil, topics...); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	old := time.Now().Add(-LagAge)
+	for i := range LagRecords + 2 {
+		recs = append(recs, &kgo.Record{Topic: topo.Requests(), Value: []byte("{}"), Timestamp: old.Add(time.Duration(i) * time.Millisecond)})
+	}
+	letter := func(topic, reason string) *kgo.Record {
+		return &kgo.Record{Topic: messages.DLQTopic(topic), Value: []byte("x"),
+			Headers: []kgo.RecordHeader{{Key: deadletters.HeaderReason, Value: []byte(reason)}}}
+	}
+	recs = append(recs, letter(topo.Requests(), TopReason), letter(topo.Requests(), "request: too large"), letter(topo.Requests(), TopReason),
+		letter(topo.Results(), "results: nobody reads these"))
+	recs = append(recs, windows(t, time.Now())...)
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var commit kadm.Offsets
+	commit.Add(kadm.Offset{Topic: topo.Requests(), Partition: 0, At: 2, LeaderEpoch: -1})
+	if err := adm.CommitAllOffsets(t.Context(), Group, commit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// windows are the pathway records of two instances whose windows end at
+// end.
+func windows(t testing.TB, end time.Time) []*kgo.Record {
+	t.Helper()
+	topo := Topology()
+	snap := func(ds ...time.Duration) pathway.Snapshot {
+		var h pathway.Histogram
+		for _, d := range ds {
+			h.Record(d, trace.SpanContext{}, 0)
+		}
+		return h.Snapshot()
+	}
+	ms := time.Millisecond
+	cp := func(service, group, topic string, d pathway.Direction) pathway.Checkpoint {
+		return pathway.Checkpoint{Service: service, Group: group, Topic: topic, Direction: d}
+	}
+	ws := []pathwaytopic.Window{
+		{Service: "kretrieve-gateway", Instance: "kretrieve-gateway@test/1-aaaaaa", Start: end.Add(-10 * time.Second), End: end, Interval: 10 * time.Second,
+			Series: []pathwaytopic.Series{
+				{Checkpoint: cp("kretrieve-gateway", "", topo.Requests(), pathway.Out), Hash: 0x11, Total: 40, Edge: snap(0, 0, 0, 0), Origin: snap(0, 0, 0, 0)},
+				{Checkpoint: cp("kretrieve-gateway", "", topo.Results(), pathway.In), Hash: 0x66, Parent: 0x55, Total: 30, Edge: snap(2*ms, 3*ms, 40*ms), Origin: snap(20*ms, 30*ms, 900*ms)},
+			}},
+		{Service: "kretrieve-retrieval", Instance: "kretrieve-retrieval@test/2-bbbbbb", Start: end.Add(-5 * time.Second), End: end, Interval: 5 * time.Second,
+			Series: []pathwaytopic.Series{
+				{Checkpoint: cp("kretrieve-retrieval", topology.Retrieval, topo.Requests(), pathway.In), Hash: 0x22, Parent: 0x11, Total: 40,
+					Edge: snap(ms, ms, 2*ms, 7*ms, 12*ms), Origin: snap(ms, ms, 2*ms, 7*ms, 12*ms)},
+				{Checkpoint: cp("kretrieve-retrieval", "", topo.Stages[0].Output, pathway.Out), Hash: 0x33, Parent: 0x22, Total: 40,
+					Edge: snap(ms, ms), Origin: snap(5*ms, 9*ms)},
+			}},
+	}
+	var recs []*kgo.Record
+	for _, w := range ws {
+		b, err := w.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: pathwaytopic.DefaultTopic, Key: []byte(w.Instance), Value: b})
+	}
+	return recs
+}
