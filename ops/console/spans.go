@@ -32,9 +32,13 @@ type apiSpan struct {
 	Status     string         `json:"status"`
 	// StatusMessage is the error's description, if any.
 	StatusMessage string `json:"status_message,omitempty"`
+	// Depth is the span's depth in its trace's spans.Tree, 0 for a root:
+	// how far the waterfall indents it.
+	Depth int `json:"depth"`
 }
 
-// apiSpans converts a trace's spans, their start relative to the first.
+// apiSpans converts a trace's spans, their start relative to the first, in
+// the order the waterfall draws them: spans.Tree's, each with its depth.
 func apiSpans(trace []spans.Span) []apiSpan {
 	out := make([]apiSpan, 0, len(trace))
 	if len(trace) == 0 {
@@ -44,10 +48,11 @@ func apiSpans(trace []spans.Span) []apiSpan {
 	for _, s := range trace {
 		first = min(first, s.StartTimeUnixNano)
 	}
-	for _, s := range trace {
+	for _, nd := range spans.Tree(trace) {
+		s := nd.Span
 		a := apiSpan{SpanID: s.SpanID, ParentSpanID: s.ParentSpanID, Name: s.Name, Service: s.Service,
 			Kind: strings.ToUpper(s.Kind), StartUS: (s.StartTimeUnixNano - first) / 1e3, DurationUS: s.Duration() / 1e3,
-			Category: category(s), Attributes: map[string]any{}, Status: "ok", StatusMessage: s.StatusMessage}
+			Category: category(s), Attributes: map[string]any{}, Status: "ok", StatusMessage: s.StatusMessage, Depth: nd.Depth}
 		if s.StatusCode == "error" {
 			a.Status = "error"
 		}

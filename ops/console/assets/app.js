@@ -426,31 +426,6 @@ function snippetNode(s, highlights) {
 
 // ---------- waterfall ----------
 
-/** spanTree orders spans depth-first from their roots, children by start. */
-function spanTree(spans) {
-  const byId = new Map(spans.map((s) => [s.span_id, s]));
-  const kids = new Map();
-  const roots = [];
-  for (const s of spans) {
-    if (s.parent_span_id && byId.has(s.parent_span_id) && s.parent_span_id !== s.span_id) {
-      if (!kids.has(s.parent_span_id)) kids.set(s.parent_span_id, []);
-      kids.get(s.parent_span_id).push(s);
-    } else roots.push(s);
-  }
-  const byStart = (a, b) => (a.start_us - b.start_us) || (b.duration_us - a.duration_us);
-  const out = [];
-  const seen = new Set();
-  const walk = (s, depth) => {
-    if (seen.has(s.span_id)) return;
-    seen.add(s.span_id);
-    out.push({ span: s, depth });
-    for (const k of (kids.get(s.span_id) || []).sort(byStart)) walk(k, depth + 1);
-  };
-  for (const r of roots.sort(byStart)) walk(r, 0);
-  for (const s of spans) if (!seen.has(s.span_id)) walk(s, 0);
-  return out;
-}
-
 const CATEGORIES = [
   ['wait', 'queue wait', 'time a record sat in a topic before a worker took it'],
   ['work', 'work', 'a stage processing or searching'],
@@ -471,7 +446,11 @@ function category(s) {
   return ['wait', 'work', 'send', 'other'].includes(c) ? c : 'other';
 }
 
-/** waterfall draws spans as a table of rows with bars on one time axis. */
+/**
+ * waterfall draws spans as a table of rows with bars on one time axis, in the
+ * order the API gives them (the server's tree: depth-first from the roots),
+ * each indented by its depth.
+ */
 function waterfall(spans, traceId) {
   const wrap = el('div', { class: 'waterfall-wrap' });
   spans = (spans || []).filter((s) => s && s.span_id);
@@ -500,12 +479,14 @@ function waterfall(spans, traceId) {
     el('th', { scope: 'col', class: 'tl-head' }, el('span', { class: 'sr-only', text: 'Timeline' }), ticks),
     el('th', { scope: 'col', class: 'num', text: 'Duration' }))));
   const tb = el('tbody');
-  for (const { span: s, depth } of spanTree(spans)) {
+  for (const s of spans) {
+    const depth = Math.max(0, Math.floor(Number(s.depth) || 0));
     const cat = category(s);
     const start = (Number(s.start_us) || 0) - t0;
     const dur = Number(s.duration_us) || 0;
     const row = el('tr', {
       'data-span-id': s.span_id,
+      'data-depth': String(depth),
       'data-category': cat,
       class: 'span-row' + (s.status === 'error' ? ' span-error' : ''),
     });

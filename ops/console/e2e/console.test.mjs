@@ -318,9 +318,14 @@ test('the trace page draws api/traces/{id} and the slowest requests link to it',
   await rows.first().waitFor();
   const drawn = await rows.evaluateAll((rs) => rs.map((r) => {
     const bar = r.querySelector('.bar');
-    return { id: r.dataset.spanId, left: parseFloat(bar.style.left), width: parseFloat(bar.style.width) };
+    return { id: r.dataset.spanId, depth: Number(r.dataset.depth), left: parseFloat(bar.style.left), width: parseFloat(bar.style.width),
+      indent: parseFloat(r.querySelector('.span-label').style.paddingLeft) || 0 };
   }));
   assert.deepEqual(drawn.map((d) => d.id).sort(), t.spans.map((s) => s.span_id).sort(), 'the trace page shows other spans than api/traces');
+  // Drawn in api/traces' order (the server's tree), each at its depth.
+  assert.deepEqual(drawn.map((d) => d.id + ':' + d.depth), t.spans.map((s) => s.span_id + ':' + s.depth), 'the trace page draws the spans out of api/traces\' order or depth');
+  assert.ok(t.spans.some((s) => s.depth > 0), 'api/traces gave every span depth 0');
+  for (const d of drawn) assert.ok(Math.abs(d.indent - Math.min(d.depth, 12) * 0.9) < 0.01, `span ${d.id} at depth ${d.depth} is indented ${d.indent}em`);
   const t0 = Math.min(...t.spans.map((s) => s.start_us));
   const total = Math.max(...t.spans.map((s) => s.start_us + s.duration_us)) - t0;
   const byId = new Map(t.spans.map((s) => [s.span_id, s]));

@@ -26,22 +26,25 @@ function traceId() {
   return s;
 }
 
+// spansFor is a made-up trace as the API answers it: in the waterfall's
+// order (the server's spans.Tree: depth-first from the roots, children by
+// start), each span with its depth.
 function spansFor() {
-  const S = (id, parent, name, service, kind, start, dur, category, topic) => ({
+  const S = (depth, id, parent, name, service, kind, start, dur, category, topic) => ({
     span_id: id, parent_span_id: parent, name, service, kind, start_us: start, duration_us: dur, category,
-    attributes: topic ? { 'messaging.destination.name': topic } : {}, status: 'ok',
+    attributes: topic ? { 'messaging.destination.name': topic } : {}, status: 'ok', depth,
   });
   return [
-    S('a1', '', 'POST /v1/search', 'kretrieve-gateway', 'SERVER', 0, 9800, 'other'),
-    S('a2', 'a1', 'send retrieval.requests', 'kretrieve-gateway', 'PRODUCER', 120, 450, 'send', 'retrieval.requests'),
-    S('a3', 'a2', 'wait retrieval.requests', 'kretrieve-retrieval', 'CONSUMER', 570, 2100, 'wait', 'retrieval.requests'),
-    S('a4', 'a2', 'process retrieval.requests', 'kretrieve-retrieval', 'CONSUMER', 2670, 2300, 'work', 'retrieval.requests'),
-    S('a5', 'a4', 'search', 'kretrieve-retrieval', 'INTERNAL', 2700, 1900, 'work'),
-    S('a6', 'a4', 'send retrieval.candidates', 'kretrieve-retrieval', 'PRODUCER', 4650, 300, 'send', 'retrieval.candidates'),
-    S('a7', 'a6', 'wait retrieval.candidates', 'kretrieve-enrichment', 'CONSUMER', 4950, 1600, 'wait', 'retrieval.candidates'),
-    S('a8', 'a6', 'process retrieval.candidates', 'kretrieve-enrichment', 'CONSUMER', 6550, 1200, 'work', 'retrieval.candidates'),
-    S('a9', 'a8', 'send retrieval.results', 'kretrieve-enrichment', 'PRODUCER', 7700, 250, 'send', 'retrieval.results'),
-    S('b1', 'a9', 'wait retrieval.results', 'kretrieve-gateway', 'CONSUMER', 7950, 1700, 'wait', 'retrieval.results'),
+    S(0, 'a1', '', 'POST /v1/search', 'kretrieve-gateway', 'SERVER', 0, 9800, 'other'),
+    S(1, 'a2', 'a1', 'send retrieval.requests', 'kretrieve-gateway', 'PRODUCER', 120, 450, 'send', 'retrieval.requests'),
+    S(2, 'a3', 'a2', 'wait retrieval.requests', 'kretrieve-retrieval', 'CONSUMER', 570, 2100, 'wait', 'retrieval.requests'),
+    S(2, 'a4', 'a2', 'process retrieval.requests', 'kretrieve-retrieval', 'CONSUMER', 2670, 2300, 'work', 'retrieval.requests'),
+    S(3, 'a5', 'a4', 'search', 'kretrieve-retrieval', 'INTERNAL', 2700, 1900, 'work'),
+    S(3, 'a6', 'a4', 'send retrieval.candidates', 'kretrieve-retrieval', 'PRODUCER', 4650, 300, 'send', 'retrieval.candidates'),
+    S(4, 'a7', 'a6', 'wait retrieval.candidates', 'kretrieve-enrichment', 'CONSUMER', 4950, 1600, 'wait', 'retrieval.candidates'),
+    S(4, 'a8', 'a6', 'process retrieval.candidates', 'kretrieve-enrichment', 'CONSUMER', 6550, 1200, 'work', 'retrieval.candidates'),
+    S(5, 'a9', 'a8', 'send retrieval.results', 'kretrieve-enrichment', 'PRODUCER', 7700, 250, 'send', 'retrieval.results'),
+    S(6, 'b1', 'a9', 'wait retrieval.results', 'kretrieve-gateway', 'CONSUMER', 7950, 1700, 'wait', 'retrieval.results'),
   ];
 }
 
