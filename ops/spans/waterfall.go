@@ -51,8 +51,9 @@ type Node struct {
 	Depth int
 }
 
-// Tree orders a trace's spans the way WriteWaterfall draws them, with the
-// rules of the console's browser waterfall: depth-first from the roots, the
+// Tree orders a trace's spans the way every waterfall draws them (the
+// terminal's WriteWaterfall and the console's page, which draws the order
+// and depths its API sends): depth-first from the roots, the
 // roots and each span's children by start, the longer first when they start
 // together. A root is a span without a parent, whose parent is not among
 // spans (recorded by another process) or is itself; spans caught in a cycle
