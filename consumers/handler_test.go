@@ -136,3 +136,14 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRetryConfigDefaults(t *testing.T) {
+	got := RetryConfig{}.withDefaults()
+	want := RetryConfig{Attempts: 3, MinBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second}
+	if got != want {
+		t.Fatalf("RetryConfig{}.withDefaults() = %+v, want %+v", got, want)
+	}
+	if c := (Config{}).withDefaults(); c != DefaultConfig() {
+		t.Fatalf("Config{}.withDefaults() = %+v, want DefaultConfig() %+v", c, DefaultConfig())
+	}
+}
