@@ -116,18 +116,7 @@ func TestTraceAndDeadLetter(t *testing.T) {
 	if dl.Topic != "retrieval.requests.dlq" || string(dl.Key) != "req-1" || string(dl.Value) != `{"query":"x"}` {
 		t.Fatalf("dead letter topic %q key %q value %q", dl.Topic, dl.Key, dl.Value)
 	}
-	l := deadletters.FromRecord(dl)
-	if l.Reason != failure.Error() || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != "retrieval.requests" ||
-		l.OriginalPartition != 4 || l.OriginalOffset != 99 || l.Attempts != 1 || l.ConsumerGroup != "retrieval" ||
-		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
-		t.Errorf("dead letter parsed as %+v", l)
-	}
-	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
-		t.Errorf("original header app = %q (present %v)", v, ok)
-	}
-	if v, ok := dlHeader(got.fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || got.fallback.Topic != dl.Topic {
-		t.Errorf("fallback: topic %q, %s = %q", got.fallback.Topic, deadletters.HeaderTruncated, v)
-	}
+	checkDeadLetterHeaders(t, in, failure, dl, got.fallback)
 
 	// The dead letter's context outlives the run: its send span is a child
 	// of the process span, linked to the producer's span.
@@ -143,6 +132,25 @@ func TestTraceAndDeadLetter(t *testing.T) {
 	}
 	if links := send.Links(); len(links) != 1 || !links[0].SpanContext.Equal(producerSpan) {
 		t.Errorf("send span links %v, want one to the producer's span", links)
+	}
+}
+
+// checkDeadLetterHeaders checks that dl, the dead letter of in (the
+// failingRecord, failed with failure), carries the original's headers and
+// the kretrieve.dlq.* ones, and that fallback is its minimal copy.
+func checkDeadLetterHeaders(t *testing.T, in *kgo.Record, failure error, dl, fallback *kgo.Record) {
+	t.Helper()
+	l := deadletters.FromRecord(dl)
+	if l.Reason != failure.Error() || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != "retrieval.requests" ||
+		l.OriginalPartition != 4 || l.OriginalOffset != 99 || l.Attempts != 1 || l.ConsumerGroup != "retrieval" ||
+		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
+		t.Errorf("dead letter parsed as %+v", l)
+	}
+	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
+		t.Errorf("original header app = %q (present %v)", v, ok)
+	}
+	if v, ok := dlHeader(fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || fallback.Topic != dl.Topic {
+		t.Errorf("fallback: topic %q, %s = %q", fallback.Topic, deadletters.HeaderTruncated, v)
 	}
 }
 
