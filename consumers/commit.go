@@ -71,13 +71,13 @@ func (w *Worker) commit(ctx context.Context, cl *kgo.Client, parts []*partition)
 		p.mu.Unlock()
 	}
 	if len(offsets) > 0 {
-		w.mu.Lock()
+		w.owedMu.Lock()
 		for topic, ps := range offsets {
 			for p := range ps {
 				delete(w.uncommitted[topic], p) // superseded by this commit
 			}
 		}
-		w.mu.Unlock()
+		w.owedMu.Unlock()
 		w.commitSync(ctx, cl, offsets)
 	}
 	w.retryUncommitted(ctx, cl, nil)
@@ -87,8 +87,8 @@ func (w *Worker) commit(ctx context.Context, cl *kgo.Client, parts []*partition)
 // later commit (the next one, a revoke, shutdown) can retry them.
 func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[string]map[int32]kgo.EpochOffset) {
 	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
+		w.owedMu.Lock()
+		defer w.owedMu.Unlock()
 		if err != nil {
 			// A commit waits while the group rebalances (a member joining
 			// or leaving) and may run out of time then: expected, and
@@ -128,7 +128,7 @@ func (w *Worker) commitSync(ctx context.Context, cl *kgo.Client, offsets map[str
 // retryUncommitted commits the remembered failed offsets of the given
 // partitions (all when parts is nil).
 func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
-	w.mu.Lock()
+	w.owedMu.Lock()
 	offsets := make(map[string]map[int32]kgo.EpochOffset)
 	for topic, ps := range w.uncommitted {
 		for p, eo := range ps {
@@ -137,7 +137,7 @@ func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map
 			}
 		}
 	}
-	w.mu.Unlock()
+	w.owedMu.Unlock()
 	if len(offsets) > 0 {
 		w.commitSync(ctx, cl, offsets)
 	}
@@ -146,8 +146,8 @@ func (w *Worker) retryUncommitted(ctx context.Context, cl *kgo.Client, parts map
 // giveUpUncommitted forgets the offsets whose last commit failed at
 // shutdown, saying so: their records are redelivered.
 func (w *Worker) giveUpUncommitted(ctx context.Context) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.owedMu.Lock()
+	defer w.owedMu.Unlock()
 	for topic, ps := range w.uncommitted {
 		if len(ps) > 0 {
 			w.logger.WarnContext(ctx, "worker stopping: offsets not committed; their records will be redelivered", "commit_topic", topic, "partitions", len(ps))

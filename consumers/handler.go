@@ -27,12 +27,12 @@ type Message struct {
 	// returned Record (-1 when unknown).
 	HighWatermark int64
 	// QueueWait is how long the record sat in Kafka before processing
-	// started. Trace sets it.
+	// started. Trace (or the Worker, doing Trace's work) sets it.
 	QueueWait kafkatrace.QueueWait
 	// Remote is the trace context found in the record's headers: the
 	// producer's span, which the process span is a child of (or linked to,
-	// at a trust boundary) and the record's dead letter links to. Trace
-	// sets it; it is invalid when the record carries none.
+	// at a trust boundary) and the record's dead letter links to. Set with
+	// QueueWait; it is invalid when the record carries none.
 	Remote trace.SpanContext
 	// Attempt counts handler attempts, starting at 1. Retry counts them.
 	Attempt int
@@ -91,7 +91,8 @@ func errorKind(err error) string {
 // of range [3] with length 3") but only the type of any other panic value:
 // a value passed to panic may quote the record (panic(err) after a failed
 // decode), and the text goes to spans, logs and the dead-letter reason. The
-// Worker logs the panicking goroutine's stack.
+// Worker logs the panicking goroutine's stack when it publishes the dead
+// letter.
 func Recover() Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, msg *Message) (outs []*kgo.Record, err error) {

@@ -73,8 +73,8 @@ func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]i
 
 // forget drops the owed commits of partitions that left this member.
 func (w *Worker) forget(parts map[string][]int32) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.owedMu.Lock()
+	defer w.owedMu.Unlock()
 	for topic, ps := range parts {
 		for _, p := range ps {
 			delete(w.uncommitted[topic], p)

@@ -52,8 +52,8 @@ type Worker struct {
 	commitSoon chan struct{} // asks commitLoop for a commit now
 	acked      atomic.Int64  // records acknowledged since the last commit
 
-	mu          sync.Mutex
-	uncommitted map[string]map[int32]kgo.EpochOffset // offsets whose commit failed
+	owedMu      sync.Mutex
+	uncommitted map[string]map[int32]kgo.EpochOffset // offsets whose commit failed, owed to the group
 }
 
 // New returns a Worker for cfg. clientOpts are the connection options
