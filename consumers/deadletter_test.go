@@ -66,14 +66,8 @@ func TestTraceAndDeadLetter(t *testing.T) {
 
 	var handlerSpan trace.SpanContext
 	var got struct {
-		msg           *consumers.Message
-		err           error
-		dl, fallback  *kgo.Record
-		publishCalled int
-	}
-	publish := func(ctx context.Context, msg *consumers.Message, err error, dl, fallback *kgo.Record) {
-		got.msg, got.err, got.dl, got.fallback = msg, err, dl, fallback
-		got.publishCalled++
+		err          error
+		dl, fallback *kgo.Record
 	}
 	failure := consumers.Permanent(errors.New("decode request: unexpected end of JSON input"))
 	h := consumers.Chain(func(ctx context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
@@ -85,7 +79,7 @@ func TestTraceAndDeadLetter(t *testing.T) {
 			t.Errorf("handler: queue wait %v, want ≥ 1s", msg.QueueWait.Wait)
 		}
 		return nil, failure
-	}, consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
+	}, consumers.Trace(tr, nil), consumers.DeadLetter(consumers.DeadLetterConfig{Group: "retrieval"}))
 
 	in := failingRecord()
 	msg := &consumers.Message{Record: in, HighWatermark: 120, Attempt: 1}
@@ -93,8 +87,15 @@ func TestTraceAndDeadLetter(t *testing.T) {
 	if !errors.Is(err, failure) || outs != nil {
 		t.Fatalf("chain returned %v, %v; want no outputs and the handler's error", outs, err)
 	}
-	if !msg.DeadLettered || got.publishCalled != 1 || got.msg != msg || !errors.Is(got.err, failure) {
-		t.Fatalf("dead-lettered %v, publish called %d times with %v", msg.DeadLettered, got.publishCalled, got.err)
+	// The chain's outcome is the dead letter, carrying the error that
+	// caused it, for the runtime to publish.
+	var dle *consumers.DeadLetterError
+	if !errors.As(err, &dle) || dle.Record == nil || dle.Fallback == nil || dle.Attempts != msg.Attempt {
+		t.Fatalf("outcome %v: not a dead letter of the record", err)
+	}
+	got.err, got.dl, got.fallback = dle.Err, dle.Record, dle.Fallback
+	if !errors.Is(got.err, failure) || err.Error() != failure.Error() {
+		t.Fatalf("dead letter carries %v, want the handler's error", got.err)
 	}
 
 	// The process span: a child of the producer's span, failed permanently.
@@ -115,18 +116,7 @@ func TestTraceAndDeadLetter(t *testing.T) {
 	if dl.Topic != "retrieval.requests.dlq" || string(dl.Key) != "req-1" || string(dl.Value) != `{"query":"x"}` {
 		t.Fatalf("dead letter topic %q key %q value %q", dl.Topic, dl.Key, dl.Value)
 	}
-	l := deadletters.FromRecord(dl)
-	if l.Reason != failure.Error() || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != "retrieval.requests" ||
-		l.OriginalPartition != 4 || l.OriginalOffset != 99 || l.Attempts != 1 || l.ConsumerGroup != "retrieval" ||
-		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
-		t.Errorf("dead letter parsed as %+v", l)
-	}
-	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
-		t.Errorf("original header app = %q (present %v)", v, ok)
-	}
-	if v, ok := dlHeader(got.fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || got.fallback.Topic != dl.Topic {
-		t.Errorf("fallback: topic %q, %s = %q", got.fallback.Topic, deadletters.HeaderTruncated, v)
-	}
+	checkDeadLetterHeaders(t, in, failure, dl, got.fallback)
 
 	// The dead letter's context outlives the run: its send span is a child
 	// of the process span, linked to the producer's span.
@@ -145,27 +135,45 @@ func TestTraceAndDeadLetter(t *testing.T) {
 	}
 }
 
+// checkDeadLetterHeaders checks that dl, the dead letter of in (the
+// failingRecord, failed with failure), carries the original's headers and
+// the kretrieve.dlq.* ones, and that fallback is its minimal copy.
+func checkDeadLetterHeaders(t *testing.T, in *kgo.Record, failure error, dl, fallback *kgo.Record) {
+	t.Helper()
+	l := deadletters.FromRecord(dl)
+	if l.Reason != failure.Error() || l.ErrorType != deadletters.ErrorTypePermanent || l.OriginalTopic != "retrieval.requests" ||
+		l.OriginalPartition != 4 || l.OriginalOffset != 99 || l.Attempts != 1 || l.ConsumerGroup != "retrieval" ||
+		l.TraceID != producerSpan.TraceID().String() || l.Truncated != "" || !l.OriginalTimestamp.Equal(in.Timestamp.UTC()) {
+		t.Errorf("dead letter parsed as %+v", l)
+	}
+	if v, ok := dlHeader(dl, "app"); !ok || v != "kept" {
+		t.Errorf("original header app = %q (present %v)", v, ok)
+	}
+	if v, ok := dlHeader(fallback, deadletters.HeaderTruncated); !ok || v != "key=5/5 headers=0/2 value=0/13" || fallback.Topic != dl.Topic {
+		t.Errorf("fallback: topic %q, %s = %q", fallback.Topic, deadletters.HeaderTruncated, v)
+	}
+}
+
 // DeadLetter's filter decides: an error it refuses is returned as it is,
-// nothing is published and Trace records the error type it is given.
+// with no dead letter, and Trace records the error type it is given.
 func TestDeadLetterFilter(t *testing.T) {
 	tr, spans := newRecordingTracer(t)
-	published := 0
-	publish := func(context.Context, *consumers.Message, error, *kgo.Record, *kgo.Record) { published++ }
 	notNow := errors.New("search: index closed")
 	h := consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return nil, notNow },
-		consumers.Trace(tr, func(msg *consumers.Message, _ error) string {
-			if msg.DeadLettered {
+		consumers.Trace(tr, func(_ *consumers.Message, err error) string {
+			if dle := (*consumers.DeadLetterError)(nil); errors.As(err, &dle) {
 				return "dead-lettered"
 			}
 			return "kept"
 		}),
-		consumers.DeadLetter(publish, "retrieval", 0, func(_ context.Context, err error) bool { return !errors.Is(err, notNow) }))
+		consumers.DeadLetter(consumers.DeadLetterConfig{Group: "retrieval", Filter: func(_ context.Context, err error) bool { return !errors.Is(err, notNow) }}))
 	msg := &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1}
-	if _, err := h(context.Background(), msg); err != notNow {
+	_, err := h(context.Background(), msg)
+	if err != notNow {
 		t.Fatalf("err %v, want the handler's", err)
 	}
-	if published != 0 || msg.DeadLettered {
-		t.Fatalf("published %d, dead-lettered %v: the filter refused it", published, msg.DeadLettered)
+	if dle := (*consumers.DeadLetterError)(nil); errors.As(err, &dle) {
+		t.Fatalf("dead letter %v: the filter refused it", dle)
 	}
 	if got := attrMap(spanNamed(t, spans, "process retrieval.requests").Attributes())["error.type"]; got != "kept" {
 		t.Errorf("error.type %v, want the one errorType gave", got)
@@ -174,10 +182,10 @@ func TestDeadLetterFilter(t *testing.T) {
 	// Without an error the outputs pass through untouched.
 	out := &kgo.Record{Topic: "candidates"}
 	h = consumers.Chain(func(context.Context, *consumers.Message) ([]*kgo.Record, error) { return []*kgo.Record{out}, nil },
-		consumers.Trace(tr, nil), consumers.DeadLetter(publish, "retrieval", 0, nil))
+		consumers.Trace(tr, nil), consumers.DeadLetter(consumers.DeadLetterConfig{Group: "retrieval"}))
 	outs, err := h(context.Background(), &consumers.Message{Record: failingRecord(), HighWatermark: -1, Attempt: 1})
-	if err != nil || len(outs) != 1 || outs[0] != out || published != 0 {
-		t.Fatalf("outs %v err %v published %d", outs, err, published)
+	if err != nil || len(outs) != 1 || outs[0] != out {
+		t.Fatalf("outs %v err %v", outs, err)
 	}
 }
 

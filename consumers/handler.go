@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
@@ -14,12 +13,13 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/otelnames"
 )
 
-// Message is one consumed record being processed. It carries what the
-// middleware learns about the record to the middleware inside it and to
-// the handler, so the record's headers are read once.
+// Message is one consumed record being processed: the record and what the
+// runtime and the middleware learn about it (its place in the partition,
+// its trace context, its attempt), for the middleware inside them and the
+// handler, so the record's headers are read once. It carries nothing back:
+// the chain's outcome is what it returns.
 type Message struct {
 	// Record is the consumed record. Handlers must not modify it.
 	Record *kgo.Record
@@ -27,24 +27,24 @@ type Message struct {
 	// returned Record (-1 when unknown).
 	HighWatermark int64
 	// QueueWait is how long the record sat in Kafka before processing
-	// started. Trace sets it.
+	// started. Trace (or the Worker, doing Trace's work) sets it.
 	QueueWait kafkatrace.QueueWait
 	// Remote is the trace context found in the record's headers: the
 	// producer's span, which the process span is a child of (or linked to,
-	// at a trust boundary) and the record's dead letter links to. Trace
-	// sets it; it is invalid when the record carries none.
+	// at a trust boundary) and the record's dead letter links to. Set with
+	// QueueWait; it is invalid when the record carries none.
 	Remote trace.SpanContext
-	// Attempt counts handler attempts, starting at 1.
+	// Attempt counts handler attempts, starting at 1. Retry counts them.
 	Attempt int
-	// DeadLettered says that DeadLetter sent the record's dead letter.
-	DeadLettered bool
-
-	pd *pending // the Worker's accounting of the record's outputs
 }
 
-// Handler processes one message and returns the records to publish as its
-// output. The runtime produces them as children of the process span and
-// commits the input offset only once all of them are acknowledged.
+// Handler processes one message and returns its outcome: the records to
+// publish as its output, or an error. The runtime produces the outputs as
+// children of the process span and commits the input offset only once all
+// of them are acknowledged. A *DeadLetterError (what DeadLetter returns)
+// is an outcome too: the runtime publishes its dead letter instead, and
+// commits the input once that is acknowledged; the input of any other
+// error is left uncommitted, for redelivery.
 //
 // An error marked with Permanent (or matching messages.ErrInvalid) sends the
 // record to the dead-letter topic at once; other errors are retried by the
@@ -55,17 +55,6 @@ type Message struct {
 // text, document bodies, record keys). Wrap errors of calls given user data
 // with RedactError.
 type Handler func(ctx context.Context, msg *Message) ([]*kgo.Record, error)
-
-// Middleware wraps a Handler with a cross-cutting concern.
-type Middleware func(Handler) Handler
-
-// Chain wraps h so that the first middleware is the outermost.
-func Chain(h Handler, mws ...Middleware) Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
-}
 
 type permanentError struct{ err error }
 
@@ -102,7 +91,8 @@ func errorKind(err error) string {
 // of range [3] with length 3") but only the type of any other panic value:
 // a value passed to panic may quote the record (panic(err) after a failed
 // decode), and the text goes to spans, logs and the dead-letter reason. The
-// Worker logs the panicking goroutine's stack.
+// Worker logs the panicking goroutine's stack when it publishes the dead
+// letter.
 func Recover() Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, msg *Message) (outs []*kgo.Record, err error) {
@@ -127,35 +117,4 @@ func (e *panicError) Error() string {
 		return "handler panic: " + re.Error()
 	}
 	return fmt.Sprintf("handler panic (%T value)", e.value)
-}
-
-// Retry retries transient errors up to attempts times in all, sleeping
-// backoff, 2×backoff, … (at most maxBackoff) between attempts. Each retry is
-// an event on the process span. It stops early when ctx is done.
-func Retry(attempts int, backoff, maxBackoff time.Duration) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
-			wait := backoff
-			for {
-				outs, err := next(ctx, msg)
-				if err == nil || IsPermanent(err) || msg.Attempt >= attempts || ctx.Err() != nil {
-					return outs, err
-				}
-				trace.SpanFromContext(ctx).AddEvent(otelnames.EventRetry, trace.WithAttributes(
-					otelnames.RetryAttempt.Int(msg.Attempt),
-					otelnames.RetryError.String(err.Error()),
-					otelnames.RetryBackoffMS.Float64(float64(wait)/float64(time.Millisecond)),
-				))
-				t := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return nil, err
-				case <-t.C:
-				}
-				msg.Attempt++
-				wait = min(2*wait, maxBackoff)
-			}
-		}
-	}
 }

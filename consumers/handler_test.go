@@ -81,7 +81,7 @@ func TestRetry(t *testing.T) {
 		return []*kgo.Record{{Topic: "out"}}, nil
 	}
 	msg := &Message{Record: &kgo.Record{}, Attempt: 1}
-	outs, err := Chain(flaky, Retry(5, time.Millisecond, 4*time.Millisecond))(ctx, msg)
+	outs, err := Chain(flaky, Retry(RetryConfig{Attempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}))(ctx, msg)
 	span.End()
 	if err != nil || len(outs) != 1 || calls != 3 || msg.Attempt != 3 {
 		t.Fatalf("err %v outs %d calls %d attempt %d", err, len(outs), calls, msg.Attempt)
@@ -96,7 +96,7 @@ func TestRetry(t *testing.T) {
 		_, err := Chain(func(context.Context, *Message) ([]*kgo.Record, error) {
 			calls++
 			return nil, errors.New("down")
-		}, Retry(3, time.Millisecond, time.Millisecond))(t.Context(), msg)
+		}, Retry(RetryConfig{Attempts: 3, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond}))(t.Context(), msg)
 		if err == nil || calls != 3 || msg.Attempt != 3 {
 			t.Fatalf("err %v calls %d attempt %d", err, calls, msg.Attempt)
 		}
@@ -106,7 +106,7 @@ func TestRetry(t *testing.T) {
 		_, err := Chain(func(context.Context, *Message) ([]*kgo.Record, error) {
 			calls++
 			return nil, Permanent(errors.New("bad"))
-		}, Retry(3, time.Millisecond, time.Millisecond))(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
+		}, Retry(RetryConfig{Attempts: 3, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond}))(t.Context(), &Message{Record: &kgo.Record{}, Attempt: 1})
 		if err == nil || calls != 1 {
 			t.Fatalf("err %v calls %d", err, calls)
 		}
@@ -118,7 +118,7 @@ func TestRetry(t *testing.T) {
 			calls++
 			cancel()
 			return nil, errors.New("down")
-		}, Retry(10, time.Hour, time.Hour))(ctx, &Message{Record: &kgo.Record{}, Attempt: 1})
+		}, Retry(RetryConfig{Attempts: 10, MinBackoff: time.Hour, MaxBackoff: time.Hour}))(ctx, &Message{Record: &kgo.Record{}, Attempt: 1})
 		if err == nil || calls != 1 {
 			t.Fatalf("err %v calls %d", err, calls)
 		}
@@ -134,5 +134,16 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{Group: "g", Topic: "t"}).Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRetryConfigDefaults(t *testing.T) {
+	got := RetryConfig{}.withDefaults()
+	want := RetryConfig{Attempts: 3, MinBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second}
+	if got != want {
+		t.Fatalf("RetryConfig{}.withDefaults() = %+v, want %+v", got, want)
+	}
+	if c := (Config{}).withDefaults(); c != DefaultConfig() {
+		t.Fatalf("Config{}.withDefaults() = %+v, want DefaultConfig() %+v", c, DefaultConfig())
 	}
 }

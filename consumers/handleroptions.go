@@ -9,8 +9,14 @@ import (
 // HandlerOption hands a stage handler (retrieval.Handler,
 // enrichment.Handler, or one of your own) a collaborator. A handler's
 // settings are its own Config; its collaborators are HandlerOptions.
-// Only the With* functions make one.
-type HandlerOption = global.Option
+// Only this package's With* functions make one, so another package's
+// option does not compile in its place.
+type HandlerOption interface{ applyHandler(*HandlerConfig) }
+
+// handlerOptionFunc adapts a function to a HandlerOption.
+type handlerOptionFunc func(*HandlerConfig)
+
+func (f handlerOptionFunc) applyHandler(c *HandlerConfig) { f(c) }
 
 // HandlerConfig holds a stage handler's collaborators, as
 // NewHandlerConfig returns them.
@@ -21,10 +27,23 @@ type HandlerConfig struct {
 
 // WithTracerProvider sets the tracer provider of a handler's own spans;
 // nil is ignored. Default: the global provider (otel.GetTracerProvider()).
-func WithTracerProvider(tp trace.TracerProvider) HandlerOption { return global.WithTracerProvider(tp) }
+func WithTracerProvider(tp trace.TracerProvider) HandlerOption {
+	return handlerOptionFunc(func(c *HandlerConfig) {
+		if tp != nil {
+			c.TracerProvider = tp
+		}
+	})
+}
 
-// NewHandlerConfig applies opts and fills in the collaborators they leave
-// unset with the global ones.
+// NewHandlerConfig applies opts in order (nil ones are skipped) and fills
+// in the collaborators they leave unset with the global ones.
 func NewHandlerConfig(opts ...HandlerOption) HandlerConfig {
-	return HandlerConfig{TracerProvider: global.New(opts).TracerProvider}
+	var c HandlerConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyHandler(&c)
+		}
+	}
+	c.TracerProvider = global.TracerProvider(c.TracerProvider)
+	return c
 }

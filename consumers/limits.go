@@ -29,8 +29,8 @@ type Limits struct {
 
 // Limit returns middleware that fails records beyond l with a permanent
 // error, before they reach the next handler. The error names the limit and
-// the sizes, never the record's content. The Worker installs it, with the
-// limits of its Config, right inside Recover.
+// the sizes, never the record's content. DefaultMiddleware places it, with
+// the limits of its Config, right inside Recover.
 func Limit(l Limits) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {

@@ -135,19 +135,7 @@ func TestStopFinishesTheBatch(t *testing.T) {
 	g.open()
 	g.waitStopped(t, time.Minute)
 
-	g.mu.Lock()
-	again, missing := 0, 0
-	for p := range int64(partitions) {
-		for o := range int64(perPartition) {
-			switch n := g.delivered[[2]int64{p, o}]; {
-			case n == 0:
-				missing++
-			case n > 1:
-				again += n - 1
-			}
-		}
-	}
-	g.mu.Unlock()
+	missing, again := g.deliveries(perPartition)
 	if missing > 0 || again > 0 {
 		t.Errorf("of %d polled records, %d were not processed before the stop and %d were processed twice", partitions*perPartition, missing, again)
 	}
@@ -166,15 +154,7 @@ func TestStopFinishesTheBatch(t *testing.T) {
 	if n := e.count(e.out); n != partitions*perPartition {
 		t.Errorf("%d outputs, want one per record: %d", n, partitions*perPartition)
 	}
-	logged, err := os.ReadFile(g.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"level=ERROR", "context canceled"} {
-		if strings.Contains(string(logged), bad) {
-			t.Errorf("the stop logged %q:\n%s", bad, logged)
-		}
-	}
+	g.checkLogged(t, "level=ERROR", "context canceled")
 
 	// Redeliveries: the group's next member gets only new records.
 	var (
@@ -199,6 +179,38 @@ func TestStopFinishesTheBatch(t *testing.T) {
 	defer mu.Unlock()
 	if len(redelivered) > 0 {
 		t.Errorf("%d records redelivered to the next member after a graceful stop: offsets %v", len(redelivered), redelivered)
+	}
+}
+
+// deliveries counts, of the first perPartition records of each partition,
+// those the gated worker did not process and its repeated processings.
+func (g *gatedWorker) deliveries(perPartition int64) (missing, again int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for p := range int64(partitions) {
+		for o := range perPartition {
+			switch n := g.delivered[[2]int64{p, o}]; {
+			case n == 0:
+				missing++
+			case n > 1:
+				again += n - 1
+			}
+		}
+	}
+	return missing, again
+}
+
+// checkLogged fails t if the gated worker's log holds any of bad.
+func (g *gatedWorker) checkLogged(t *testing.T, bad ...string) {
+	t.Helper()
+	logged, err := os.ReadFile(g.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		if strings.Contains(string(logged), b) {
+			t.Errorf("the stop logged %q:\n%s", b, logged)
+		}
 	}
 }
 

@@ -38,7 +38,8 @@ func echo(out string) consumers.Handler {
 // hostileEnv is a broker with an input topic (accepting records up to
 // 8 MiB, as a topic that takes big records would), its dead-letter topic
 // (max.message.bytes dlqMax, or the broker's default when empty) and an
-// output topic, and a worker running echo on them.
+// output topic, and a worker running echo on them with hostileConfig and
+// opts.
 type hostileEnv struct {
 	t        *testing.T
 	addr     string
@@ -48,7 +49,7 @@ type hostileEnv struct {
 	spans    *tracetest.SpanRecorder
 }
 
-func newHostileEnv(t *testing.T, in, dlqMax string) *hostileEnv {
+func newHostileEnv(t *testing.T, in, dlqMax string, opts ...consumers.Option) *hostileEnv {
 	t.Helper()
 	addr := brokertest.NewBroker(t, 1).Addr()
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerBatchMaxBytes(8<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -79,8 +80,8 @@ func newHostileEnv(t *testing.T, in, dlqMax string) *hostileEnv {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(tp), kafkatrace.WithConsumerGroup("hostile"), kafkatrace.WithServerAddress(addr))
-	w, err := consumers.New(consumers.Config{Group: "hostile", Topic: in, RetryBackoff: time.Millisecond},
-		tracer, echo(in+".out"), []kgo.Opt{kgo.SeedBrokers(addr)}, consumers.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	opts = append([]consumers.Option{consumers.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))}, opts...)
+	w, err := consumers.New(hostileConfig(in), tracer, echo(in+".out"), []kgo.Opt{kgo.SeedBrokers(addr)}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +95,11 @@ func newHostileEnv(t *testing.T, in, dlqMax string) *hostileEnv {
 		}
 	})
 	return &hostileEnv{t: t, addr: addr, in: in, producer: producer, worker: w, spans: spans}
+}
+
+// hostileConfig is the Config of a hostileEnv's worker consuming in.
+func hostileConfig(in string) consumers.Config {
+	return consumers.Config{Group: "hostile", Topic: in, RetryBackoff: time.Millisecond}
 }
 
 func (e *hostileEnv) produce(recs ...*kgo.Record) {

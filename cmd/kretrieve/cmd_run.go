@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kretrieve/kretrieve/broker"
+	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/console"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
@@ -95,7 +96,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 		c.replicas[name] = new(int)
 		s.integer(c.replicas[name], name+"-workers", 1, name+" workers")
 	}
-	s.integer(&c.concurrency, "concurrency", 6, "partitions each worker processes at once")
+	s.integer(&c.concurrency, "concurrency", consumers.DefaultConcurrency, "partitions each worker processes at once")
 	c.pathways.declare(s)
 	return func(args []string) error {
 		var errs []error

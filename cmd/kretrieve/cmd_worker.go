@@ -93,12 +93,12 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	first := role == top.Stages[0].Name
 	c.declare(s, role, kafkaclient.DefaultBrokers)
 	s.str(&c.worker.Group, "group", st.Group, "consumer group")
-	s.integer(&c.worker.Concurrency, "concurrency", 6, "records processed at once, each of a different partition (a partition's records are processed in order)")
-	s.integer(&c.worker.MaxPollRecords, "max-poll-records", 500, "records taken per poll, and the most queued per partition (a full queue pauses its fetching)")
-	fetchMax := 16 << 20
+	s.integer(&c.worker.Concurrency, "concurrency", consumers.DefaultConcurrency, "records processed at once, each of a different partition (a partition's records are processed in order)")
+	s.integer(&c.worker.MaxPollRecords, "max-poll-records", consumers.DefaultMaxPollRecords, "records taken per poll, and the most queued per partition (a full queue pauses its fetching)")
+	fetchMax := consumers.DefaultFetchMaxBytes
 	s.integer(&fetchMax, "fetch-max-bytes", fetchMax, "largest fetch response buffered per broker")
-	s.integer(&c.worker.Attempts, "attempts", 3, "attempts for a transient error before dead-lettering")
-	s.duration(&c.worker.RetryBackoff, "retry-backoff", 100*time.Millisecond, "first retry delay (doubles up to 2s)")
+	s.integer(&c.worker.Attempts, "attempts", consumers.DefaultAttempts, "attempts for a transient error before dead-lettering")
+	s.duration(&c.worker.RetryBackoff, "retry-backoff", consumers.DefaultRetryBackoff, "first retry delay (doubles up to "+consumers.DefaultMaxRetryBackoff.String()+")")
 	s.duration(&c.worker.SessionTimeout, "session-timeout", consumers.DefaultSessionTimeout, "how long the group waits for a crashed member (no heartbeat) before reassigning its partitions")
 	s.duration(&c.worker.RebalanceTimeout, "rebalance-timeout", consumers.DefaultRebalanceTimeout, "how long a rebalance waits for every member to rejoin; a member killed mid-rebalance is dropped after it (the group uses its members' largest)")
 	s.str(&c.worker.InstanceID, "instance-id", "", "static group membership under this id, unique in the group and stable across restarts (a pod's name): a restarted worker takes its partitions back at once; a stopped one keeps them until --session-timeout (empty: dynamic member)")
@@ -107,7 +107,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	s.integer(&c.worker.MaxHeaders, "max-headers", consumers.DefaultMaxHeaders, "most headers a record may carry; more are dead-lettered")
 	s.integer(&c.worker.MaxHeaderBytes, "max-header-bytes", consumers.DefaultMaxHeaderBytes, "largest total of a record's header keys and values; more is dead-lettered")
 	s.integer(&c.worker.MaxDeadLetterBytes, "max-dead-letter-bytes", consumers.DefaultMaxDeadLetterBytes, "largest dead letter (at least 4096); a bigger one keeps the start of the value and says so in kretrieve.dlq.truncated")
-	s.duration(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on each step of a graceful stop: finishing the batch, committing and leaving the group, flushing spans")
+	s.duration(&c.shutdownTimeout, "shutdown-timeout", consumers.DefaultCommitTimeout, "bound on each step of a graceful stop: finishing the batch, committing and leaving the group, flushing spans")
 	declareIndex(s, &c.index)
 	s.duration(&c.lagInterval, "lag-interval", lag.DefaultInterval, "how often to measure and export this group's lag (0: off)")
 	c.pathways.declare(s)

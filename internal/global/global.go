@@ -5,18 +5,13 @@
 // otel.GetMeterProvider or otel.GetTextMapPropagator
 // (TestOnlyHomeOfTheGlobals).
 //
-// Each component declares its own sealed Option (see "Options" in
-// docs/ARCHITECTURE.md) and falls back through TracerProvider,
+// It declares no option type: each component declares its own sealed
+// Option (see "Options" in docs/ARCHITECTURE.md) and falls back through TracerProvider,
 // MeterProvider, Propagator and Logger; one that takes all four
 // collaborators may keep them in a Collaborators and call Filled.
-//
-// Option, its With* functions and New remain only for
-// consumers.HandlerOption, which is still an alias of Option; once it has
-// an Option of its own, delete them.
 package global
 
 import (
-	"cmp"
 	"log/slog"
 
 	"go.opentelemetry.io/otel"
@@ -58,52 +53,12 @@ func Logger(l *slog.Logger) *slog.Logger {
 }
 
 // Collaborators are the objects a component is handed through its
-// options; Filled (and New) make them never nil.
+// options; Filled makes them never nil.
 type Collaborators struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	Propagator     propagation.TextMapPropagator
 	Logger         *slog.Logger
-}
-
-// Option sets one collaborator. Only the With* functions make one; a nil
-// Option is skipped.
-type Option interface{ apply(*Collaborators) }
-
-type optionFunc func(*Collaborators)
-
-func (f optionFunc) apply(c *Collaborators) { f(c) }
-
-// WithTracerProvider sets the tracer provider; nil is ignored.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return optionFunc(func(c *Collaborators) { c.TracerProvider = cmp.Or(tp, c.TracerProvider) })
-}
-
-// WithMeterProvider sets the meter provider; nil is ignored.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return optionFunc(func(c *Collaborators) { c.MeterProvider = cmp.Or(mp, c.MeterProvider) })
-}
-
-// WithPropagator sets the propagator; nil is ignored.
-func WithPropagator(p propagation.TextMapPropagator) Option {
-	return optionFunc(func(c *Collaborators) { c.Propagator = cmp.Or(p, c.Propagator) })
-}
-
-// WithLogger sets the logger; nil is ignored.
-func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(c *Collaborators) { c.Logger = cmp.Or(l, c.Logger) })
-}
-
-// New applies opts in order and fills in what they leave unset with the
-// globals (TracerProvider, MeterProvider, Propagator, Logger).
-func New(opts []Option) Collaborators {
-	var c Collaborators
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
-	return c.Filled()
 }
 
 // Filled returns c with what is unset replaced by the globals.

@@ -52,14 +52,14 @@ func TestOnlyHomeOfTheGlobals(t *testing.T) {
 	}
 }
 
-// TestOptionsIgnoreNilAndApplyInOrder: a later option wins, a nil one
-// (or a nil argument) changes nothing, and New fills in the rest.
-func TestOptionsIgnoreNilAndApplyInOrder(t *testing.T) {
-	first, second := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
+// TestFilledKeepsWhatIsSetAndFillsTheRest: a collaborator that is set is
+// kept, the unset ones are the globals.
+func TestFilledKeepsWhatIsSetAndFillsTheRest(t *testing.T) {
+	l := slog.New(slog.DiscardHandler)
 	tp := tracenoop.NewTracerProvider()
-	c := New([]Option{WithLogger(first), WithLogger(second), WithLogger(nil), nil, WithTracerProvider(tp), WithTracerProvider(nil)})
-	if c.Logger != second {
-		t.Error("the later logger did not win, or nil overrode it")
+	c := Collaborators{Logger: l, TracerProvider: tp}.Filled()
+	if c.Logger != l {
+		t.Error("the logger set was replaced")
 	}
 	if c.TracerProvider != tp {
 		t.Errorf("tracer provider %T, want the one set", c.TracerProvider)

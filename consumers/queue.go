@@ -1,0 +1,255 @@
+package consumers
+
+import (
+	"context"
+	"math"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// partKey names a partition.
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// queued is a record waiting in its partition's queue.
+type queued struct {
+	rec           *kgo.Record
+	highWatermark int64
+}
+
+// pending is a processed record whose outputs are not all acknowledged.
+type pending struct {
+	p      *partition
+	offset int64
+	epoch  int32
+	left   int // outputs not yet acknowledged, plus one while processing
+	failed bool
+}
+
+// partition is the state and goroutine of one assigned partition.
+type partition struct {
+	w       *Worker
+	key     partKey
+	wake    chan struct{} // records queued, or a failure to handle
+	quit    chan struct{} // closed to stop after the record in flight
+	done    chan struct{} // closed when the goroutine returned
+	outputs sync.WaitGroup
+
+	mu          sync.Mutex
+	queue       []queued
+	paused      bool // fetching paused while the queue is full
+	rewinding   bool // a rewind was asked for; dispatched records are dropped
+	inflight    []*pending
+	firstFailed int64           // lowest offset whose processing or output failed
+	next        kgo.EpochOffset // every record before next.Offset is done
+	committed   int64           // next.Offset as last committed
+}
+
+func (w *Worker) newPartition(k partKey) *partition {
+	return &partition{
+		w: w, key: k,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		firstFailed: math.MaxInt64, next: kgo.EpochOffset{Epoch: -1, Offset: -1}, committed: -1,
+	}
+}
+
+func (p *partition) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues recs, pausing the partition's fetching when the queue is full.
+func (p *partition) enqueue(recs []*kgo.Record, highWatermark int64) {
+	p.mu.Lock()
+	if p.rewinding {
+		p.mu.Unlock()
+		return
+	}
+	for _, r := range recs {
+		p.queue = append(p.queue, queued{r, highWatermark})
+	}
+	if !p.paused && len(p.queue) >= p.w.cfg.MaxPollRecords {
+		p.paused = true
+		p.w.client.PauseFetchPartitions(map[string][]int32{p.key.topic: {p.key.partition}})
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+// resume resumes fetching if it was paused. p.mu must be held.
+func (p *partition) resume() {
+	if p.paused {
+		p.paused = false
+		p.w.client.ResumeFetchPartitions(map[string][]int32{p.key.topic: {p.key.partition}})
+	}
+}
+
+// take returns the next record to process; none while a failure waits to
+// be handled.
+func (p *partition) take() (q queued, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rewinding || p.firstFailed != math.MaxInt64 || len(p.queue) == 0 {
+		return q, false
+	}
+	q = p.queue[0]
+	p.queue[0] = queued{}
+	p.queue = p.queue[1:]
+	if len(p.queue) <= p.w.cfg.MaxPollRecords/2 {
+		p.resume()
+	}
+	return q, true
+}
+
+// run processes the partition's records in order until quit or ctx is
+// done, or, once the worker is draining, until its queue is empty.
+func (p *partition) run(ctx context.Context) {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		case <-p.w.draining:
+		}
+		for {
+			if ctx.Err() != nil || p.stopped() {
+				return
+			}
+			p.mu.Lock()
+			failed := p.firstFailed != math.MaxInt64 && !p.rewinding
+			p.mu.Unlock()
+			if failed && p.draining() {
+				// The poll loop rewinds no more: the failed record and
+				// those after it stay uncommitted, for redelivery.
+				return
+			}
+			if failed {
+				p.rewind(ctx)
+				break
+			}
+			q, ok := p.take()
+			if !ok && p.draining() {
+				return
+			}
+			if !ok {
+				break
+			}
+			select {
+			case p.w.sem <- struct{}{}:
+			case <-p.quit:
+				return
+			case <-ctx.Done():
+				return
+			}
+			p.w.processRecord(ctx, p, q)
+			<-p.w.sem
+		}
+	}
+}
+
+// draining reports whether the worker is stopping (Run's step 1).
+func (p *partition) draining() bool {
+	select {
+	case <-p.w.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *partition) stopped() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// rewind drops the queue, waits for the outputs in flight, and asks the
+// poll loop to fetch the partition again from its first failed record.
+func (p *partition) rewind(ctx context.Context) {
+	p.mu.Lock()
+	p.rewinding = true
+	clear(p.queue)
+	p.queue = p.queue[:0]
+	p.resume()
+	p.mu.Unlock()
+	p.outputs.Wait()
+	p.mu.Lock()
+	offset := p.firstFailed
+	p.mu.Unlock()
+	p.w.logger.WarnContext(ctx, "rewinding partition to its first failed record", "partition", p.key.partition, "offset", offset)
+	p.w.requestRewind(p, offset)
+}
+
+// rewound is called by the poll loop once the partition was rewound: what
+// is dispatched from now on was fetched from the failed record.
+func (p *partition) rewound() {
+	p.mu.Lock()
+	p.firstFailed = math.MaxInt64
+	clear(p.inflight)
+	p.inflight = p.inflight[:0]
+	clear(p.queue)
+	p.queue = p.queue[:0]
+	p.rewinding = false
+	p.mu.Unlock()
+	p.signal()
+}
+
+// begin tracks rec as in progress.
+func (p *partition) begin(rec *kgo.Record) *pending {
+	pd := &pending{p: p, offset: rec.Offset, epoch: rec.LeaderEpoch, left: 1}
+	p.outputs.Add(1)
+	p.mu.Lock()
+	p.inflight = append(p.inflight, pd)
+	p.mu.Unlock()
+	return pd
+}
+
+// add counts one more output of pd.
+func (p *partition) add(pd *pending) {
+	p.outputs.Add(1)
+	p.mu.Lock()
+	pd.left++
+	p.mu.Unlock()
+}
+
+// ack counts one output of pd (or its processing) as done, failed or not,
+// and moves the committable offset past the records whose outputs are all
+// acknowledged.
+func (p *partition) ack(pd *pending, failed bool) {
+	var advanced int64
+	p.mu.Lock()
+	if failed {
+		pd.failed = true
+		p.firstFailed = min(p.firstFailed, pd.offset)
+	}
+	pd.left--
+	for len(p.inflight) > 0 {
+		h := p.inflight[0]
+		if h.left > 0 || h.failed {
+			break
+		}
+		p.next = kgo.EpochOffset{Epoch: h.epoch, Offset: h.offset + 1}
+		p.inflight[0] = nil
+		p.inflight = p.inflight[1:]
+		advanced++
+	}
+	p.mu.Unlock()
+	p.outputs.Done()
+	if failed {
+		p.signal()
+	}
+	if advanced > 0 {
+		p.w.acknowledged(advanced)
+	}
+}
