@@ -12,14 +12,6 @@ import (
 	"github.com/kretrieve/kretrieve/topology"
 )
 
-// DefaultReplayGroup is the consumer group of kretrieve dlq replay: the
-// same as deadletters.DefaultReplayGroup (a test keeps them equal).
-const DefaultReplayGroup = "kretrieve-dlq-replay"
-
-// DefaultPathwaysTopic is the default topic of the pathway aggregates: the
-// same as pathwaytopic.DefaultTopic (a test keeps them equal).
-const DefaultPathwaysTopic = "kretrieve.pathways"
-
 // The names of the roles that are not stages; each stage's role is named
 // after the stage.
 const (
@@ -53,8 +45,8 @@ func (n Names) AllTopics() []string {
 func DefaultNames() Names {
 	return Names{
 		Topology:      topology.Default(messages.DefaultTopics()),
-		ReplayGroup:   DefaultReplayGroup,
-		PathwaysTopic: DefaultPathwaysTopic,
+		ReplayGroup:   messages.DefaultReplayGroup,
+		PathwaysTopic: messages.DefaultPathwaysTopic,
 	}
 }
 
