@@ -255,7 +255,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 			id = "raw-ok"
 		}
 		done := c.Collector.Expect(id)
-		rec := &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(key), Value: []byte(tc.value), Headers: tc.headers}
+		rec := &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte(key), Value: []byte(tc.value), Headers: tc.headers}
 		if err := raw.ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 			t.Fatalf("produce %s: %v", key, err)
 		}

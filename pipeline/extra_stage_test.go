@@ -57,7 +57,7 @@ func filterStage(blocked ...string) pipeline.Stage {
 // in it, and the result collector watches the new stage's dead letters.
 func TestAnExtraStageIsOneDeclaration(t *testing.T) {
 	h := newHarness(t, 3)
-	stages, err := pipeline.InsertStage(pipeline.DefaultStages(h.cfg.Topics), topology.Retrieval, filterStage("net/url"))
+	stages, err := pipeline.InsertStage(pipeline.DefaultStages(messages.DefaultTopics()), topology.Retrieval, filterStage("net/url"))
 	if err != nil {
 		t.Fatal(err)
 	}
