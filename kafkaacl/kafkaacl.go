@@ -85,7 +85,7 @@ func (r Rule) Builder(principal string) *kadm.ACLBuilder {
 
 // Role is a kretrieve role and the ACLs it needs.
 type Role struct {
-	// Name is the role's name (RoleRetrieval, ...).
+	// Name is the role's name (a stage's name, such as messages.StageRetrieval, or RoleGateway, ...).
 	Name string
 	// Commands are the kretrieve commands that run as this role.
 	Commands string

@@ -176,7 +176,7 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 		case <-t.Context().Done():
 			t.Fatal("test cancelled while watching the backlog")
 		}
-		offs, err := adm.FetchOffsets(t.Context(), pipeline.RetrievalGroup)
+		offs, err := adm.FetchOffsets(t.Context(), messages.StageRetrieval)
 		if err != nil {
 			continue // the group may not exist yet
 		}

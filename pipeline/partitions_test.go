@@ -20,7 +20,6 @@ import (
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/topology"
 )
 
 // searchCall is one POST /v1/search of a paced load and its answer.
@@ -54,8 +53,8 @@ func TestPartitionsAddedMidRun(t *testing.T) {
 	h.cfg.Kafka.MetadataMaxAge = interval
 	topics := messages.DefaultTopics()
 	h.runPoisonWorkers()
-	waitAssigned(t, b.Addr(), topology.Retrieval, 1)
-	waitAssigned(t, b.Addr(), topology.Enrichment, 1)
+	waitAssigned(t, b.Addr(), messages.StageRetrieval, 1)
+	waitAssigned(t, b.Addr(), messages.StageEnrichment, 1)
 	srv, _ := h.gateway(gateway.Config{Timeout: 10 * time.Second})
 
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))

@@ -24,10 +24,8 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -193,11 +191,11 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
 	idx := &workingIndex{Index: h.idx, work: 3 * time.Millisecond}
-	rw, err := h.pipeline().NewWorker(topology.Retrieval, idx)
+	rw, err := h.pipeline().NewWorker(messages.StageRetrieval, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := h.pipeline().NewWorker(topology.Enrichment, idx)
+	ew, err := h.pipeline().NewWorker(messages.StageEnrichment, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,17 +380,17 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 	const service = "kretrieve-rebalance"
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
-	first, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+	first, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrich, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	enrich, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopFirst := runWorkers(t, first, enrich)
 	c := h.client(true)
-	second, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+	second, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,11 +456,11 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	h := newHarnessOn(t, b.Addr(), 3)
 	h.cfg.ServiceName = service
 	workers := func() (retrieval, enrichment *consumers.Worker) {
-		rw, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+		rw, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+		ew, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -487,8 +485,8 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	// Nothing the first workers did was committed: the new ones process
 	// every request, then every candidate, again. Once both groups have
 	// committed everything, every output is in its topic.
-	waitCommitted(t, h, pipeline.RetrievalGroup, h.cfg.Topology().Requests())
-	waitCommitted(t, h, pipeline.EnrichmentGroup, h.cfg.Topology().Stages[0].Output)
+	waitCommitted(t, h, messages.StageRetrieval, h.cfg.Topology().Requests())
+	waitCommitted(t, h, messages.StageEnrichment, h.cfg.Topology().Stages[0].Output)
 	stop()
 
 	path := chain(0, requestCheckpoints(service, messages.DefaultTopics())...)
@@ -544,11 +542,11 @@ func (h *harness) runPoisonWorkers() (searcher *poisonSearcher, stop func()) {
 	h.t.Helper()
 	searcher = &poisonSearcher{Index: h.idx}
 	searcher.armed.Store(true)
-	rw, err := h.pipeline().NewWorker(topology.Retrieval, searcher)
+	rw, err := h.pipeline().NewWorker(messages.StageRetrieval, searcher)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	ew, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -637,7 +635,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	poison := chain(0,
 		pathway.Checkpoint{Service: poisonService, Topic: topics.Requests, Direction: pathway.Out},
 		reqs[1],
-		pathway.Checkpoint{Service: service, Group: pipeline.RetrievalGroup, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.Out},
+		pathway.Checkpoint{Service: service, Group: messages.StageRetrieval, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.Out},
 	)
 	deadLettered := chain(poison[2].hash, pathway.Checkpoint{Service: service, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.In})
 	replayed := chain(poison[2].hash, append([]pathway.Checkpoint{

@@ -25,12 +25,6 @@ import (
 	"github.com/kretrieve/kretrieve/topology"
 )
 
-// Default consumer groups: the default stages' (topology.Default).
-const (
-	RetrievalGroup  = topology.Retrieval
-	EnrichmentGroup = topology.Enrichment
-)
-
 // Config is the pipeline's settings, plain data: the shared configuration
 // of every component. Its collaborators (providers, logger, messaging
 // metrics) are Options of New.
