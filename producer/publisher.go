@@ -92,21 +92,3 @@ func (p *Publisher) Close(ctx context.Context) error {
 // newCorrelation returns a fresh messages.HeaderCorrelation value: 128
 // random bits, which no caller can choose or guess.
 func newCorrelation() string { return rand.Text() }
-
-// PublishSync publishes req and waits for the acknowledgement.
-func (p *Publisher) PublishSync(ctx context.Context, req messages.Request) (Receipt, error) {
-	type ack struct {
-		r   Receipt
-		err error
-	}
-	ch := make(chan ack, 1)
-	if err := p.Publish(ctx, req, func(r Receipt, err error) { ch <- ack{r, err} }); err != nil {
-		return Receipt{}, err
-	}
-	select {
-	case a := <-ch:
-		return a.r, a.err
-	case <-ctx.Done():
-		return Receipt{}, ctx.Err()
-	}
-}
