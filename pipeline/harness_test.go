@@ -18,6 +18,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -62,7 +63,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 		_ = tp.Shutdown(context.Background())
 		_ = mp.Shutdown(context.Background())
 	})
-	idx, err := search.DemoIndex()
+	idx, err := searchtest.DemoIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
