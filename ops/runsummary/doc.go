@@ -10,6 +10,6 @@
 // package conformance checks (it converts Jaeger's traces to it).
 //
 // It imports the OpenTelemetry SDK (it is a span processor) and, of
-// kretrieve, only telemetry's span names; commands pass it the root span's
+// kretrieve, only otelnames's span names; commands pass it the root span's
 // name and outcome attribute.
 package runsummary
