@@ -77,7 +77,7 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.Kafka = c.Kafka.WithDefaults()
 	if c.Stages == nil {
-		c.Stages = DefaultStages(messages.DefaultTopics())
+		c.Stages = DefaultStages(messages.Topics{})
 	}
 	if c.ServiceName == "" {
 		c.ServiceName = "kretrieve"
