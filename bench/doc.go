@@ -2,7 +2,8 @@
 // against an in-process broker (kfake through broker/brokertest). It has no
 // non-test code; it imports kafkatrace, pathway (to check the relay's
 // pathway checkpoints), tracing (for its batch defaults and metric
-// producer), internal/otlpwire and broker/brokertest and nothing else of
+// producer), internal/otlpwire and broker/brokertest (and the test helper
+// internal/testutil/depcheck, which checks this) and nothing else of
 // kretrieve, and nothing imports it.
 //
 // # The relay benchmark

@@ -24,6 +24,7 @@
 // slog.Default().
 //
 // The package uses the OpenTelemetry API only, never the SDK (a test checks
-// it with go list -deps). It may import messages, kafkatrace, tracecontext
-// and kafkaclient; it does not import producer/, consumers/ or pipeline/.
+// it with go list -deps). Of kretrieve it imports only messages, kafkatrace,
+// tracecontext, otelnames and internal/global; it does not import
+// producer/, consumers/ or pipeline/.
 package deadletters

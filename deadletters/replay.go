@@ -19,14 +19,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // ScopeName is the instrumentation scope of the replay spans.
 const ScopeName = "github.com/kretrieve/kretrieve/deadletters"
 
-// DefaultReplayGroup is the consumer group that records replay progress.
-const DefaultReplayGroup = "kretrieve-dlq-replay"
+// DefaultReplayGroup is the consumer group that records replay progress,
+// declared with kretrieve's other Kafka names in package messages.
+const DefaultReplayGroup = messages.DefaultReplayGroup
 
 // commitTimeout bounds each commit; commits run even after ctx is done, so
 // that what was republished is not republished again.

@@ -44,7 +44,7 @@ type Config struct {
 	// MaxInFlight bounds the API requests (POST /v1/search and
 	// /v1/requests) handled at once. Beyond it a request is answered at
 	// once, before its body is read, with 503, Retry-After: 1 and the error
-	// code "overloaded", and counted in telemetry.MetricGatewayRefused. With MaxBodyBytes it
+	// code "overloaded", and counted in otelnames.MetricGatewayRefused. With MaxBodyBytes it
 	// bounds the request bodies held in memory: MaxInFlight × MaxBodyBytes
 	// (64 MiB by default). Default: DefaultMaxInFlight.
 	MaxInFlight int

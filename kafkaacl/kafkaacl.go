@@ -12,14 +12,6 @@ import (
 	"github.com/kretrieve/kretrieve/topology"
 )
 
-// DefaultReplayGroup is the consumer group of kretrieve dlq replay: the
-// same as deadletters.DefaultReplayGroup (a test keeps them equal).
-const DefaultReplayGroup = "kretrieve-dlq-replay"
-
-// DefaultPathwaysTopic is the default topic of the pathway aggregates: the
-// same as pathwaytopic.DefaultTopic (a test keeps them equal).
-const DefaultPathwaysTopic = "kretrieve.pathways"
-
 // The names of the roles that are not stages; each stage's role is named
 // after the stage.
 const (
@@ -53,8 +45,8 @@ func (n Names) AllTopics() []string {
 func DefaultNames() Names {
 	return Names{
 		Topology:      topology.Default(messages.DefaultTopics()),
-		ReplayGroup:   DefaultReplayGroup,
-		PathwaysTopic: DefaultPathwaysTopic,
+		ReplayGroup:   messages.DefaultReplayGroup,
+		PathwaysTopic: messages.DefaultPathwaysTopic,
 	}
 }
 
@@ -93,7 +85,7 @@ func (r Rule) Builder(principal string) *kadm.ACLBuilder {
 
 // Role is a kretrieve role and the ACLs it needs.
 type Role struct {
-	// Name is the role's name (RoleRetrieval, ...).
+	// Name is the role's name (a stage's name, such as messages.StageRetrieval, or RoleGateway, ...).
 	Name string
 	// Commands are the kretrieve commands that run as this role.
 	Commands string

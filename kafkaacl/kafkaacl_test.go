@@ -18,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/topology"
 )
 
@@ -211,7 +212,7 @@ func TestRolesGetExactlyTheirACLs(t *testing.T) {
 func TestRolesFollowTheTopology(t *testing.T) {
 	n := kafkaacl.DefaultNames()
 	var err error
-	n.Topology, err = n.Topology.Insert(topology.Retrieval, topology.Stage{Name: "rerank", Output: "retrieval.reranked"})
+	n.Topology, err = n.Topology.Insert(messages.StageRetrieval, topology.Stage{Name: "rerank", Output: "retrieval.reranked"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,23 @@
 // [Metrics]; tracing.NewMetricsProducer hands them to the SDK. It does not
 // import producer/ or consumers/; both import it.
 //
+// # Pathways
+//
+// With [WithPathways], a Tracer also carries a pathway context (package
+// pathway) in every record's pathway.HeaderKey header, whatever the trace
+// sampling: it writes the header on each record it produces, continuing
+// the pathway of the record being processed ([PathwayFromContext],
+// [ContextWithPathway]), and reads it on each record it starts processing.
+// At each of these checkpoints (service, consumer group, topic, direction)
+// it records the edge latency from the previous checkpoint and the latency
+// from the pathway's origin into the [Metrics] given with [WithMetrics],
+// as the kretrieve.pathway.latency series (at most [DefaultMaxPathways],
+// see [WithMaxPathways]; an overflow series takes the rest), with trace
+// exemplars. [Tracer.CheckpointIn] takes the in checkpoint of a record
+// processed outside StartProcess, such as a dead-letter replay. Without
+// WithPathways no header is written and one found on a record is left
+// alone.
+//
 // # Cost
 //
 // Tracing runs on every record, so the hot paths are kept lean (see
@@ -25,7 +42,8 @@
 //   - traceparent is encoded and parsed directly on the header bytes when the
 //     propagator is W3C's (tracestate and baggage still go through the
 //     library), checked against the library by a fuzz test;
-//   - metrics are atomic additions on series cached per partition;
+//   - metrics are atomic additions on series cached per partition, and a
+//     pathway checkpoint reuses the series it last used on the partition;
 //   - with [WithParentBasedSampling], unsampled records start no spans at
 //     all; sampled ones build their attributes only once the span is known
 //     to be recording, from slices cached per partition.

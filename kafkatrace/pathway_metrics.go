@@ -17,7 +17,7 @@ import (
 // OverflowAttr marks the series of otelnames.MetricPathwayLatency that
 // takes the measurements of pathways beyond the Metrics' bound, as the
 // OpenTelemetry SDK's cardinality limit does. The metric's other attributes
-// are telemetry's Pathway* keys.
+// are otelnames's Pathway* keys.
 const OverflowAttr = attribute.Key("otel.metric.overflow")
 
 // checkpointInfo is a checkpoint of a Tracer on one topic: its identity

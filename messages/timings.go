@@ -5,7 +5,10 @@ import (
 	"strconv"
 )
 
-// Names of the two default stages. They are also the stages whose timings
+// Names of the two default stages: the one home of these names. Each also
+// names the stage's consumer group, its worker command (kretrieve
+// retrieval) and its ACL role (package topology builds the default
+// pipeline from them). They are also the stages whose timings
 // schema_version 1 carried as flat members of timings, which a payload
 // still writes and reads for them (see [Timings]).
 const (

@@ -14,6 +14,16 @@ const (
 	DLQSuffix              = ".dlq"
 )
 
+// The default names of the Kafka resources kretrieve uses beside the
+// pipeline topics: the compacted topic the long-running commands publish
+// their pathway aggregates to (package pathwaytopic) and the consumer group
+// that records which dead letters were replayed (package deadletters).
+// The ACL matrix (package kafkaacl) grants them.
+const (
+	DefaultPathwaysTopic = "kretrieve.pathways"
+	DefaultReplayGroup   = "kretrieve-dlq-replay"
+)
+
 // MaxTopicLen is the longest topic name Kafka accepts.
 const MaxTopicLen = 249
 

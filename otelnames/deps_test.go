@@ -18,7 +18,7 @@ func deps(t *testing.T, pkg string) []string {
 }
 
 // TestImportsOnlyTheAttributeAPI backs the package doc's claim: besides the
-// standard library, telemetry depends on go.opentelemetry.io/otel/attribute
+// standard library, otelnames depends on go.opentelemetry.io/otel/attribute
 // and on what that package itself depends on, nothing else.
 func TestImportsOnlyTheAttributeAPI(t *testing.T) {
 	const attributeAPI = "go.opentelemetry.io/otel/attribute"
@@ -29,10 +29,10 @@ func TestImportsOnlyTheAttributeAPI(t *testing.T) {
 	got := deps(t, ".")
 	for _, d := range got {
 		if !allowed[d] {
-			t.Errorf("telemetry depends on %s, which the OTel attribute API does not", d)
+			t.Errorf("otelnames depends on %s, which the OTel attribute API does not", d)
 		}
 	}
 	if !strings.Contains(strings.Join(got, " "), attributeAPI) {
-		t.Errorf("telemetry does not depend on %s: %v", attributeAPI, got)
+		t.Errorf("otelnames does not depend on %s: %v", attributeAPI, got)
 	}
 }

@@ -1,4 +1,4 @@
-// Package telemetry names what kretrieve emits: span names, kretrieve.*
+// Package otelnames names what kretrieve emits: span names, kretrieve.*
 // attribute keys, metric names and units. It imports only the OTel
 // attribute API.
 //

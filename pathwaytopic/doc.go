@@ -42,7 +42,8 @@
 // it refused as an [*InvalidError] with a short reason that the Reader
 // counts. It never panics.
 //
-// The package imports franz-go, kafkaclient (topic creation) and kafkatrace
-// (the type of the pathway state); it does not import pipeline/, producer/
-// or consumers/.
+// The package imports franz-go and, of kretrieve, only kafkaclient (topic
+// creation), kafkatrace (the type of the pathway state), pathway (its
+// checkpoints and histograms) and messages (the default topic's name); it
+// does not import pipeline/, producer/ or consumers/ (a test checks it).
 package pathwaytopic

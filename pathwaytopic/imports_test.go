@@ -10,7 +10,7 @@ import (
 )
 
 // TestImports keeps the package doc's claim: franz-go, and of this module
-// only kafkaclient, kafkatrace and pathway.
+// only kafkaclient, kafkatrace, pathway and messages.
 func TestImports(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -20,6 +20,7 @@ func TestImports(t *testing.T) {
 		"github.com/kretrieve/kretrieve/kafkaclient": true,
 		"github.com/kretrieve/kretrieve/kafkatrace":  true,
 		"github.com/kretrieve/kretrieve/pathway":     true,
+		"github.com/kretrieve/kretrieve/messages":    true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

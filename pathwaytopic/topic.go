@@ -12,10 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/messages"
 )
 
-// DefaultTopic is the default aggregate topic.
-const DefaultTopic = "kretrieve.pathways"
+// DefaultTopic is the default aggregate topic, declared with kretrieve's
+// other Kafka names in package messages.
+const DefaultTopic = messages.DefaultPathwaysTopic
 
 // Retention is how long the aggregate topic keeps a record that no newer
 // record of its instance replaces: a process gone for longer disappears

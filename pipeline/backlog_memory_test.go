@@ -104,8 +104,7 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 	started := time.Now()
 	addr := brokertest.NewBroker(t, backlogPartitions).Addr()
 	cfg := pipeline.Config{
-		Kafka:  kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: backlogPartitions},
-		Topics: messages.DefaultTopics(),
+		Kafka: kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: backlogPartitions},
 	}
 	if err := mustNew(t, cfg).EnsureTopics(t.Context()); err != nil {
 		t.Fatal(err)
@@ -117,17 +116,17 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 	t.Cleanup(admClient.Close)
 	adm := kadm.NewClient(admClient)
 
-	b := produceBacklog(t, addr, cfg.Topics.Requests)
+	b := produceBacklog(t, addr, cfg.Topology().Requests())
 	t.Logf("produced %d requests (%d value bytes, %.1f wire bytes each) in %v: %.0f records/s",
 		backlogRecords, b.valueBytes, b.wireBytesPerRecord(), b.took.Round(time.Millisecond), backlogRecords/b.took.Seconds())
-	ends, err := adm.ListEndOffsets(t.Context(), cfg.Topics.Requests)
+	ends, err := adm.ListEndOffsets(t.Context(), cfg.Topology().Requests())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var end [backlogPartitions]int64
 	total := int64(0)
 	for p := range int32(backlogPartitions) {
-		o, ok := ends.Lookup(cfg.Topics.Requests, p)
+		o, ok := ends.Lookup(cfg.Topology().Requests(), p)
 		if !ok || o.Err != nil {
 			t.Fatalf("end offset of partition %d: %v", p, o.Err)
 		}
@@ -177,13 +176,13 @@ func TestBacklogKeepsWorkerMemoryBounded(t *testing.T) {
 		case <-t.Context().Done():
 			t.Fatal("test cancelled while watching the backlog")
 		}
-		offs, err := adm.FetchOffsets(t.Context(), pipeline.RetrievalGroup)
+		offs, err := adm.FetchOffsets(t.Context(), messages.StageRetrieval)
 		if err != nil {
 			continue // the group may not exist yet
 		}
 		s := sample{at: time.Now()}
 		for p := range int32(backlogPartitions) {
-			if o, ok := offs.Lookup(cfg.Topics.Requests, p); ok && o.At > 0 {
+			if o, ok := offs.Lookup(cfg.Topology().Requests(), p); ok && o.At > 0 {
 				s.committed[p] = o.At
 				s.sum += o.At
 				if advanced[p] == 0 {

@@ -23,7 +23,6 @@ import (
 	"github.com/kretrieve/kretrieve/redact"
 	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -166,11 +165,11 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 	h.cfg.Worker.MaxRecordBytes = 8 << 10 // so that an oversized record fits the broker's default limit
 
 	ctx, cancel := context.WithCancel(context.Background())
-	retrievalW, err := h.pipeline().NewWorker(topology.Retrieval, canarySearcher{h.idx})
+	retrievalW, err := h.pipeline().NewWorker(messages.StageRetrieval, canarySearcher{h.idx})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichmentW, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	enrichmentW, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +254,7 @@ func runCanaries(t *testing.T, recordQueryText bool) *canaryRun {
 			id = "raw-ok"
 		}
 		done := c.Collector.Expect(id)
-		rec := &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(key), Value: []byte(tc.value), Headers: tc.headers}
+		rec := &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte(key), Value: []byte(tc.value), Headers: tc.headers}
 		if err := raw.ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 			t.Fatalf("produce %s: %v", key, err)
 		}

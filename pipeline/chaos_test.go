@@ -106,7 +106,7 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 		poison = append(poison, id)
 		ch := c.Collector.Expect(id)
 		go func() { <-ch }()
-		if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(id), Value: []byte(`{"query": 42}`)}).FirstErr(); err != nil {
+		if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte(id), Value: []byte(`{"query": 42}`)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestCommitFaultsAndPoisonRecords(t *testing.T) {
 	t.Logf("commits failed: %d of %d while faulting; duplicates: %d", failed.Load(), commits.Load(), c.Collector.Duplicates())
 
 	// Every poison record is in the dead-letter topic with its headers.
-	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil), kgo.ConsumeTopics(messages.DLQTopic(h.cfg.Topics.Requests)),
+	cl, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil), kgo.ConsumeTopics(messages.DLQTopic(h.cfg.Topology().Requests())),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)

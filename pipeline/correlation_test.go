@@ -125,7 +125,7 @@ func TestForgedResultIsNotHandedToTheWaiter(t *testing.T) {
 	}()
 	// Wait until the request is published: the call is then waiting.
 	raw := rawProducer(t, h)
-	cons, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil), kgo.ConsumeTopics(h.cfg.Topics.Requests), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	cons, err := kgo.NewClient(append(kafkaclient.Options(h.cfg.Kafka, h.logger, nil), kgo.ConsumeTopics(h.cfg.Topology().Requests()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestForgedResultIsNotHandedToTheWaiter(t *testing.T) {
 	}
 	forged := `{"schema_version":2,"request_id":"forged-1","documents":[{"id":"evil","title":"forged","url":"https://evil.example/","snippet":"x","score":1}],"timings":{"stages":[]}}`
 	for _, hs := range [][]kgo.RecordHeader{nil, {{Key: messages.HeaderCorrelation, Value: []byte(corr + "x")}}} {
-		rec := &kgo.Record{Topic: h.cfg.Topics.Results, Key: []byte("forged-1"), Value: []byte(forged), Headers: hs}
+		rec := &kgo.Record{Topic: h.cfg.Topology().Results(), Key: []byte("forged-1"), Value: []byte(forged), Headers: hs}
 		if err := raw.ProduceSync(t.Context(), rec).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

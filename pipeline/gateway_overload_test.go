@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/gateway"
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/topology"
 )
 
 // gatedSearcher holds every search until its gate opens.
@@ -54,11 +54,11 @@ func TestGatewayOverThePipelineRefusesBeyondMaxInFlight(t *testing.T) {
 		cancel()
 		workers.Wait()
 	})
-	retrieval, err := h.pipeline().NewWorker(topology.Retrieval, gatedSearcher{h.idx, gate})
+	retrieval, err := h.pipeline().NewWorker(messages.StageRetrieval, gatedSearcher{h.idx, gate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrichment, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	enrichment, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}

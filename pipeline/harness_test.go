@@ -18,6 +18,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -62,7 +63,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 		_ = tp.Shutdown(context.Background())
 		_ = mp.Shutdown(context.Background())
 	})
-	idx, err := search.DemoIndex()
+	idx, err := searchtest.DemoIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +75,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 		prop:   propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		cfg: pipeline.Config{
-			Kafka:  kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: int32(partitions)},
-			Topics: messages.DefaultTopics(),
+			Kafka: kafkaclient.Config{Brokers: []string{addr}, ClientID: "test", Partitions: int32(partitions)},
 			// The SDK's default sampler is parent-based.
 			ParentBasedSampling: true,
 		},
@@ -212,7 +212,7 @@ func stagesOf(cfg pipeline.Config) []pipeline.Stage {
 	if cfg.Stages != nil {
 		return cfg.Stages
 	}
-	return pipeline.DefaultStages(cfg.Topics)
+	return pipeline.DefaultStages(messages.DefaultTopics())
 }
 
 // checkTrace asserts the full structure of one request's trace, whose root

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/search"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -48,7 +48,7 @@ func runChild(role string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	idx, err := search.DemoIndex()
+	idx, err := searchtest.DemoIndex()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

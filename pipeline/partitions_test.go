@@ -20,7 +20,6 @@ import (
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/topology"
 )
 
 // searchCall is one POST /v1/search of a paced load and its answer.
@@ -52,10 +51,10 @@ func TestPartitionsAddedMidRun(t *testing.T) {
 	b := brokertest.NewBroker(t, before)
 	h := newHarnessOn(t, b.Addr(), before)
 	h.cfg.Kafka.MetadataMaxAge = interval
-	topics := h.cfg.Topics
+	topics := messages.DefaultTopics()
 	h.runPoisonWorkers()
-	waitAssigned(t, b.Addr(), topology.Retrieval, 1)
-	waitAssigned(t, b.Addr(), topology.Enrichment, 1)
+	waitAssigned(t, b.Addr(), messages.StageRetrieval, 1)
+	waitAssigned(t, b.Addr(), messages.StageEnrichment, 1)
 	srv, _ := h.gateway(gateway.Config{Timeout: 10 * time.Second})
 
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
@@ -195,7 +194,7 @@ func TestGatewayNotReadyWhileItsCollectorIsBehind(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	pub, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(h.cfg.Topics.Results))
+	pub, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(h.cfg.Topology().Results()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +213,7 @@ func TestGatewayNotReadyWhileItsCollectorIsBehind(t *testing.T) {
 	}) {
 		t.Fatalf("/readyz still %d after 30 s while the collector reads nothing", readyz.status)
 	}
-	if want := h.cfg.Topics.Results + " partition 0"; !strings.Contains(readyz.err, want) {
+	if want := h.cfg.Topology().Results() + " partition 0"; !strings.Contains(readyz.err, want) {
 		t.Errorf("/readyz error %q does not name %q", readyz.err, want)
 	}
 

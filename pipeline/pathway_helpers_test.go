@@ -23,7 +23,6 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/pipeline"
 )
 
 // requestCheckpoints returns the checkpoints a request passes from the
@@ -33,10 +32,10 @@ import (
 func requestCheckpoints(service string, topics messages.Topics) []pathway.Checkpoint {
 	return []pathway.Checkpoint{
 		{Service: service, Topic: topics.Requests, Direction: pathway.Out},
-		{Service: service, Group: pipeline.RetrievalGroup, Topic: topics.Requests, Direction: pathway.In},
-		{Service: service, Group: pipeline.RetrievalGroup, Topic: topics.Candidates, Direction: pathway.Out},
-		{Service: service, Group: pipeline.EnrichmentGroup, Topic: topics.Candidates, Direction: pathway.In},
-		{Service: service, Group: pipeline.EnrichmentGroup, Topic: topics.Results, Direction: pathway.Out},
+		{Service: service, Group: messages.StageRetrieval, Topic: topics.Requests, Direction: pathway.In},
+		{Service: service, Group: messages.StageRetrieval, Topic: topics.Candidates, Direction: pathway.Out},
+		{Service: service, Group: messages.StageEnrichment, Topic: topics.Candidates, Direction: pathway.In},
+		{Service: service, Group: messages.StageEnrichment, Topic: topics.Results, Direction: pathway.Out},
 		{Service: service, Topic: topics.Results, Direction: pathway.In},
 	}
 }

@@ -24,11 +24,9 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/search"
-	"github.com/kretrieve/kretrieve/topology"
 	"github.com/kretrieve/kretrieve/tracing"
 )
 
@@ -101,7 +99,7 @@ func TestPathwayLatencyWithTracesOff(t *testing.T) {
 			if spans := srv.Spans(); len(spans) != 0 || p.Stats().Ended != 0 {
 				t.Fatalf("traces are off, yet %d spans exported (stats %+v)", len(spans), p.Stats())
 			}
-			path := chain(0, requestCheckpoints(p.ServiceName, h.cfg.Topics)...)
+			path := chain(0, requestCheckpoints(p.ServiceName, messages.DefaultTopics())...)
 			series := pathwaySeries(t, metrics)
 			checkSeries(t, series, exactly(n, path...))
 			checkOriginsTelescope(t, series, path)
@@ -194,11 +192,11 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
 	idx := &workingIndex{Index: h.idx, work: 3 * time.Millisecond}
-	rw, err := h.pipeline().NewWorker(topology.Retrieval, idx)
+	rw, err := h.pipeline().NewWorker(messages.StageRetrieval, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ew, err := h.pipeline().NewWorker(topology.Enrichment, idx)
+	ew, err := h.pipeline().NewWorker(messages.StageEnrichment, idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +208,7 @@ func TestPathwayQuantilesMatchTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	topics := h.cfg.Topics
+	topics := messages.DefaultTopics()
 	path := chain(0, requestCheckpoints(service, topics)...)
 	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(n, path...))
@@ -356,7 +354,7 @@ func publishUntil(t *testing.T, c *producer.Client, interval time.Duration, mini
 // returns that number. It fails if the collector measured more.
 func waitDelivered(t *testing.T, h *harness, cp pathway.Checkpoint) int64 {
 	t.Helper()
-	records := topicRecords(t, h, h.cfg.Topics.Results)
+	records := topicRecords(t, h, h.cfg.Topology().Results())
 	measured := func() uint64 {
 		var m uint64
 		for k, s := range pathwaySeries(t, h.metrics) {
@@ -383,17 +381,17 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 	const service = "kretrieve-rebalance"
 	h := newHarness(t, 6)
 	h.cfg.ServiceName = service
-	first, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+	first, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	enrich, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	enrich, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopFirst := runWorkers(t, first, enrich)
 	c := h.client(true)
-	second, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+	second, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +415,7 @@ func TestPathwaysAcrossRebalance(t *testing.T) {
 		t.Errorf("retrieval processed %d+%d records for %d requests", first.Processed(), second.Processed(), n)
 	}
 
-	path := chain(0, requestCheckpoints(service, h.cfg.Topics)...)
+	path := chain(0, requestCheckpoints(service, messages.DefaultTopics())...)
 	if delivered := waitDelivered(t, h, path[len(path)-1].cp); delivered != int64(n) || c.Collector.Duplicates() != 0 {
 		t.Errorf("%d results delivered, %d duplicates, for %d requests: nothing was meant to be redelivered", delivered, c.Collector.Duplicates(), n)
 	}
@@ -459,11 +457,11 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	h := newHarnessOn(t, b.Addr(), 3)
 	h.cfg.ServiceName = service
 	workers := func() (retrieval, enrichment *consumers.Worker) {
-		rw, err := h.pipeline().NewWorker(topology.Retrieval, h.idx)
+		rw, err := h.pipeline().NewWorker(messages.StageRetrieval, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+		ew, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,20 +486,20 @@ func TestPathwaysAcrossWorkerRestart(t *testing.T) {
 	// Nothing the first workers did was committed: the new ones process
 	// every request, then every candidate, again. Once both groups have
 	// committed everything, every output is in its topic.
-	waitCommitted(t, h, pipeline.RetrievalGroup, h.cfg.Topics.Requests)
-	waitCommitted(t, h, pipeline.EnrichmentGroup, h.cfg.Topics.Candidates)
+	waitCommitted(t, h, messages.StageRetrieval, h.cfg.Topology().Requests())
+	waitCommitted(t, h, messages.StageEnrichment, h.cfg.Topology().Stages[0].Output)
 	stop()
 
-	path := chain(0, requestCheckpoints(service, h.cfg.Topics)...)
+	path := chain(0, requestCheckpoints(service, messages.DefaultTopics())...)
 	delivered := waitDelivered(t, h, path[len(path)-1].cp)
-	candidates := topicRecords(t, h, h.cfg.Topics.Candidates)
+	candidates := topicRecords(t, h, h.cfg.Topology().Stages[0].Output)
 	// Outputs in flight when the first workers stopped were cancelled
 	// (never acknowledged), their inputs redelivered: their out
 	// checkpoints were taken all the same.
-	lostCandidates, lostResults := failedSends(t, h, h.cfg.Topics.Candidates), failedSends(t, h, h.cfg.Topics.Results)
+	lostCandidates, lostResults := failedSends(t, h, h.cfg.Topology().Stages[0].Output), failedSends(t, h, h.cfg.Topology().Results())
 	// So were the in checkpoints of records whose processing the stop
 	// interrupted.
-	cutRequests, cutCandidates := interrupted(t, h, h.cfg.Topics.Requests), interrupted(t, h, h.cfg.Topics.Candidates)
+	cutRequests, cutCandidates := interrupted(t, h, h.cfg.Topology().Requests()), interrupted(t, h, h.cfg.Topology().Stages[0].Output)
 	dups := c.Collector.Duplicates()
 	t.Logf("restart after %d outcomes; commits refused: %d; retrieval processed %d+%d, enrichment %d+%d; cancelled at the stop: %d candidates, %d results sent, %d requests, %d candidates processed; results delivered: %d for %d requests (duplicates %d)",
 		mid, refused.Load(), r1.Processed(), r2.Processed(), e1.Processed(), e2.Processed(), lostCandidates, lostResults, cutRequests, cutCandidates, delivered, n, dups)
@@ -545,11 +543,11 @@ func (h *harness) runPoisonWorkers() (searcher *poisonSearcher, stop func()) {
 	h.t.Helper()
 	searcher = &poisonSearcher{Index: h.idx}
 	searcher.armed.Store(true)
-	rw, err := h.pipeline().NewWorker(topology.Retrieval, searcher)
+	rw, err := h.pipeline().NewWorker(messages.StageRetrieval, searcher)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	ew, err := h.pipeline().NewWorker(topology.Enrichment, h.idx)
+	ew, err := h.pipeline().NewWorker(messages.StageEnrichment, h.idx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -572,7 +570,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	)
 	h := newHarness(t, 3)
 	h.cfg.ServiceName = service
-	topics := h.cfg.Topics
+	topics := messages.DefaultTopics()
 	searcher, stop := h.runPoisonWorkers()
 	c := h.client(true)
 	// The poison requests come from another service, so that their
@@ -638,7 +636,7 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	poison := chain(0,
 		pathway.Checkpoint{Service: poisonService, Topic: topics.Requests, Direction: pathway.Out},
 		reqs[1],
-		pathway.Checkpoint{Service: service, Group: pipeline.RetrievalGroup, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.Out},
+		pathway.Checkpoint{Service: service, Group: messages.StageRetrieval, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.Out},
 	)
 	deadLettered := chain(poison[2].hash, pathway.Checkpoint{Service: service, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.In})
 	replayed := chain(poison[2].hash, append([]pathway.Checkpoint{
@@ -711,7 +709,7 @@ func TestHostilePathwayHeadersStartFreshPathway(t *testing.T) {
 	for i, hc := range all {
 		id := fmt.Sprintf("hostile-%02d", i)
 		waits[i] = c.Collector.Expect(id)
-		rec := &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(id), Value: []byte(`{"request_id": "` + id + `", "query": "gzip"}`)}
+		rec := &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte(id), Value: []byte(`{"request_id": "` + id + `", "query": "gzip"}`)}
 		for _, v := range hc.values {
 			rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: pathway.HeaderKey, Value: v})
 		}
@@ -729,8 +727,8 @@ func TestHostilePathwayHeadersStartFreshPathway(t *testing.T) {
 			t.Fatalf("%s header: no result", all[i].name)
 		}
 	}
-	fresh := chain(0, requestCheckpoints(service, h.cfg.Topics)[1:]...)
-	control := chain(controlHash, requestCheckpoints(service, h.cfg.Topics)[1:]...)
+	fresh := chain(0, requestCheckpoints(service, messages.DefaultTopics())[1:]...)
+	control := chain(controlHash, requestCheckpoints(service, messages.DefaultTopics())[1:]...)
 	waitDelivered(t, h, fresh[len(fresh)-1].cp)
 	elapsed := time.Since(begin)
 

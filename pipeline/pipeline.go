@@ -25,23 +25,15 @@ import (
 	"github.com/kretrieve/kretrieve/topology"
 )
 
-// Default consumer groups: the default stages' (topology.Default).
-const (
-	RetrievalGroup  = topology.Retrieval
-	EnrichmentGroup = topology.Enrichment
-)
-
 // Config is the pipeline's settings, plain data: the shared configuration
 // of every component. Its collaborators (providers, logger, messaging
 // metrics) are Options of New.
 type Config struct {
 	// Kafka is the connection and topic-creation configuration.
 	Kafka kafkaclient.Config
-	// Topics name the default stages' topics. Default:
-	// messages.DefaultTopics(). Ignored when Stages is set.
-	Topics messages.Topics
-	// Stages are the pipeline's stages in order, each with its handler.
-	// Default: DefaultStages(Topics), retrieval then enrichment.
+	// Stages are the pipeline's stages in order, each with its handler;
+	// they name the topics. Default:
+	// DefaultStages(messages.DefaultTopics()), retrieval then enrichment.
 	Stages []Stage
 	// Worker tunes the workers; Group and Topic are filled in per stage.
 	Worker consumers.Config
@@ -84,11 +76,8 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	c.Kafka = c.Kafka.WithDefaults()
-	if c.Topics == (messages.Topics{}) {
-		c.Topics = messages.DefaultTopics()
-	}
 	if c.Stages == nil {
-		c.Stages = DefaultStages(c.Topics)
+		c.Stages = DefaultStages(messages.Topics{})
 	}
 	if c.ServiceName == "" {
 		c.ServiceName = "kretrieve"

@@ -286,7 +286,6 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	brk := brokertest.NewBroker(b, benchPartitions)
 	cfg := pipeline.Config{
 		Kafka:               kafkaclient.Config{Brokers: []string{brk.Addr()}, ClientID: "bench", Partitions: benchPartitions},
-		Topics:              messages.DefaultTopics(),
 		ParentBasedSampling: tel.ParentBasedSampling,
 		ServiceName:         tel.ServiceName,
 		DisablePathways:     v.noPathways,

@@ -251,7 +251,7 @@ func TestForeignProducerTraceIsContinued(t *testing.T) {
 	)
 	done := c.Collector.Expect("py-1")
 	rec := &kgo.Record{
-		Topic: h.cfg.Topics.Requests,
+		Topic: h.cfg.Topology().Requests(),
 		Key:   []byte("py-1"),
 		Value: []byte(`{"request_id": "py-1", "query": "read a zip archive", "top_k": 3, "client": "python"}`),
 		Headers: []kgo.RecordHeader{
@@ -295,7 +295,7 @@ func TestMalformedTraceHeadersStartNewRoot(t *testing.T) {
 	c := h.client(true)
 	done := c.Collector.Expect("bad-tp")
 	rec := &kgo.Record{
-		Topic:   h.cfg.Topics.Requests,
+		Topic:   h.cfg.Topology().Requests(),
 		Key:     []byte("bad-tp"),
 		Value:   []byte(`{"request_id":"bad-tp","query":"gzip"}`),
 		Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")}},
@@ -337,7 +337,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 	waits := map[string]<-chan results.Outcome{}
 	for id, body := range bad {
 		waits[id] = c.Collector.Expect(id)
-		if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte(id), Value: []byte(body)}).FirstErr(); err != nil {
+		if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte(id), Value: []byte(body)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -404,7 +404,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 	// links the producer's span found in the failed record's headers.
 	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	linked := c.Collector.Expect("bad-traced")
-	if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topics.Requests, Key: []byte("bad-traced"), Value: []byte("{"),
+	if err := raw.ProduceSync(t.Context(), &kgo.Record{Topic: h.cfg.Topology().Requests(), Key: []byte("bad-traced"), Value: []byte("{"),
 		Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("00-" + tid + "-" + sid + "-01")}}}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestUndecodableRequestIsDeadLetteredAndPartitionMovesOn(t *testing.T) {
 
 	// The committed offset moves past all of them.
 	want := int64(len(bad) + 2)
-	eventually(t, func() bool { return committed(t, h, "retrieval", h.cfg.Topics.Requests)[0] == want },
+	eventually(t, func() bool { return committed(t, h, "retrieval", h.cfg.Topology().Requests())[0] == want },
 		"committed offset of partition 0 reaches %d", want)
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/results"
 )
@@ -162,7 +161,7 @@ func TestScaleOutUnderLoadLosesNothing(t *testing.T) {
 	waitProgress(t, l, n/10)
 	graceful := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
 	killed := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
-	waitAssigned(t, h.cfg.Kafka.Brokers[0], pipeline.RetrievalGroup, 3)
+	waitAssigned(t, h.cfg.Kafka.Brokers[0], messages.StageRetrieval, 3)
 	waitProgress(t, l, n*4/10)
 	if err := graceful.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

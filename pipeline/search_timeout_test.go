@@ -26,7 +26,7 @@ func TestSearchTimeoutDeadLettersTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !out.Failed || out.Topic != messages.DLQTopic(h.cfg.Topics.Requests) ||
+	if !out.Failed || out.Topic != messages.DLQTopic(h.cfg.Topology().Requests()) ||
 		!strings.Contains(out.Reason, "search: search timeout: no answer within 1ns") {
 		t.Fatalf("outcome %+v, want a dead letter for the search timeout", out)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
-	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/messages"
 )
 
 // TestGracefulStopsRedeliverNothing runs a paced load through two
@@ -35,7 +35,7 @@ func TestGracefulStopsRedeliverNothing(t *testing.T) {
 	var took []time.Duration
 	for i := range stops {
 		w := startChild(t, h.cfg.Kafka.Brokers[0], srv.Endpoint())
-		waitAssigned(t, h.cfg.Kafka.Brokers[0], pipeline.RetrievalGroup, 2)
+		waitAssigned(t, h.cfg.Kafka.Brokers[0], messages.StageRetrieval, 2)
 		// Stopped while it processes: some of its process spans are in.
 		before := countProcessSpans(srv.Spans(), "retrieval.requests")
 		poll.Until(t, time.Minute, func() bool { return countProcessSpans(srv.Spans(), "retrieval.requests") >= before+50 },

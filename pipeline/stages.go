@@ -59,8 +59,12 @@ type Index interface {
 // DefaultStages declares the default pipeline over topics: retrieval
 // searches the index for each request and publishes candidates;
 // enrichment loads their documents and snippets, re-ranks them and
-// publishes the result. Both need the index (StageEnv.Index).
+// publishes the result. Both need the index (StageEnv.Index). Zero topics
+// mean messages.DefaultTopics(), as a zero Config's stages do.
 func DefaultStages(topics messages.Topics) []Stage {
+	if topics == (messages.Topics{}) {
+		topics = messages.DefaultTopics()
+	}
 	top := topology.Default(topics)
 	return []Stage{
 		{Stage: top.Stages[0], NewHandler: func(env StageEnv) (consumers.Handler, error) {

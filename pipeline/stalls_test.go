@@ -15,8 +15,6 @@ import (
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/messages"
-	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/topology"
 )
 
 // The environment variables that pass a child worker its group settings
@@ -81,7 +79,7 @@ type stallRun struct {
 func runRepeatedKills(t *testing.T, cfg consumers.Config, kills int, every, wait time.Duration) stallRun {
 	t.Helper()
 	h := newHarness(t, 6)
-	env := append(groupSettingsEnv(cfg), childEnv+"="+topology.Enrichment)
+	env := append(groupSettingsEnv(cfg), childEnv+"="+messages.StageEnrichment)
 	victimID := cfg.InstanceID
 	cfg.InstanceID = "" // the victim's, not the survivor's
 	h.cfg.Worker = cfg
@@ -89,9 +87,9 @@ func runRepeatedKills(t *testing.T, cfg consumers.Config, kills int, every, wait
 	brokers := h.cfg.Kafka.Brokers[0]
 	victim := startChildWith(t, brokers, srv.Endpoint(), env, nil)
 	h.startWorkers()
-	waitAssigned(t, brokers, pipeline.EnrichmentGroup, 2)
+	waitAssigned(t, brokers, messages.StageEnrichment, 2)
 	c := h.client(true)
-	watched := watchGroup(t, brokers, pipeline.EnrichmentGroup)
+	watched := watchGroup(t, brokers, messages.StageEnrichment)
 
 	type answer struct {
 		id          string

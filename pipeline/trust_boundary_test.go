@@ -27,7 +27,7 @@ func TestRetrievalTrustBoundary(t *testing.T) {
 	)
 	done := c.Collector.Expect("outside-1")
 	rec := &kgo.Record{
-		Topic: h.cfg.Topics.Requests,
+		Topic: h.cfg.Topology().Requests(),
 		Key:   []byte("outside-1"),
 		Value: []byte(`{"request_id":"outside-1","query":"read a zip archive","top_k":3}`),
 		Headers: []kgo.RecordHeader{

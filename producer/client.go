@@ -96,7 +96,9 @@ func (call *Call) Duration() time.Duration {
 	return call.end.Sub(call.start)
 }
 
-// Start publishes req (with defaults applied). When ctx carries a local span
+// Start publishes req (with defaults applied). An invalid req is refused
+// with its *messages.ValidationError before anything else happens: the
+// Publisher's encoding is where a request is validated. When ctx carries a local span
 // (an HTTP server span) the request is published under it and the span is
 // annotated; otherwise a "request" span is started as the root of a new trace
 // (or as the child of a remote parent in ctx) and ends with the outcome. With
@@ -109,7 +111,8 @@ func (call *Call) Duration() time.Duration {
 // when c has a Collector), before anything is published.
 func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*Call, error) {
 	req = req.WithDefaults()
-	if err := req.Validate(); err != nil {
+	value, err := encode(req)
+	if err != nil {
 		return nil, err
 	}
 	if wait && c.Collector == nil {
@@ -143,17 +146,10 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if sc := span.SpanContext(); sc.IsValid() {
 		call.TraceID = sc.TraceID().String()
 	}
-	err := c.pub.publish(ctx, req, call.corr, func(r Receipt, err error) {
+	c.pub.produce(ctx, req, value, call.corr, func(r Receipt, err error) {
 		call.receipt = r
 		call.acked <- err
 	})
-	if err != nil {
-		call.finish(err, "failed")
-		if wait {
-			c.Collector.ForgetClaim(req.RequestID, call.corr)
-		}
-		return nil, err
-	}
 	return call, nil
 }
 

@@ -47,10 +47,25 @@ func (p *Publisher) Publish(ctx context.Context, req messages.Request, done func
 
 // publish is Publish with the messages.HeaderCorrelation value corr.
 func (p *Publisher) publish(ctx context.Context, req messages.Request, corr string, done func(Receipt, error)) error {
-	value, err := messages.EncodeRequest(req)
+	value, err := encode(req)
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
+	p.produce(ctx, req, value, corr, done)
+	return nil
+}
+
+// encode validates req and encodes it: the one place a request on its way
+// to Kafka is validated (messages.EncodeRequest), whether it comes through
+// Publish or Client.Start, from the gateway or any other caller.
+func encode(req messages.Request) ([]byte, error) {
+	return messages.EncodeRequest(req)
+}
+
+// produce produces value, the encoded req, keyed by its request id with
+// the messages.HeaderCorrelation value corr, without waiting; done is called
+// with the acknowledgement.
+func (p *Publisher) produce(ctx context.Context, req messages.Request, value []byte, corr string, done func(Receipt, error)) {
 	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx,
 		Headers: []kgo.RecordHeader{{Key: messages.HeaderCorrelation, Value: []byte(corr)}}}
 	p.client.Produce(context.WithoutCancel(ctx), rec, func(r *kgo.Record, err error) {
@@ -66,7 +81,6 @@ func (p *Publisher) publish(ctx context.Context, req messages.Request, corr stri
 		}
 		done(rcpt, err)
 	})
-	return nil
 }
 
 // CloseTimeout bounds how long Close waits for the requests not yet
@@ -92,21 +106,3 @@ func (p *Publisher) Close(ctx context.Context) error {
 // newCorrelation returns a fresh messages.HeaderCorrelation value: 128
 // random bits, which no caller can choose or guess.
 func newCorrelation() string { return rand.Text() }
-
-// PublishSync publishes req and waits for the acknowledgement.
-func (p *Publisher) PublishSync(ctx context.Context, req messages.Request) (Receipt, error) {
-	type ack struct {
-		r   Receipt
-		err error
-	}
-	ch := make(chan ack, 1)
-	if err := p.Publish(ctx, req, func(r Receipt, err error) { ch <- ack{r, err} }); err != nil {
-		return Receipt{}, err
-	}
-	select {
-	case a := <-ch:
-		return a.r, a.err
-	case <-ctx.Done():
-		return Receipt{}, ctx.Err()
-	}
-}

@@ -1,6 +1,6 @@
 // Package redact records requests on spans without their user data: queries
 // as their length and hash, never as text, and request ids kretrieve did not
-// generate as their hash. The attribute keys are telemetry's.
+// generate as their hash. The attribute keys are otelnames's.
 package redact
 
 import (

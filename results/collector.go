@@ -283,9 +283,6 @@ func (c *Collector) RegisterMetrics(mp metric.MeterProvider) (metric.Registratio
 	}, dropped)
 }
 
-// Undecodable counts result records that could not be decoded.
-func (c *Collector) Undecodable() int64 { return c.undecoded.Load() }
-
 // Run processes outcome records, and checks the topics' partitions every
 // metadata interval (see Ready), until ctx is done, then closes the client.
 func (c *Collector) Run(ctx context.Context) error {

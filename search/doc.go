@@ -8,9 +8,9 @@
 // Build writes an index to a directory once, in batches, and closes it;
 // Open opens such a directory read-only, and several processes (or several
 // Index values in one process) may have it open at once. NewMemory builds the
-// same index in memory, for `kretrieve run` and tests; DemoIndex does so over
-// an embedded demo corpus (the synopses of the Go standard library's
-// packages). An Index is immutable and safe for concurrent use.
+// same index in memory, for `kretrieve run` and tests (the tests' demo
+// corpus is internal/testutil/searchtest). An Index is immutable and safe
+// for concurrent use.
 //
 // # Fields and queries
 //

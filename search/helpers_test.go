@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,17 +12,31 @@ import (
 // smallDocs returns the documents of testdata/small.jsonl.
 func smallDocs(tb testing.TB) []Document {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("testdata", "small.jsonl"))
+	docs := jsonlDocs(tb, filepath.Join("testdata", "small.jsonl"))
+	if len(docs) < 25 {
+		tb.Fatalf("small corpus has %d documents", len(docs))
+	}
+	return docs
+}
+
+// jsonlDocs decodes the Documents of a test fixture, one JSON object per
+// line, as they are (Document's own JSON form, import_path included). The
+// documents users index are read by package corpus, which imports this
+// package and so cannot serve its internal tests.
+func jsonlDocs(tb testing.TB, path string) []Document {
+	tb.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	docs, err := ReadJSONL(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if len(docs) < 25 {
-		tb.Fatalf("small corpus has %d documents", len(docs))
+	var docs []Document
+	for dec := json.NewDecoder(f); dec.More(); {
+		var d Document
+		if err := dec.Decode(&d); err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		docs = append(docs, d)
 	}
 	return docs
 }

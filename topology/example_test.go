@@ -11,7 +11,7 @@ import (
 // every topic, group and dead-letter topic follows.
 func ExampleTopology_Insert() {
 	t, err := topology.Default(messages.DefaultTopics()).
-		Insert(topology.Retrieval, topology.Stage{Name: "rerank", Output: "retrieval.reranked"})
+		Insert(messages.StageRetrieval, topology.Stage{Name: "rerank", Output: "retrieval.reranked"})
 	if err != nil {
 		panic(err)
 	}

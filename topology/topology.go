@@ -8,15 +8,6 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 )
 
-// The default stages' names: their entries in a result's timings
-// (messages.StageRetrieval, messages.StageEnrichment). Each also names the
-// stage's consumer group, its worker command (kretrieve retrieval) and its
-// ACL role.
-const (
-	Retrieval  = messages.StageRetrieval
-	Enrichment = messages.StageEnrichment
-)
-
 // MaxStages bounds the stages of a pipeline: each adds a hop, a consumer
 // group and an entry to every result's timings (messages.MaxStages).
 const MaxStages = 16
@@ -47,11 +38,12 @@ type Topology struct {
 
 // Default returns the default pipeline over topics: retrieval reads
 // requests and writes candidates; enrichment reads candidates and writes
-// results. Each stage's group is its name.
+// results. The stages are named messages.StageRetrieval and
+// messages.StageEnrichment, and each stage's group is its name.
 func Default(topics messages.Topics) Topology {
 	return Topology{Stages: []Stage{
-		{Name: Retrieval, Group: Retrieval, Input: topics.Requests, Output: topics.Candidates},
-		{Name: Enrichment, Group: Enrichment, Input: topics.Candidates, Output: topics.Results},
+		{Name: messages.StageRetrieval, Group: messages.StageRetrieval, Input: topics.Requests, Output: topics.Candidates},
+		{Name: messages.StageEnrichment, Group: messages.StageEnrichment, Input: topics.Candidates, Output: topics.Results},
 	}}
 }
 

@@ -1,7 +1,9 @@
-// Package tracing owns kretrieve's OpenTelemetry SDK setup: resource,
-// tracer, meter and logger providers, exporters, samplers, propagators,
+// Package tracing owns kretrieve's OpenTelemetry SDK setup for all three
+// signals, traces, metrics and logs: the resource, the tracer, meter and
+// logger providers, their exporters, the sampler, the propagators,
 // dropped-telemetry accounting and the slog handler that stamps log records
-// with trace_id and span_id and sends them to OTel.
+// with trace_id and span_id and sends them to OTel. [Setup] installs the
+// providers and the propagator as the OTel globals.
 //
 // [Setup] configures everything from the standard OTEL_* environment
 // variables. The SDK and the exporters read most of them themselves and this
@@ -99,8 +101,11 @@
 // Messaging metrics aggregated by kafkatrace.Metrics reach the SDK through
 // [NewMetricsProducer].
 //
-// Only tracing and the run-summary recorder may import the OTel SDK; the
-// rest of kretrieve uses the OTel API. This package imports no other
-// kretrieve package than internal/otlpwire and the API-only kafkatrace
-// and pathway (for [MetricsProducer]).
+// Of kretrieve's data path, only this package imports the OTel SDK (with
+// internal/otlpwire, its trace exporter); the rest uses the OTel API. The
+// operator's wing imports it too: ops/runsummary's Recorder is a span
+// processor and ops/console keeps an in-memory span store. A test checks
+// both. This package imports no other kretrieve package than
+// internal/otlpwire, the API-only kafkatrace and pathway (for
+// [MetricsProducer]) and otelnames (metric names), which a test checks too.
 package tracing

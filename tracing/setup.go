@@ -5,24 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/runtime"
 	"go.opentelemetry.io/contrib/propagators/autoprop"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
-	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	otellog "go.opentelemetry.io/otel/log"
 
 	lognoop "go.opentelemetry.io/otel/log/noop"
@@ -31,12 +21,11 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/kretrieve/kretrieve/internal/otlpwire"
 )
 
 // Providers holds what [Setup] installed. Its fields are OTel API types so
@@ -123,114 +112,18 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	}
 	p.Enabled = true
 
-	spanValueLimit, logValueLimit, err := attributeLimits(cfg.getenv)
+	plan, err := readPlan(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	var kinds [3]string
-	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
-		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
-			return nil, err
-		}
-	}
-	tracesKind, metricsKind, logsKind := kinds[0], kinds[1], kinds[2]
-	if slices.Contains(kinds[:], exportOTLP) {
-		if err := checkCredentialVariables(cfg.getenv); err != nil {
-			return nil, err
-		}
-	}
-	res, err := newResource(ctx, cfg.serviceName, log)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := res.Set().Value(semconv.ServiceNameKey); ok && v.AsString() != "" {
+	if v, ok := plan.res.Set().Value(semconv.ServiceNameKey); ok && v.AsString() != "" {
 		p.ServiceName = v.AsString()
 	}
-
-	// Everything built so far is closed again if a later step fails.
-	var closers []func(context.Context) error
-	fail := func(err error) (*Providers, error) {
-		for _, c := range closers {
-			err = errors.Join(err, c(ctx))
-		}
+	exps, err := p.newExporters(ctx, cfg, plan)
+	if err != nil {
 		return nil, err
 	}
-
-	var spanExp sdktrace.SpanExporter
-	if tracesKind != exportOff {
-		if spanExp, err = newSpanExporter(ctx, cfg, tracesKind); err != nil {
-			return fail(err)
-		}
-		closers = append(closers, spanExp.Shutdown)
-	}
-	var readers []sdkmetric.Reader
-	switch metricsKind {
-	case exportOTLP, exportConsole:
-		metricExp, err := newMetricExporter(ctx, cfg, metricsKind)
-		if err != nil {
-			return fail(err)
-		}
-		readerOpts := []sdkmetric.PeriodicReaderOption{}
-		for _, mp := range cfg.metricProducers {
-			readerOpts = append(readerOpts, sdkmetric.WithProducer(mp))
-		}
-		r := sdkmetric.NewPeriodicReader(countingMetricExporter{Exporter: metricExp, c: p.drops, report: report}, readerOpts...)
-		readers = append(readers, r)
-		closers = append(closers, r.Shutdown)
-	}
-	promAddr := cfg.prometheusListen
-	if promAddr == "" && metricsKind == exportPrometheus {
-		promAddr = prometheusEnvAddr(cfg.getenv)
-	}
-	if promAddr != "" {
-		r, srv, err := startPrometheus(promAddr, cfg.metricProducers, log)
-		if err != nil {
-			return fail(err)
-		}
-		p.prom = srv
-		readers = append(readers, r)
-		closers = append(closers, r.Shutdown, srv.shutdown)
-	}
-	var logExp sdklog.Exporter
-	if logsKind != exportOff {
-		if logExp, err = newLogExporter(ctx, cfg, logsKind); err != nil {
-			return fail(err)
-		}
-	}
-
-	// The SDK's limits from the environment, with the attribute value
-	// length of attributeLimits (a safe default where the SDK has none).
-	spanLimits := sdktrace.NewSpanLimits()
-	spanLimits.AttributeValueLengthLimit = spanValueLimit
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(spanLimits)}
-	if spanExp != nil {
-		exp := countingExporter{SpanExporter: spanExp, c: p.counters, report: report}
-		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: p.counters}))
-	}
-	for _, sp := range cfg.spanProcessors {
-		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sp))
-	}
-
-	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
-	for _, r := range append(readers, cfg.metricReaders...) {
-		mpOpts = append(mpOpts, sdkmetric.WithReader(r))
-	}
-
-	p.tp = sdktrace.NewTracerProvider(tpOpts...)
-	p.mp = sdkmetric.NewMeterProvider(mpOpts...)
-	p.TracerProvider, p.MeterProvider = p.tp, p.mp
-	p.LoggerProvider = lognoop.NewLoggerProvider()
-	if logExp != nil {
-		exp := countingLogExporter{Exporter: logExp, c: p.drops, report: report}
-		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
-			sdklog.WithAttributeValueLengthLimit(logValueLimit))
-		p.LoggerProvider = p.lp
-	}
-	p.Exporting = tracesKind != exportOff
-	p.ExportingMetrics = len(readers) > 0
-	p.ExportingLogs = logExp != nil
-	p.ParentBasedSampling = parentBasedSampler(cfg.getenv)
+	p.newProviders(cfg, plan, exps)
 
 	if err := registerSpanMetrics(p.mp, p.counters, p.drops); err != nil {
 		return nil, errors.Join(err, p.Shutdown(ctx))
@@ -239,9 +132,83 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		return nil, errors.Join(fmt.Errorf("start go runtime metrics: %w", err), p.Shutdown(ctx))
 	}
 	p.install()
-	log.Debug("opentelemetry configured", "traces", tracesKind, "metrics", metricsKind, "logs", logsKind,
+	log.Debug("opentelemetry configured", "traces", plan.traces, "metrics", plan.metrics, "logs", plan.logs,
 		"prometheus", p.PrometheusAddr())
 	return p, nil
+}
+
+// plan is what Setup reads before it builds anything: each signal's export
+// kind (exportOTLP, exportConsole, exportPrometheus or exportOff), the
+// attribute value length limits and the resource.
+type plan struct {
+	traces, metrics, logs         string
+	spanValueLimit, logValueLimit int
+	res                           *resource.Resource
+}
+
+// readPlan reads the attribute limits and the export kinds from the
+// environment, checks the credential variables when a signal is exported
+// over OTLP, and builds the resource.
+func readPlan(ctx context.Context, cfg config, log *slog.Logger) (plan, error) {
+	var pl plan
+	var err error
+	if pl.spanValueLimit, pl.logValueLimit, err = attributeLimits(cfg.getenv); err != nil {
+		return plan{}, err
+	}
+	var kinds [3]string
+	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
+		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
+			return plan{}, err
+		}
+	}
+	pl.traces, pl.metrics, pl.logs = kinds[0], kinds[1], kinds[2]
+	if slices.Contains(kinds[:], exportOTLP) {
+		if err := checkCredentialVariables(cfg.getenv); err != nil {
+			return plan{}, err
+		}
+	}
+	if pl.res, err = newResource(ctx, cfg.serviceName, log); err != nil {
+		return plan{}, err
+	}
+	return pl, nil
+}
+
+// newProviders builds the tracer, meter and logger providers over exps
+// and fills p's provider fields and its Exporting flags.
+func (p *Providers) newProviders(cfg config, pl plan, exps exporters) {
+	// The SDK's limits from the environment, with the attribute value
+	// length of attributeLimits (a safe default where the SDK has none).
+	spanLimits := sdktrace.NewSpanLimits()
+	spanLimits.AttributeValueLengthLimit = pl.spanValueLimit
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(pl.res), sdktrace.WithRawSpanLimits(spanLimits)}
+	if exps.span != nil {
+		exp := countingExporter{SpanExporter: exps.span, c: p.counters, report: p.report}
+		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: p.counters}))
+	}
+	for _, sp := range cfg.spanProcessors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sp))
+	}
+
+	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(pl.res)}
+	for _, r := range append(exps.readers, cfg.metricReaders...) {
+		mpOpts = append(mpOpts, sdkmetric.WithReader(r))
+	}
+
+	p.tp = sdktrace.NewTracerProvider(tpOpts...)
+	p.mp = sdkmetric.NewMeterProvider(mpOpts...)
+	p.TracerProvider, p.MeterProvider = p.tp, p.mp
+	p.LoggerProvider = lognoop.NewLoggerProvider()
+	if exps.log != nil {
+		exp := countingLogExporter{Exporter: exps.log, c: p.drops, report: p.report}
+		p.lp = sdklog.NewLoggerProvider(sdklog.WithResource(pl.res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
+			sdklog.WithAttributeValueLengthLimit(pl.logValueLimit))
+		p.LoggerProvider = p.lp
+	}
+	p.Exporting = pl.traces != exportOff
+	p.ExportingMetrics = len(exps.readers) > 0
+	p.ExportingLogs = exps.log != nil
+	p.ParentBasedSampling = parentBasedSampler(cfg.getenv)
 }
 
 func (p *Providers) install() {
@@ -272,171 +239,6 @@ func newPropagator(getenv func(string) string) (propagation.TextMapPropagator, e
 		return nil, fmt.Errorf("%s=%q: %w (want a comma-separated list of tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none)", envPropagators, v, err)
 	}
 	return prop, nil
-}
-
-// newSpanExporter returns the trace exporter of kind (exportOTLP or
-// exportConsole). OTLP over http/protobuf is otlpwire, which encodes
-// requests without otlptracehttp's per-span garbage (see its package doc);
-// http/json is otlptracehttp, grpc is contrib's autoexport (otlptracegrpc,
-// reading the process environment). console writes JSON to the console
-// writer (stderr by default).
-func newSpanExporter(ctx context.Context, cfg config, kind string) (sdktrace.SpanExporter, error) {
-	if kind == exportConsole {
-		return stdouttrace.New(stdouttrace.WithWriter(cfg.console))
-	}
-	proto, _, err := otlpProtocol(cfg.getenv, tracesEnv)
-	if err != nil {
-		return nil, err
-	}
-	switch proto {
-	case protoJSON:
-		return newJSONSpanExporter(ctx, cfg)
-	case protoGRPC:
-		exp, err := autoexport.NewSpanExporter(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("create otlp trace exporter: %w", err)
-		}
-		return exp, nil
-	}
-	wcfg, err := otlpEnv{getenv: cfg.getenv, readFile: os.ReadFile}.traceConfig(cfg.exporterTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
-	}
-	if !cfg.exportRetry {
-		wcfg.Retry = otlpwire.RetryConfig{Enabled: false}
-	}
-	exp, err := otlpwire.New(wcfg)
-	if err != nil {
-		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
-	}
-	return exp, nil
-}
-
-// newJSONSpanExporter returns otlptracehttp sending http/json with the
-// client of [exporterHTTPClient]; it reads its other variables from the
-// process environment.
-func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter, error) {
-	client, err := exporterHTTPClient(cfg, tracesEnv, cfg.exporterTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
-	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON), otlptracehttp.WithHTTPClient(client)}
-	if !cfg.exportRetry {
-		opts = append(opts, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
-	}
-	return exp, nil
-}
-
-// exporterHTTPClient returns the HTTP client of signal s's OTLP/HTTP
-// exporter from the SDK (otlptracehttp for http/json, otlpmetrichttp and
-// otlploghttp for http/protobuf): [otlpwire.NewHTTPClient], which follows
-// no redirect, with the TLS configuration and timeout of s's
-// OTEL_EXPORTER_OTLP_* variables read as for otlpwire ([otlpEnv]), since
-// an exporter handed a client ignores its own certificate and timeout
-// settings. A positive timeout replaces the TIMEOUT variables. An invalid
-// variable is an error.
-func exporterHTTPClient(cfg config, s signalEnv, timeout time.Duration) (*http.Client, error) {
-	wcfg, err := otlpEnv{getenv: cfg.getenv, readFile: os.ReadFile}.signalConfig(s, timeout)
-	if err != nil {
-		return nil, err
-	}
-	return otlpwire.NewHTTPClient(wcfg.TLS, wcfg.Timeout), nil
-}
-
-// newMetricExporter returns the metric exporter of kind (exportOTLP over
-// http/protobuf, grpc or http/json, or exportConsole) with the temporality and
-// histogram preferences of the environment. autoexport does not fit here:
-// its readers take neither kretrieve's metric producers nor these
-// preferences.
-func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.Exporter, error) {
-	prefs, err := ReadMetricsPreferences(cfg.getenv)
-	if err != nil {
-		cfg.logger.WarnContext(ctx, "ignoring metric exporter preference", "err", err)
-	}
-	if kind == exportConsole {
-		return stdoutmetric.New(stdoutmetric.WithWriter(cfg.console),
-			stdoutmetric.WithTemporalitySelector(prefs.temporalitySelector()),
-			stdoutmetric.WithAggregationSelector(prefs.aggregationSelector()))
-	}
-	proto, _, err := otlpProtocol(cfg.getenv, metricsEnv)
-	if err != nil {
-		return nil, err
-	}
-	var exp sdkmetric.Exporter
-	switch proto {
-	case protoJSON:
-		exp, err = newJSONMetricExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout, prefs)
-	case protoGRPC:
-		exp, err = otlpmetricgrpc.New(ctx, metricOptions(cfg, prefs,
-			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
-			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
-	default:
-		var client *http.Client
-		if client, err = exporterHTTPClient(cfg, metricsEnv, cfg.exporterTimeout); err == nil {
-			exp, err = otlpmetrichttp.New(ctx, append(metricOptions(cfg, prefs,
-				otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
-				otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{})),
-				otlpmetrichttp.WithHTTPClient(client))...)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create otlp metric exporter: %w", err)
-	}
-	return exp, nil
-}
-
-// metricOptions returns the options of an OTLP metric exporter (HTTP or
-// gRPC, whose option types differ) from their constructors: the
-// preferences' selectors, cfg's timeout, and noRetry unless cfg retries.
-func metricOptions[O any](cfg config, prefs MetricsPreferences,
-	temporality func(sdkmetric.TemporalitySelector) O, aggregation func(sdkmetric.AggregationSelector) O,
-	timeout func(time.Duration) O, noRetry O,
-) []O {
-	opts := []O{temporality(prefs.temporalitySelector()), aggregation(prefs.aggregationSelector())}
-	if cfg.exporterTimeout > 0 {
-		opts = append(opts, timeout(cfg.exporterTimeout))
-	}
-	if !cfg.exportRetry {
-		opts = append(opts, noRetry)
-	}
-	return opts
-}
-
-// newLogExporter returns the log exporter of kind: otlploghttp with the
-// client of [exporterHTTPClient] for OTLP over http/protobuf, contrib's
-// autoexport for grpc (both reading the process environment), this
-// package's OTLP/JSON exporter for http/json, or JSON on the console
-// writer.
-func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Exporter, error) {
-	if kind == exportConsole {
-		return stdoutlog.New(stdoutlog.WithWriter(cfg.console))
-	}
-	proto, _, err := otlpProtocol(cfg.getenv, logsEnv)
-	if err != nil {
-		return nil, err
-	}
-	var exp sdklog.Exporter
-	switch proto {
-	case protoJSON:
-		exp, err = newJSONLogExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout)
-	case protoGRPC:
-		exp, err = autoexport.NewLogExporter(ctx)
-	default:
-		// As before, the log exporter reads the timeout variables
-		// whatever WithExporterTimeout says.
-		var client *http.Client
-		if client, err = exporterHTTPClient(cfg, logsEnv, 0); err == nil {
-			exp, err = otlploghttp.New(ctx, otlploghttp.WithHTTPClient(client))
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create otlp log exporter: %w", err)
-	}
-	return exp, nil
 }
 
 // Stats returns the span export counters; see [SpanStats] for when Dropped

@@ -19,16 +19,9 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
-	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 )
-
-func TestPathwaysTopicDefaultsMatch(t *testing.T) {
-	if kafkaacl.DefaultPathwaysTopic != pathwaytopic.DefaultTopic {
-		t.Fatalf("kafkaacl.DefaultPathwaysTopic %q, pathwaytopic.DefaultTopic %q", kafkaacl.DefaultPathwaysTopic, pathwaytopic.DefaultTopic)
-	}
-}
 
 func TestLoadPathwaysConfig(t *testing.T) {
 	env := mapEnv(map[string]string{

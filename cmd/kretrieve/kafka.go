@@ -201,7 +201,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	p := comp.telemetry
 	return pipeline.Config{
 		Kafka:       c.kafkaConfig(),
-		Topics:      c.topics,
+		Stages:      pipeline.DefaultStages(c.topics),
 		ServiceName: p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
 		ParentBasedSampling:    p.ParentBasedSampling,
@@ -245,5 +245,5 @@ func defaultGroups() string {
 // topology is the binary's pipeline (pipeline.DefaultStages) over the
 // configured topics.
 func (c commonConfig) topology() topology.Topology {
-	return pipeline.Config{Topics: c.topics}.Topology()
+	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics)}.Topology()
 }

@@ -8,5 +8,8 @@
 // and OTEL_* variables listed in docs/configuration.md, gateway ports and
 // probes, termination grace periods, ScaledObjects against the Deployments'
 // consumer groups, topics and partitions, and the kustomization's file list.
-// It imports nothing from the module.
+// Of the module, its tests import only the code they check the manifests
+// against (pipeline, messages and pathwaytopic: stages, groups and topics)
+// and internal/testutil/configdoc (the documented variables and the
+// binary's flags).
 package k8s

@@ -22,12 +22,12 @@ import (
 const (
 	// Group is the stage group that lags: LagRecords records behind on the
 	// requests topic, the oldest LagAge old (at least).
-	Group      = topology.Retrieval
+	Group      = messages.StageRetrieval
 	LagRecords = 3
 	LagAge     = time.Hour
 	// MissingGroup is the other stage's group, which does not exist: its
 	// lag is unknown.
-	MissingGroup = topology.Enrichment
+	MissingGroup = messages.StageEnrichment
 	// RequestsDeadLetters are the letters of the requests' dead-letter
 	// topic; the results' dead-letter topic holds ResultsDeadLetters more,
 	// which count nowhere.
@@ -105,7 +105,7 @@ func windows(t testing.TB, end time.Time) []*kgo.Record {
 			}},
 		{Service: "kretrieve-retrieval", Instance: "kretrieve-retrieval@test/2-bbbbbb", Start: end.Add(-5 * time.Second), End: end, Interval: 5 * time.Second,
 			Series: []pathwaytopic.Series{
-				{Checkpoint: cp("kretrieve-retrieval", topology.Retrieval, topo.Requests(), pathway.In), Hash: 0x22, Parent: 0x11, Total: 40,
+				{Checkpoint: cp("kretrieve-retrieval", messages.StageRetrieval, topo.Requests(), pathway.In), Hash: 0x22, Parent: 0x11, Total: 40,
 					Edge: snap(ms, ms, 2*ms, 7*ms, 12*ms), Origin: snap(ms, ms, 2*ms, 7*ms, 12*ms)},
 				{Checkpoint: cp("kretrieve-retrieval", "", topo.Stages[0].Output, pathway.Out), Hash: 0x33, Parent: 0x22, Total: 40,
 					Edge: snap(ms, ms), Origin: snap(5*ms, 9*ms)},

@@ -1,0 +1,13 @@
+package corpus
+
+import (
+	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
+)
+
+// TestImportsOnlySearch backs the package doc: the standard library and
+// package search only.
+func TestImportsOnlySearch(t *testing.T) {
+	depcheck.OnlyImports(t, depcheck.Imports(t, false), "", depcheck.Module+"/search")
+}

@@ -1,0 +1,13 @@
+package searchtest
+
+import (
+	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
+)
+
+// TestNotInTheBinary backs the package doc: a test helper that nothing in
+// the binary imports.
+func TestNotInTheBinary(t *testing.T) {
+	depcheck.NotImportedBy(t, depcheck.Module+"/internal/testutil/searchtest", depcheck.Module+"/cmd/...")
+}

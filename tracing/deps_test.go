@@ -1,0 +1,44 @@
+package tracing
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
+)
+
+// TestImportsOfKretrieve backs the package doc: of kretrieve, tracing
+// imports only internal/otlpwire, kafkatrace, pathway and otelnames.
+func TestImportsOfKretrieve(t *testing.T) {
+	var ours []string
+	for _, imp := range depcheck.Imports(t, false) {
+		if strings.HasPrefix(imp, depcheck.Module+"/") {
+			ours = append(ours, imp)
+		}
+	}
+	depcheck.OnlyImports(t, ours, "", depcheck.Module+"/internal/otlpwire", depcheck.Module+"/kafkatrace",
+		depcheck.Module+"/pathway", depcheck.Module+"/otelnames")
+}
+
+// TestWhoImportsTheSDK backs the package doc: of the module's packages,
+// only tracing, its exporter internal/otlpwire and the operator's wing's
+// ops/runsummary and ops/console import the OTel SDK (tests aside).
+func TestWhoImportsTheSDK(t *testing.T) {
+	allowed := map[string]bool{}
+	for _, p := range []string{"tracing", "internal/otlpwire", "ops/runsummary", "ops/console"} {
+		allowed[depcheck.Module+"/"+p] = true
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, depcheck.Module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if strings.HasPrefix(imp, "go.opentelemetry.io/otel/sdk") && !allowed[f[0]] {
+				t.Errorf("%s imports %s", f[0], imp)
+			}
+		}
+	}
+}
