@@ -264,7 +264,7 @@ type errorBody struct {
 }
 
 func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
-	req, ok := g.decode(w, r)
+	body, ok := g.read(w, r)
 	if !ok {
 		return
 	}
@@ -272,7 +272,7 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	// a record still buffered at the deadline is failed with it.
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
-	call, err := g.client.Start(ctx, req, true)
+	call, err := g.client.StartJSON(ctx, body, true)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return
@@ -298,13 +298,13 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
-	req, ok := g.decode(w, r)
+	body, ok := g.read(w, r)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
-	call, err := g.client.Start(ctx, req, false)
+	call, err := g.client.StartJSON(ctx, body, false)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return
@@ -320,12 +320,13 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, AcceptedResponse{RequestID: call.Request.RequestID, TraceID: call.TraceID})
 }
 
-// decode enforces content type, body size and the request contract, writing
-// the 415/413/400 answer itself when it fails.
-func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Request, bool) {
+// read enforces content type and body size, writing the 415/413/408/400
+// answer itself when it fails, and returns the body. The request contract
+// is checked once, by producer.Client.StartJSON (see startFailed).
+func (g *Gateway) read(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{APIError{Code: "unsupported_media_type", Message: "Content-Type must be application/json"}})
-		return messages.Request{}, false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
 	if err != nil {
@@ -342,26 +343,28 @@ func (g *Gateway) decode(w http.ResponseWriter, r *http.Request) (messages.Reque
 		default:
 			writeJSON(w, http.StatusBadRequest, errorBody{APIError{Code: "bad_body", Message: err.Error()}})
 		}
-		return messages.Request{}, false
+		return nil, false
 	}
-	// The HTTP body follows the Kafka request contract exactly, so one
-	// decoder decides for both.
-	req, err := messages.DecodeRequest(body)
-	if err != nil {
+	return body, true
+}
+
+// startFailed answers a request that producer.Client.StartJSON refused:
+// 400 for a body that breaks the request contract (the HTTP body follows
+// the Kafka request contract exactly, so one decoder decides for both), 409
+// for a request id in use, else 503.
+func (g *Gateway) startFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		ve *messages.ValidationError
+		de *messages.DecodeError
+	)
+	if errors.As(err, &ve) || errors.As(err, &de) {
 		e := APIError{Code: "invalid_request", Message: err.Error()}
-		var ve *messages.ValidationError
-		if errors.As(err, &ve) {
+		if ve != nil {
 			e.Field = ve.Field
 		}
 		writeJSON(w, http.StatusBadRequest, errorBody{e})
-		return messages.Request{}, false
+		return
 	}
-	return req, true
-}
-
-// startFailed answers a request that producer.Client.Start refused: 409
-// for a request id in use, else 503.
-func (g *Gateway) startFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, results.ErrRequestIDInUse) {
 		writeJSON(w, http.StatusConflict, errorBody{APIError{Code: "request_id_in_use", Field: "request_id",
 			Message: "request_id is already in flight at this gateway or was answered less than 10 minutes ago; choose a new one, or leave it out"}})

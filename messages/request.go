@@ -68,6 +68,28 @@ func EncodeRequest(r Request) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
+	return marshalRequest(r)
+}
+
+// CanonicalRequest decodes and validates b exactly as [DecodeRequest] does
+// and returns the request with its encoding as [EncodeRequest] writes it.
+// A request read from outside (the gateway's HTTP body) is so validated
+// once, here, and published as it was checked.
+func CanonicalRequest(b []byte) (Request, []byte, error) {
+	r, err := DecodeRequest(b)
+	if err != nil {
+		return Request{}, nil, err
+	}
+	value, err := marshalRequest(r)
+	if err != nil {
+		return Request{}, nil, err
+	}
+	return r, value, nil
+}
+
+// marshalRequest encodes r, which is valid, with schema_version set to
+// [RequestWireVersion].
+func marshalRequest(r Request) ([]byte, error) {
 	r.SchemaVersion = RequestWireVersion
 	b, err := json.Marshal(r)
 	if err != nil {

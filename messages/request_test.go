@@ -351,3 +351,39 @@ func TestDecodeRequestKeyed(t *testing.T) {
 		})
 	}
 }
+
+// TestCanonicalRequestIsDecodeThenEncode: CanonicalRequest refuses what
+// DecodeRequest refuses, with the same error, and returns what it decodes
+// with the bytes EncodeRequest writes for it.
+func TestCanonicalRequestIsDecodeThenEncode(t *testing.T) {
+	for _, body := range []string{
+		`{"query":"gzip"}`,
+		`{"query":"gzip","top_k":3,"request_id":"r-1"}`,
+		`{"query":"gzip","top_k":0}`,
+		`{"query":""}`,
+		`{"query":"gzip","top_k":1000000}`,
+		`{"query":`,
+		`[]`,
+		`{"query":"gzip","schema_version":99}`,
+	} {
+		want, wantErr := messages.DecodeRequest([]byte(body))
+		got, value, err := messages.CanonicalRequest([]byte(body))
+		if wantErr != nil {
+			if err == nil || err.Error() != wantErr.Error() || value != nil {
+				t.Errorf("%s: CanonicalRequest = %v, %q; DecodeRequest refused it with %v", body, err, value, wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if body != `{"query":"gzip"}` && got != want { // a generated id differs
+			t.Errorf("%s: request %+v, want %+v", body, got, want)
+		}
+		enc, err := messages.EncodeRequest(got)
+		if err != nil || string(enc) != string(value) {
+			t.Errorf("%s: value %s, EncodeRequest writes %s (%v)", body, value, enc, err)
+		}
+	}
+}

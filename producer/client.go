@@ -115,6 +115,25 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if err != nil {
 		return nil, err
 	}
+	return c.start(ctx, req, value, wait)
+}
+
+// StartJSON is Start for a request in its JSON form, as the gateway
+// receives it: body is decoded and validated once, by
+// messages.CanonicalRequest, and published as it was checked. A body that
+// breaks the request contract is refused with its *messages.DecodeError or
+// *messages.ValidationError before anything else happens.
+func (c *Client) StartJSON(ctx context.Context, body []byte, wait bool) (*Call, error) {
+	req, value, err := messages.CanonicalRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.start(ctx, req, value, wait)
+}
+
+// start publishes req, whose valid encoding is value: Start's work once
+// the request is checked.
+func (c *Client) start(ctx context.Context, req messages.Request, value []byte, wait bool) (*Call, error) {
 	if wait && c.Collector == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}

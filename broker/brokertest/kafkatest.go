@@ -1,4 +1,4 @@
-// Package kafkatest starts an in-process Kafka-compatible broker (kfake,
+// Package brokertest starts an in-process Kafka-compatible broker (kfake,
 // through broker/) for tests, closed by t.Cleanup.
 package brokertest
 
