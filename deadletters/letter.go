@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
@@ -61,12 +60,12 @@ type Letter struct {
 // missing, empty or cannot be parsed (a partition that is not a
 // non-negative 32-bit number, a timestamp that is not RFC 3339) leaves its
 // field at the zero value. When a header appears more than once the last one
-// wins, as with kafkatrace.HeaderCarrier.
+// wins, as with tracecontext.HeaderCarrier.
 func FromRecord(r *kgo.Record) Letter {
 	if r == nil {
 		return Letter{}
 	}
-	h := kafkatrace.HeaderCarrier{Record: r}
+	h := tracecontext.HeaderCarrier{Record: r}
 	l := Letter{
 		Topic:         r.Topic,
 		Partition:     r.Partition,
