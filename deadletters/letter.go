@@ -135,18 +135,3 @@ func checkTopic(topic string) error {
 	}
 	return nil
 }
-
-// replayHeaders returns the headers of the republished record: the dead
-// letter's headers without the kretrieve.dlq.* ones and without the old
-// traceparent and tracestate (the send hook injects the replay's context).
-// Baggage and application headers are kept, in order.
-func replayHeaders(hs []kgo.RecordHeader) []kgo.RecordHeader {
-	out := make([]kgo.RecordHeader, 0, len(hs))
-	for _, h := range hs {
-		if strings.HasPrefix(h.Key, HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
-			continue
-		}
-		out = append(out, h)
-	}
-	return out
-}
