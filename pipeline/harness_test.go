@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/corpus/corpustest"
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
-	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -63,7 +63,7 @@ func newHarnessOn(t *testing.T, addr string, partitions int) *harness {
 		_ = tp.Shutdown(context.Background())
 		_ = mp.Shutdown(context.Background())
 	})
-	idx, err := searchtest.DemoIndex()
+	idx, err := corpustest.DemoIndex()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
+	"github.com/kretrieve/kretrieve/corpus/corpustest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -48,7 +48,7 @@ func runChild(role string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	idx, err := searchtest.DemoIndex()
+	idx, err := corpustest.DemoIndex()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

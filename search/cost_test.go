@@ -77,9 +77,9 @@ func repeatsTerm(t *testing.T, ix *Index, text string) bool {
 // terms are distinct gets exactly the hits and scores (all MaxK of them) of
 // the MatchQuery Search used before.
 func TestSearchRanksNormalQueriesAsBefore(t *testing.T) {
-	// The demo corpus of internal/testutil/searchtest (which imports this
+	// The demo corpus of corpus/corpustest (which imports this
 	// package, so it is read here as a file).
-	demo := mustMemory(t, "demo", jsonlDocs(t, filepath.Join("..", "internal", "testutil", "searchtest", "demo_corpus.jsonl")))
+	demo := mustMemory(t, "demo", jsonlDocs(t, filepath.Join("..", "corpus", "corpustest", "demo_corpus.jsonl")))
 	compared := 0
 	for name, ix := range map[string]*Index{"small": mustMemory(t, "small", smallDocs(t)), "demo": demo} {
 		for _, text := range qualityQueries(t) {

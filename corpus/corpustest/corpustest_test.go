@@ -1,9 +1,9 @@
-package searchtest_test
+package corpustest_test
 
 import (
 	"testing"
 
-	"github.com/kretrieve/kretrieve/internal/testutil/searchtest"
+	"github.com/kretrieve/kretrieve/corpus/corpustest"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -17,12 +17,12 @@ func hitIDs(hits []search.Hit) []string {
 }
 
 func TestDemoIndex(t *testing.T) {
-	ix, err := searchtest.DemoIndex()
+	ix, err := corpustest.DemoIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	if ix.Len() < 150 || ix.Name() != searchtest.DemoName {
+	if ix.Len() < 150 || ix.Name() != corpustest.DemoName {
 		t.Fatalf("demo index %q has %d documents", ix.Name(), ix.Len())
 	}
 	tests := []struct {

@@ -1,9 +1,9 @@
-// Package searchtest holds the demo corpus tests and benchmarks index: the
+// Package corpustest holds the demo corpus tests and benchmarks index: the
 // synopses of the Go standard library's packages, embedded, read with
 // package corpus's JSONL reader (the one reader of document files) and
 // indexed in memory by package search. It is a test helper; nothing in the
 // binary imports it.
-package searchtest
+package corpustest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package searchtest
+package corpustest
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 // TestNotInTheBinary backs the package doc: a test helper that nothing in
 // the binary imports.
 func TestNotInTheBinary(t *testing.T) {
-	depcheck.NotImportedBy(t, depcheck.Module+"/internal/testutil/searchtest", depcheck.Module+"/cmd/...")
+	depcheck.NotImportedBy(t, depcheck.Module+"/corpus/corpustest", depcheck.Module+"/cmd/...")
 }
