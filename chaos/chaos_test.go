@@ -21,9 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
 // bin is the kretrieve binary under test, built by TestMain; index is an
@@ -223,19 +223,19 @@ func TestChaos(t *testing.T) {
 	poll.Until(t, time.Minute, func() bool { k, _, _, _ := led.poison(); return k == poisonLetters },
 		"%d poison records dead-lettered", poisonLetters)
 	mark("%d poison records dead-lettered", poisonLetters)
-	dlq := messages.DLQTopic(topics.Requests)
+	dlqTopic := messages.DLQTopic(topics.Requests)
 	committed := func() int64 {
-		offs, err := adm.FetchOffsets(ctx, deadletters.DefaultReplayGroup)
+		offs, err := adm.FetchOffsets(ctx, dlq.DefaultReplayGroup)
 		if err != nil {
 			return 0
 		}
 		var n int64
-		for _, o := range offs[dlq] {
+		for _, o := range offs[dlqTopic] {
 			n += max(o.At, 0)
 		}
 		return n
 	}
-	replay := &proc{name: "replay", dir: logs, args: []string{"dlq", "replay", "--dlq-topic", dlq}, env: common}
+	replay := &proc{name: "replay", dir: logs, args: []string{"dlq", "replay", "--dlq-topic", dlqTopic}, env: common}
 	replay.start(t)
 	t.Cleanup(replay.kill)
 	poll.Until(t, time.Minute, func() bool { return committed() > 0 }, "the replay's first commit")
@@ -279,7 +279,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("latency publish to first outcome: p99 %v, max %v (%s)", r.P99Latency.Round(time.Millisecond), r.MaxLatency.Round(time.Millisecond), r.SlowestID)
 	t.Logf("gateway: %s", gws)
 	t.Logf("replay: %d letters; the killed run republished %d, the second %d; republished again after the SIGKILL: %d (bound %d)",
-		poisonLetters, firstRun-poisonLetters, total-firstRun, replayDup, deadletters.DefaultReplayCommitEvery)
+		poisonLetters, firstRun-poisonLetters, total-firstRun, replayDup, dlq.DefaultReplayCommitEvery)
 	t.Logf("took %v; logs in %s", time.Since(began).Round(time.Second), logs)
 
 	if r.Lost > 0 {
@@ -304,8 +304,8 @@ func TestChaos(t *testing.T) {
 	if bound := (sigkills + len(workers)) * 2 * maxPollRecs; r.Duplicated > bound {
 		t.Errorf("%d duplicates, more than (%d SIGKILLs + %d workers) × 2 × %d buffered records allow (%d)", r.Duplicated, sigkills, len(workers), maxPollRecs, bound)
 	}
-	if replayDup > deadletters.DefaultReplayCommitEvery {
-		t.Errorf("the killed replay's letters were republished again %d times: more than one commit batch (%d)", replayDup, deadletters.DefaultReplayCommitEvery)
+	if replayDup > dlq.DefaultReplayCommitEvery {
+		t.Errorf("the killed replay's letters were republished again %d times: more than one commit batch (%d)", replayDup, dlq.DefaultReplayCommitEvery)
 	}
 	for _, p := range append(workers, brk, gw, replay) {
 		if found := p.grep("panic:", "DATA RACE"); len(found) > 0 {

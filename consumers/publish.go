@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // publishOutputs produces outs, the outputs of in, as children of the
@@ -24,7 +24,7 @@ func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, outs []*kgo
 	// while they are buffered) are cancelled with ctx. The contexts keep
 	// their values: the span and the pathway.
 	kept := context.WithoutCancel(ctx)
-	corr := kafkatrace.HeaderCarrier{Record: in}.Get(messages.HeaderCorrelation)
+	corr := tracecontext.HeaderCarrier{Record: in}.Get(messages.HeaderCorrelation)
 	for _, out := range outs {
 		if out.Context == nil {
 			out.Context = kept
@@ -42,7 +42,7 @@ func carryCorrelation(out *kgo.Record, corr string) {
 	if corr == "" {
 		return
 	}
-	c := kafkatrace.HeaderCarrier{Record: out}
+	c := tracecontext.HeaderCarrier{Record: out}
 	if c.Get(messages.HeaderCorrelation) == "" {
 		c.Set(messages.HeaderCorrelation, corr)
 	}

@@ -1,24 +1,20 @@
 package deadletters
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
 )
 
-// TestImportsOnlyTheOTelAPI backs the package doc's claims: nothing the
-// package depends on is the OpenTelemetry SDK, producer/, consumers/ or
-// pipeline/, and of kretrieve it imports only messages, kafkatrace,
-// tracecontext, otelnames and internal/global.
-func TestImportsOnlyTheOTelAPI(t *testing.T) {
-	depcheck.OTelAPIOnly(t, depcheck.Module+"/producer", depcheck.Module+"/consumers", depcheck.Module+"/pipeline")
-	var ours []string
-	for _, imp := range depcheck.Imports(t, false) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
-	depcheck.OnlyImports(t, ours, "", depcheck.Module+"/messages", depcheck.Module+"/kafkatrace",
-		depcheck.Module+"/tracecontext", depcheck.Module+"/otelnames", depcheck.Module+"/internal/global")
+// TestImportsOnlyTheRecordsPackages backs the package doc's claims: nothing
+// the package depends on is the OpenTelemetry SDK, kafkatrace, franz-go's
+// kadm, producer/, consumers/, pipeline/ or ops/; besides the standard
+// library it imports only messages, tracecontext, franz-go's kgo and the
+// OpenTelemetry API.
+func TestImportsOnlyTheRecordsPackages(t *testing.T) {
+	depcheck.OTelAPIOnly(t, depcheck.Module+"/kafkatrace", "github.com/twmb/franz-go/pkg/kadm",
+		depcheck.Module+"/producer", depcheck.Module+"/consumers", depcheck.Module+"/pipeline", depcheck.Module+"/ops/")
+	depcheck.OnlyImports(t, depcheck.Imports(t, false), "",
+		depcheck.Module+"/messages", depcheck.Module+"/tracecontext",
+		"github.com/twmb/franz-go/pkg/kgo", "go.opentelemetry.io/otel/")
 }

@@ -1,30 +1,22 @@
-// Package deadletters reads and replays kretrieve's dead-letter topics
-// (<topic>.dlq, see messages.DLQTopic).
+// Package deadletters owns kretrieve's dead-letter record, the record a
+// consumer writes to <topic>.dlq (see messages.DLQTopic) for a record it
+// gives up on.
 //
-// The package owns the dead-letter record. A dead letter is the original
-// record (key, value, headers) plus the kretrieve.dlq.* headers (named by
-// the Header constants): why it failed, where it came from and after how
-// many attempts. [Build] makes one, as the consumers' runtime does for a
-// record it gives up on, cut to a size limit when the original is too
-// large; [FromRecord] parses one into a [Letter], tolerating missing or
-// garbled headers.
+// A dead letter is the original record (key, value, headers) plus the
+// kretrieve.dlq.* headers (named by the Header constants): why it failed
+// ([Failure], [ErrorTypePermanent] or [ErrorTypeTransient]), where it came
+// from and after how many attempts. [Build] makes one, as the consumers'
+// runtime does, cut to a size limit when the original is too large
+// ([BuildMinimal] keeps only the headers); [FromRecord] parses one into a
+// [Letter], tolerating missing or garbled headers, and [Letter.Target]
+// names the topic a replay republishes it to.
 //
-// [List] reads dead-letter topics from their start to their end as of the
-// call, without a consumer group, and returns the letters in (topic,
-// partition, offset) order.
-//
-// [Replay] republishes dead letters to their original topic. Each replay is
-// the root of a new trace ("replay <dlq topic>") linked to the dead letter's
-// trace; the republished record keeps key, value and the original headers but
-// not the kretrieve.dlq.* or trace-context headers. Progress is committed to
-// a consumer group only after the broker acknowledged the republished record,
-// so the next Replay with the same group starts after it. Replay's settings
-// are a ReplayConfig; its tracer provider and logger are Options
-// (WithTracerProvider, WithLogger), defaulting to the global provider and
-// slog.Default().
+// Reading and replaying dead-letter topics is the operator's business:
+// package ops/dlq lists and replays them (`kretrieve dlq list|replay` and
+// the console).
 //
 // The package uses the OpenTelemetry API only, never the SDK (a test checks
-// it with go list -deps). Of kretrieve it imports only messages, kafkatrace,
-// tracecontext, otelnames and internal/global; it does not import
-// producer/, consumers/ or pipeline/.
+// it with go list). Of kretrieve it imports only messages and
+// tracecontext; it imports neither kafkatrace nor franz-go's kadm, and
+// does not import producer/, consumers/, pipeline/ or ops/.
 package deadletters

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
@@ -61,12 +60,12 @@ type Letter struct {
 // missing, empty or cannot be parsed (a partition that is not a
 // non-negative 32-bit number, a timestamp that is not RFC 3339) leaves its
 // field at the zero value. When a header appears more than once the last one
-// wins, as with kafkatrace.HeaderCarrier.
+// wins, as with tracecontext.HeaderCarrier.
 func FromRecord(r *kgo.Record) Letter {
 	if r == nil {
 		return Letter{}
 	}
-	h := kafkatrace.HeaderCarrier{Record: r}
+	h := tracecontext.HeaderCarrier{Record: r}
 	l := Letter{
 		Topic:         r.Topic,
 		Partition:     r.Partition,
@@ -135,19 +134,4 @@ func checkTopic(topic string) error {
 		}
 	}
 	return nil
-}
-
-// replayHeaders returns the headers of the republished record: the dead
-// letter's headers without the kretrieve.dlq.* ones and without the old
-// traceparent and tracestate (the send hook injects the replay's context).
-// Baggage and application headers are kept, in order.
-func replayHeaders(hs []kgo.RecordHeader) []kgo.RecordHeader {
-	out := make([]kgo.RecordHeader, 0, len(hs))
-	for _, h := range hs {
-		if strings.HasPrefix(h.Key, HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
-			continue
-		}
-		out = append(out, h)
-	}
-	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/producer"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 const (
@@ -100,7 +101,7 @@ func (g *trustGateway) publish(t *testing.T, header http.Header) *kgo.Record {
 	return g.read()
 }
 
-func header(r *kgo.Record, key string) string { return kafkatrace.HeaderCarrier{Record: r}.Get(key) }
+func header(r *kgo.Record, key string) string { return tracecontext.HeaderCarrier{Record: r}.Get(key) }
 
 func callerHeaders(flags string) http.Header {
 	return http.Header{

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/otelnames"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 const (
@@ -57,7 +58,7 @@ func TestTrustBoundaryIgnoresInboundSampledFlag(t *testing.T) {
 			out := &kgo.Record{Topic: "retrieval.candidates", Context: ctx}
 			tr.OnProduceRecordBuffered(out)
 			tr.OnProduceRecordUnbuffered(out, nil)
-			if got := (HeaderCarrier{Record: out}).Get("traceparent"); !strings.HasPrefix(got, "00-"+sc.TraceID().String()+"-") || !strings.HasSuffix(got, "-00") {
+			if got := (tracecontext.HeaderCarrier{Record: out}).Get("traceparent"); !strings.HasPrefix(got, "00-"+sc.TraceID().String()+"-") || !strings.HasSuffix(got, "-00") {
 				t.Fatalf("downstream traceparent %q, want our unsampled trace %s", got, sc.TraceID())
 			}
 			tr.EndProcess(ctx, r, qw.End, span, nil, "")
@@ -125,7 +126,7 @@ func TestTrustBoundaryDropsBaggageUnlessAllowed(t *testing.T) {
 			out := &kgo.Record{Topic: "retrieval.candidates", Context: ctx}
 			tr.OnProduceRecordBuffered(out)
 			tr.OnProduceRecordUnbuffered(out, nil)
-			if got := (HeaderCarrier{Record: out}).Get("baggage"); got != tc.want {
+			if got := (tracecontext.HeaderCarrier{Record: out}).Get("baggage"); got != tc.want {
 				t.Fatalf("downstream baggage %q, want %q", got, tc.want)
 			}
 			tr.EndProcess(ctx, r, qw.End, span, nil, "")

@@ -1,80 +1,14 @@
 package kafkatrace
 
 import (
-	"unsafe"
-
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
-// HeaderCarrier adapts a record's headers to propagation.TextMapCarrier.
-//
-// Unlike kotel's RecordCarrier it never leaves duplicates behind: Set removes
-// every header with the key before appending the new value. When a record
-// carries the same key more than once, Get returns the last value, as Kafka's
-// Java client does with Headers.lastHeader, so a value appended by a later hop
-// wins.
-type HeaderCarrier struct {
-	Record *kgo.Record
-}
-
-// Get returns the value of the last header named key, or "".
-//
-// The string shares the header's bytes instead of copying them (extraction
-// runs for every consumed record): header values of fetched records are
-// never modified, and Set replaces values rather than writing into them.
-func (c HeaderCarrier) Get(key string) string {
-	hs := c.Record.Headers
-	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].Key == key {
-			if len(hs[i].Value) == 0 {
-				return ""
-			}
-			return unsafe.String(unsafe.SliceData(hs[i].Value), len(hs[i].Value))
-		}
-	}
-	return ""
-}
-
-// Set replaces all headers named key with one header holding value.
-func (c HeaderCarrier) Set(key, value string) {
-	c.Record.Headers = append(removeHeaders(c.Record.Headers, key), kgo.RecordHeader{Key: key, Value: []byte(value)})
-}
-
-// Keys returns the header keys in order, duplicates included.
-func (c HeaderCarrier) Keys() []string {
-	keys := make([]string, len(c.Record.Headers))
-	for i, h := range c.Record.Headers {
-		keys[i] = h.Key
-	}
-	return keys
-}
-
-// removeHeaders deletes every header whose key is one of keys, in place.
-func removeHeaders(hs []kgo.RecordHeader, keys ...string) []kgo.RecordHeader {
-	out := hs[:0]
-	for _, h := range hs {
-		drop := false
-		for _, k := range keys {
-			if h.Key == k {
-				drop = true
-				break
-			}
-		}
-		if !drop {
-			out = append(out, h)
-		}
-	}
-	clear(hs[len(out):])
-	return out
-}
-
-// limitedHeaders is a record's HeaderCarrier with the W3C limits of
-// package tracecontext applied to its values: last header wins, as with
-// HeaderCarrier. It holds one pointer, so passing it as an interface does
-// not allocate.
-type limitedHeaders struct{ HeaderCarrier }
+// limitedHeaders is a record's [tracecontext.HeaderCarrier] with the W3C
+// limits of package tracecontext applied to its values: last header wins,
+// as with the carrier. It holds one pointer, so passing it as an interface
+// does not allocate.
+type limitedHeaders struct{ tracecontext.HeaderCarrier }
 
 func (c limitedHeaders) Get(key string) string {
 	v := c.HeaderCarrier.Get(key)

@@ -20,38 +20,6 @@ func headerValues(r *kgo.Record, key string) []string {
 	return out
 }
 
-func TestHeaderCarrierSetReplacesAllDuplicates(t *testing.T) {
-	r := &kgo.Record{Headers: []kgo.RecordHeader{
-		{Key: "traceparent", Value: []byte("old-1")},
-		{Key: "app", Value: []byte("keep")},
-		{Key: "traceparent", Value: []byte("old-2")},
-	}}
-	HeaderCarrier{Record: r}.Set("traceparent", "new")
-	if got := headerValues(r, "traceparent"); len(got) != 1 || got[0] != "new" {
-		t.Fatalf("traceparent headers = %q, want exactly [new]", got)
-	}
-	if got := headerValues(r, "app"); len(got) != 1 || got[0] != "keep" {
-		t.Fatalf("unrelated header lost: %q", got)
-	}
-}
-
-func TestHeaderCarrierGetLastWins(t *testing.T) {
-	r := &kgo.Record{Headers: []kgo.RecordHeader{
-		{Key: "k", Value: []byte("first")},
-		{Key: "k", Value: []byte("last")},
-	}}
-	c := HeaderCarrier{Record: r}
-	if got := c.Get("k"); got != "last" {
-		t.Fatalf("Get = %q, want last", got)
-	}
-	if got := c.Get("missing"); got != "" {
-		t.Fatalf("Get(missing) = %q", got)
-	}
-	if keys := c.Keys(); len(keys) != 2 {
-		t.Fatalf("Keys = %q", keys)
-	}
-}
-
 func testPropagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }

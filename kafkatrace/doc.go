@@ -1,5 +1,6 @@
 // Package kafkatrace creates kretrieve's OpenTelemetry spans for Kafka records
-// and carries trace context in record headers.
+// and carries trace context in record headers, through
+// [tracecontext.HeaderCarrier].
 //
 // It follows the current OpenTelemetry messaging semantic conventions:
 //

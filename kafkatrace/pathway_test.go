@@ -14,6 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // hop is one service of a test pathway: a producer tracer and, for
@@ -245,7 +246,7 @@ func TestRecordContextActsAsRemoteSpanContext(t *testing.T) {
 	out := &kgo.Record{Topic: "res", Context: ctx}
 	wk.OnProduceRecordBuffered(out)
 	wk.OnProduceRecordUnbuffered(out, nil)
-	if got := (HeaderCarrier{Record: out}).Get("traceparent"); got != unsampledParent {
+	if got := (tracecontext.HeaderCarrier{Record: out}).Get("traceparent"); got != unsampledParent {
 		t.Fatalf("downstream traceparent %q", got)
 	}
 	wk.EndProcess(ctx, in, qw.End, span, nil, "")

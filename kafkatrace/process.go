@@ -191,7 +191,7 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext) []attribute.KeyValue {
 	attrs = t.appendConsumedAttrs(attrs, p, r)
 	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpProcess))
-	if !remote.IsValid() && (HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
+	if !remote.IsValid() && (tracecontext.HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
 		attrs = append(attrs, otelnames.TraceContextInvalid.Bool(true))
 	}
 	return attrs

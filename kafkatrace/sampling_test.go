@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/otelnames"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 const unsampledParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
@@ -43,7 +44,7 @@ func TestParentBasedSamplingSkipsUnsampledRecords(t *testing.T) {
 	child.End()
 	out := &kgo.Record{Topic: "b", Value: []byte("v"), Context: ctx}
 	tr.OnProduceRecordBuffered(out)
-	if got := (HeaderCarrier{Record: out}).Get("traceparent"); got != unsampledParent {
+	if got := (tracecontext.HeaderCarrier{Record: out}).Get("traceparent"); got != unsampledParent {
 		t.Fatalf("downstream traceparent %q, want %q", got, unsampledParent)
 	}
 	tr.OnProduceRecordUnbuffered(out, nil)

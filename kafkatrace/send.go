@@ -185,10 +185,10 @@ func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
 	if sc != nil && len(r.Headers) == 0 {
 		r.Headers = sc.headers[:0]
 	}
-	r.Headers = removeHeaders(r.Headers, t.ownKeys...)
+	tracecontext.HeaderCarrier{Record: r}.Remove(t.ownKeys...)
 	span := trace.SpanContextFromContext(ctx)
 	if !t.w3c {
-		t.prop.Inject(ctx, HeaderCarrier{Record: r})
+		t.prop.Inject(ctx, tracecontext.HeaderCarrier{Record: r})
 	} else {
 		if span.IsValid() {
 			if ts := span.TraceState().String(); ts != "" {
@@ -224,7 +224,7 @@ func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
 // 32 members; baggage over 8192 bytes is dropped; the cost is bounded
 // whatever the headers' sizes.
 func (t *Tracer) Extract(ctx context.Context, r *kgo.Record) context.Context {
-	c := limitedHeaders{HeaderCarrier{Record: r}}
+	c := limitedHeaders{tracecontext.HeaderCarrier{Record: r}}
 	if !t.w3c {
 		return t.prop.Extract(ctx, c)
 	}

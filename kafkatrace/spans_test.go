@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/otelnames"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 func newTestTracer(t *testing.T, opts ...Option) (*Tracer, *tracetest.SpanRecorder) {
@@ -52,7 +53,7 @@ func TestSendSpan(t *testing.T) {
 	r := &kgo.Record{Topic: "retrieval.requests", Key: []byte("req-1"), Value: []byte(`{"query":"x"}`), Context: parentCtx}
 	tr.OnProduceRecordBuffered(r)
 	sc := trace.SpanContextFromContext(r.Context)
-	if got := (HeaderCarrier{Record: r}).Get("traceparent"); got != "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01" {
+	if got := (tracecontext.HeaderCarrier{Record: r}).Get("traceparent"); got != "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01" {
 		t.Fatalf("traceparent header %q does not carry the send span %v", got, sc)
 	}
 	r.Partition, r.Offset = 3, 42

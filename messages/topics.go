@@ -17,7 +17,7 @@ const (
 // The default names of the Kafka resources kretrieve uses beside the
 // pipeline topics: the compacted topic the long-running commands publish
 // their pathway aggregates to (package pathwaytopic) and the consumer group
-// that records which dead letters were replayed (package deadletters).
+// that records which dead letters were replayed (package ops/dlq).
 // The ACL matrix (package kafkaacl) grants them.
 const (
 	DefaultPathwaysTopic = "kretrieve.pathways"

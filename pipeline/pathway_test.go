@@ -17,11 +17,11 @@ import (
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
-	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/producer"
@@ -555,7 +555,7 @@ func (h *harness) runPoisonWorkers() (searcher *poisonSearcher, stop func()) {
 }
 
 // TestPathwaysOfDeadLetterAndReplay dead-letters poison requests, then
-// replays them with deadletters.Replay (as `kretrieve dlq replay` does:
+// replays them with dlq.Replay (as `kretrieve dlq replay` does:
 // its own service and consumer group) once the fault is gone. The dead
 // letters continue the requests' pathway to the dead-letter topic and the
 // collector; the replay is a checkpoint of its own, so the republished
@@ -615,11 +615,11 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 		kafkatrace.WithTracerProvider(h.tp), kafkatrace.WithMetrics(h.metrics), kafkatrace.WithPropagator(h.prop),
 		kafkatrace.WithClientID(h.cfg.Kafka.ClientID), kafkatrace.WithServerAddress(h.cfg.Kafka.Brokers[0]),
 		kafkatrace.WithParentBasedSampling(),
-		kafkatrace.WithConsumerGroup(deadletters.DefaultReplayGroup), kafkatrace.WithPathways(replayService),
+		kafkatrace.WithConsumerGroup(dlq.DefaultReplayGroup), kafkatrace.WithPathways(replayService),
 	)
-	res, err := deadletters.Replay(t.Context(), kafkaclient.Options(h.cfg.Kafka, h.logger, nil), tracer,
-		deadletters.ReplayConfig{Topics: []string{messages.DLQTopic(topics.Requests)}},
-		deadletters.WithTracerProvider(h.tp), deadletters.WithLogger(h.logger))
+	res, err := dlq.Replay(t.Context(), kafkaclient.Options(h.cfg.Kafka, h.logger, nil), tracer,
+		dlq.ReplayConfig{Topics: []string{messages.DLQTopic(topics.Requests)}},
+		dlq.WithTracerProvider(h.tp), dlq.WithLogger(h.logger))
 	if err != nil || res.Replayed != poisoned {
 		t.Fatalf("replay: %+v, %v", res, err)
 	}
@@ -640,8 +640,8 @@ func TestPathwaysOfDeadLetterAndReplay(t *testing.T) {
 	)
 	deadLettered := chain(poison[2].hash, pathway.Checkpoint{Service: service, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.In})
 	replayed := chain(poison[2].hash, append([]pathway.Checkpoint{
-		{Service: replayService, Group: deadletters.DefaultReplayGroup, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.In},
-		{Service: replayService, Group: deadletters.DefaultReplayGroup, Topic: topics.Requests, Direction: pathway.Out},
+		{Service: replayService, Group: dlq.DefaultReplayGroup, Topic: messages.DLQTopic(topics.Requests), Direction: pathway.In},
+		{Service: replayService, Group: dlq.DefaultReplayGroup, Topic: topics.Requests, Direction: pathway.Out},
 	}, reqs[1:]...)...)
 	if delivered := waitDelivered(t, h, reqs[len(reqs)-1]); delivered != n+poisoned || c.Collector.Duplicates() != poisoned {
 		t.Errorf("%d results delivered (%d duplicates) for %d requests and %d replays", delivered, c.Collector.Duplicates(), n, poisoned)

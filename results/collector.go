@@ -21,6 +21,7 @@ import (
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/topology"
+	"github.com/kretrieve/kretrieve/tracecontext"
 )
 
 // Outcome is what became of a request: a result, or a dead letter.
@@ -334,7 +335,7 @@ func (c *Collector) handle(ctx context.Context, msg *consumers.Message) ([]*kgo.
 }
 
 func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
-	headers := kafkatrace.HeaderCarrier{Record: rec}
+	headers := tracecontext.HeaderCarrier{Record: rec}
 	corr := strings.Clone(headers.Get(messages.HeaderCorrelation))
 	if strings.HasSuffix(rec.Topic, messages.DLQSuffix) {
 		reason := headers.Get(deadletters.HeaderReason)

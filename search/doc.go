@@ -9,8 +9,8 @@
 // Open opens such a directory read-only, and several processes (or several
 // Index values in one process) may have it open at once. NewMemory builds the
 // same index in memory, for `kretrieve run` and tests (the tests' demo
-// corpus is corpus/corpustest). An Index is immutable and safe
-// for concurrent use.
+// corpus is corpus/corpustest). An Index is immutable and safe for
+// concurrent use.
 //
 // # Fields and queries
 //

@@ -1,5 +1,7 @@
 // Package tracecontext holds the W3C Trace Context and Baggage limits and
-// the trust boundary, for Kafka headers and HTTP alike.
+// the trust boundary, for Kafka headers and HTTP alike, and the carrier of
+// trace context in Kafka record headers ([HeaderCarrier]: last header wins,
+// Set leaves no duplicates, nothing allocated to read).
 //
 // Trace context arriving from outside is untrusted input:
 //
@@ -18,6 +20,6 @@
 // encodes and parses traceparent directly ([AppendTraceparent],
 // [ParseTraceparent]) when the propagator is W3C's ([W3CFields]).
 //
-// The package uses the OpenTelemetry API only, never the SDK (a test checks
-// it with go list -deps).
+// The package uses the OpenTelemetry API only, never the SDK, and of Kafka
+// only franz-go's kgo, for the record type (a test checks it with go list).
 package tracecontext

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
@@ -96,12 +96,12 @@ func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error 
 		opts := []console.Option{console.WithLogger(comp.logger), console.WithSpanStore(store),
 			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) })}
 		if cfg.allowReplay {
-			opts = append(opts, console.WithReplay(func(ctx context.Context, rc deadletters.ReplayConfig) (deadletters.ReplayResult, error) {
+			opts = append(opts, console.WithReplay(func(ctx context.Context, rc dlq.ReplayConfig) (dlq.ReplayResult, error) {
 				if err := p.EnsureTopics(ctx); err != nil {
-					return deadletters.ReplayResult{}, err
+					return dlq.ReplayResult{}, err
 				}
-				return deadletters.Replay(ctx, kafkaOptions(p, comp.telemetry.MeterProvider), p.Tracer(rc.Group), rc,
-					deadletters.WithTracerProvider(comp.telemetry.TracerProvider), deadletters.WithLogger(comp.logger))
+				return dlq.Replay(ctx, kafkaOptions(p, comp.telemetry.MeterProvider), p.Tracer(rc.Group), rc,
+					dlq.WithTracerProvider(comp.telemetry.TracerProvider), dlq.WithLogger(comp.logger))
 			}))
 		}
 		con, err := console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathwaysTopic,

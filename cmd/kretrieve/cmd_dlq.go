@@ -18,12 +18,13 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
 // dlqCommand is "kretrieve dlq" and its list and replay subcommands.
 func (e *cli) dlqCommand() *cobra.Command {
-	dlq := &cobra.Command{
+	dlqCmd := &cobra.Command{
 		Use:     "dlq list|replay",
 		GroupID: "tools",
 		Short:   "List or replay dead letters",
@@ -52,13 +53,13 @@ a dead letter is replayed once per group. Letters that --reason or
 		{"replay", "Republish dead letters to their original topic, each in a new trace", `  kretrieve dlq replay --dry-run
   kretrieve dlq replay --error-type transient`},
 	} {
-		dlq.AddCommand(e.command(&cobra.Command{Use: sub.name, Short: sub.short, Example: sub.example, Args: noArgs},
+		dlqCmd.AddCommand(e.command(&cobra.Command{Use: sub.name, Short: sub.short, Example: sub.example, Args: noArgs},
 			func(s *settings) (func([]string) error, func(context.Context) error) {
 				c := dlqConfig{sub: sub.name}
 				return c.flags(s), func(ctx context.Context) error { return runDLQ(ctx, c, e.stdout, e.stderr) }
 			}))
 	}
-	return dlq
+	return dlqCmd
 }
 
 // dlqConfig configures the dlq list and replay subcommands.
@@ -85,7 +86,7 @@ func (c *dlqConfig) flags(s *settings) (check func(args []string) error) {
 		s.str(&c.reason, "reason", "", "replay only dead letters whose reason contains this text (case-sensitive); the others are skipped and committed")
 		s.str(&c.errorType, "error-type", "", "replay only dead letters of this error type, permanent or transient; the others are skipped and committed")
 		s.boolean(&c.dryRun, "dry-run", false, "print what would be replayed; publish and commit nothing")
-		s.str(&c.replayGroup, "replay-group", deadletters.DefaultReplayGroup, "consumer group that records which dead letters were replayed")
+		s.str(&c.replayGroup, "replay-group", dlq.DefaultReplayGroup, "consumer group that records which dead letters were replayed")
 	}
 	return func(args []string) error {
 		var errs []error
@@ -118,7 +119,7 @@ func runDLQ(ctx context.Context, cfg dlqConfig, stdout, stderr io.Writer) (err e
 	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		clientOpts := kafkaOptions(p, comp.telemetry.MeterProvider)
 		if cfg.sub == "list" {
-			letters, err := deadletters.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
+			letters, err := dlq.List(ctx, clientOpts, cfg.deadLetterTopics(), cfg.limit)
 			if err != nil {
 				return err
 			}
@@ -137,14 +138,14 @@ func runDLQ(ctx context.Context, cfg dlqConfig, stdout, stderr io.Writer) (err e
 		// The workers' tracer settings; the replay's pathway checkpoints: its
 		// group reads the dead letters, and what it republishes starts a
 		// pathway of its own.
-		res, err := deadletters.Replay(ctx, clientOpts, p.Tracer(cfg.replayGroup), deadletters.ReplayConfig{
+		res, err := dlq.Replay(ctx, clientOpts, p.Tracer(cfg.replayGroup), dlq.ReplayConfig{
 			Topics:    cfg.deadLetterTopics(),
 			Group:     cfg.replayGroup,
 			Reason:    cfg.reason,
 			ErrorType: cfg.errorType,
 			DryRun:    cfg.dryRun,
 			Limit:     cfg.limit,
-		}, deadletters.WithTracerProvider(comp.telemetry.TracerProvider), deadletters.WithLogger(comp.logger))
+		}, dlq.WithTracerProvider(comp.telemetry.TracerProvider), dlq.WithLogger(comp.logger))
 		// What was done is printed even when the replay stopped on an error.
 		return errors.Join(err, printReplay(stdout, cfg, res))
 	})
@@ -283,7 +284,7 @@ type replaySummary struct {
 	DryRun   bool   `json:"dry_run"`
 }
 
-func printReplay(w io.Writer, cfg dlqConfig, res deadletters.ReplayResult) error {
+func printReplay(w io.Writer, cfg dlqConfig, res dlq.ReplayResult) error {
 	sum := replaySummary{Replayed: res.Replayed, Skipped: res.Skipped, Failed: res.Failed, Group: cfg.replayGroup, DryRun: cfg.dryRun}
 	if cfg.json {
 		enc := json.NewEncoder(w)

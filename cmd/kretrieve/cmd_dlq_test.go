@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
 func TestLoadDLQConfig(t *testing.T) {
@@ -46,7 +47,7 @@ func TestLoadDLQConfig(t *testing.T) {
 	if got := strings.Join(cfg.deadLetterTopics(), ","); got != "a.dlq,b.dlq" || cfg.limit != 0 || cfg.json {
 		t.Fatalf("list config %+v, topics %s", cfg, got)
 	}
-	if cfg, err := loadDLQConfig("replay", nil, mapEnv(nil), &bytes.Buffer{}); err != nil || cfg.replayGroup != deadletters.DefaultReplayGroup {
+	if cfg, err := loadDLQConfig("replay", nil, mapEnv(nil), &bytes.Buffer{}); err != nil || cfg.replayGroup != dlq.DefaultReplayGroup {
 		t.Fatalf("default replay group %q, %v", cfg.replayGroup, err)
 	}
 

@@ -20,11 +20,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/tlstest"
 	"github.com/kretrieve/kretrieve/kafkaacl"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
@@ -32,7 +32,7 @@ import (
 // groups equal to the ones the commands use.
 func TestACLDefaultsMatchTheCode(t *testing.T) {
 	n := kafkaacl.DefaultNames()
-	if !slices.Equal(n.Topology.Stages, (pipeline.Config{}).Topology().Stages) || n.ReplayGroup != deadletters.DefaultReplayGroup {
+	if !slices.Equal(n.Topology.Stages, (pipeline.Config{}).Topology().Stages) || n.ReplayGroup != dlq.DefaultReplayGroup {
 		t.Fatalf("kafkaacl defaults %+v", n)
 	}
 }

@@ -28,14 +28,14 @@ var optionCalls = []struct {
 		"producer.Option does not implement results.Option"},
 	{"gateway option to lag.NewMonitor", "_, _ = lag.NewMonitor(nil, lag.MonitorConfig{}, gateway.WithMeterProvider(mp))", true,
 		"gateway.Option does not implement lag.Option"},
-	{"pipeline option to deadletters.Replay", "_, _ = deadletters.Replay(ctx, nil, nil, deadletters.ReplayConfig{}, pipeline.WithLogger(nil))", true,
-		"pipeline.Option does not implement deadletters.Option"},
-	{"deadletters option to gateway.New", "_, _ = gateway.New(gateway.Config{}, nil, nil, deadletters.WithTracerProvider(tp))", true,
-		"deadletters.Option does not implement gateway.Option"},
+	{"pipeline option to dlq.Replay", "_, _ = dlq.Replay(ctx, nil, nil, dlq.ReplayConfig{}, pipeline.WithLogger(nil))", true,
+		"pipeline.Option does not implement dlq.Option"},
+	{"dlq option to gateway.New", "_, _ = gateway.New(gateway.Config{}, nil, nil, dlq.WithTracerProvider(tp))", true,
+		"dlq.Option does not implement gateway.Option"},
 	{"the right options", "_ = producer.NewClient(ctx, pub, col, producer.WithTracerProvider(tp))\n" +
 		"_, _ = results.NewCollector(ctx, nil, nil, topology.Topology{}, results.WithLogger(nil))\n" +
 		"_, _ = lag.NewMonitor(nil, lag.MonitorConfig{}, lag.WithMeterProvider(mp))\n" +
-		"_, _ = deadletters.Replay(ctx, nil, nil, deadletters.ReplayConfig{}, deadletters.WithLogger(nil))\n" +
+		"_, _ = dlq.Replay(ctx, nil, nil, dlq.ReplayConfig{}, dlq.WithLogger(nil))\n" +
 		"_, _ = gateway.New(gateway.Config{}, nil, nil, gateway.WithTracerProvider(tp))\n" +
 		"_, _ = pipeline.New(pipeline.Config{}, pipeline.WithMeterProvider(mp))", false, ""},
 }
@@ -50,9 +50,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/lag"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/results"
@@ -60,7 +60,7 @@ import (
 )
 
 var (
-	_ = deadletters.Replay
+	_ = dlq.Replay
 	_ = gateway.New
 	_ = lag.NewMonitor
 	_ = pipeline.New

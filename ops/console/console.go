@@ -19,7 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
@@ -91,7 +91,7 @@ type Config struct {
 
 // ReplayFunc replays the dead letters that cfg selects (its Topics are the
 // pipeline's dead-letter topics).
-type ReplayFunc func(ctx context.Context, cfg deadletters.ReplayConfig) (deadletters.ReplayResult, error)
+type ReplayFunc func(ctx context.Context, cfg dlq.ReplayConfig) (dlq.ReplayResult, error)
 
 // Option hands the console a collaborator. Only this package's With*
 // functions make one; a nil Option is ignored.

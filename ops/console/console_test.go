@@ -24,6 +24,7 @@ import (
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/console"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
@@ -133,8 +134,8 @@ func (e *env) console(t *testing.T, cfg console.Config, opts ...console.Option) 
 }
 
 // replay is the replay of the console command.
-func (e *env) replay(ctx context.Context, rc deadletters.ReplayConfig) (deadletters.ReplayResult, error) {
-	return deadletters.Replay(ctx, e.p.ClientOptions(), e.p.Tracer(rc.Group), rc)
+func (e *env) replay(ctx context.Context, rc dlq.ReplayConfig) (dlq.ReplayResult, error) {
+	return dlq.Replay(ctx, e.p.ClientOptions(), e.p.Tracer(rc.Group), rc)
 }
 
 // call sends a request and checks the security headers of its answer.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/status"
 )
 
@@ -80,7 +81,7 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		}
 		limit = n
 	}
-	letters, err := deadletters.List(r.Context(), c.cfg.KafkaOptions, c.cfg.Topology.DeadLetterTopics(), maxReadLetters)
+	letters, err := dlq.List(r.Context(), c.cfg.KafkaOptions, c.cfg.Topology.DeadLetterTopics(), maxReadLetters)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, err.Error())
 		return
@@ -152,8 +153,8 @@ func (c *Console) replayDeadLetters(w http.ResponseWriter, r *http.Request, _ *l
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, err := c.collab.replay(r.Context(), deadletters.ReplayConfig{
-		Topics: c.cfg.Topology.DeadLetterTopics(), Group: deadletters.DefaultReplayGroup,
+	res, err := c.collab.replay(r.Context(), dlq.ReplayConfig{
+		Topics: c.cfg.Topology.DeadLetterTopics(), Group: dlq.DefaultReplayGroup,
 		Reason: body.Reason, ErrorType: body.ErrorType,
 	})
 	doc := replayDoc{Replayed: res.Replayed, Skipped: res.Skipped, Failed: res.Failed}

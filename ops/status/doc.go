@@ -9,8 +9,8 @@
 //     of every pathway checkpoint, of every edge and of every stage;
 //   - the lag of the configured consumer groups (package lag), in records
 //     and in seconds;
-//   - the dead-letter topics (package deadletters): how many letters each
-//     holds, and their most frequent reasons.
+//   - the dead-letter topics (listed by package ops/dlq): how many letters
+//     each holds, and their most frequent reasons.
 //
 // The shape comes from the topology: a [Stage] per stage, and an [Edge] per
 // pipeline topic, from the origin (the producers) through every stage to

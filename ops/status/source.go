@@ -15,6 +15,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/topology"
 )
@@ -166,25 +167,25 @@ func (s *Source) deadLetters(ctx context.Context) map[string]deadCount {
 	if err == nil {
 		ends, err = s.adm.ListEndOffsets(ctx, dlqs...)
 	}
-	for _, dlq := range dlqs {
+	for _, topic := range dlqs {
 		if err != nil {
-			out[dlq] = deadCount{err: fmt.Errorf("%s: %w", dlq, err)}
+			out[topic] = deadCount{err: fmt.Errorf("%s: %w", topic, err)}
 			continue
 		}
-		out[dlq] = s.deadCount(ctx, dlq, starts, ends)
+		out[topic] = s.deadCount(ctx, topic, starts, ends)
 	}
 	return out
 }
 
 // deadCount counts one dead-letter topic's letters and their reasons.
-func (s *Source) deadCount(ctx context.Context, dlq string, starts, ends kadm.ListedOffsets) deadCount {
+func (s *Source) deadCount(ctx context.Context, topic string, starts, ends kadm.ListedOffsets) deadCount {
 	var n, endSum int64
-	ok := ends[dlq] != nil
+	ok := ends[topic] != nil
 	ends.Each(func(o kadm.ListedOffset) {
-		if o.Topic != dlq {
+		if o.Topic != topic {
 			return
 		}
-		start, found := starts.Lookup(dlq, o.Partition)
+		start, found := starts.Lookup(topic, o.Partition)
 		if o.Err != nil || !found || start.Err != nil {
 			ok = false
 			return
@@ -193,23 +194,23 @@ func (s *Source) deadCount(ctx context.Context, dlq string, starts, ends kadm.Li
 		endSum += o.Offset
 	})
 	if !ok {
-		return deadCount{err: fmt.Errorf("%s: offsets not listed", dlq)}
+		return deadCount{err: fmt.Errorf("%s: offsets not listed", topic)}
 	}
 	d := deadCount{n: Of(n), reasons: []ReasonCount{}}
-	cached, seen := s.reasons[dlq]
+	cached, seen := s.reasons[topic]
 	switch {
 	case n == 0 || !s.cfg.Reasons:
 	case seen && cached.end == endSum:
 		d.reasons = cached.reasons
 	default:
-		letters, err := deadletters.List(ctx, s.cfg.KafkaOptions, []string{dlq}, MaxReasonLetters)
+		letters, err := dlq.List(ctx, s.cfg.KafkaOptions, []string{topic}, MaxReasonLetters)
 		if err != nil {
 			d.err = err
 			break
 		}
 		d.reasons = CountBy(letters, func(l deadletters.Letter) string { return l.Reason })
 		d.reasons = d.reasons[:min(len(d.reasons), TopReasons)]
-		s.reasons[dlq] = reasonsAt{end: endSum, reasons: d.reasons}
+		s.reasons[topic] = reasonsAt{end: endSum, reasons: d.reasons}
 	}
 	return d
 }

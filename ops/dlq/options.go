@@ -1,4 +1,4 @@
-package deadletters
+package dlq
 
 import (
 	"cmp"

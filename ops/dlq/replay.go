@@ -1,4 +1,4 @@
-package deadletters
+package dlq
 
 import (
 	"context"
@@ -18,13 +18,14 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
 // ScopeName is the instrumentation scope of the replay spans.
-const ScopeName = "github.com/kretrieve/kretrieve/deadletters"
+const ScopeName = "github.com/kretrieve/kretrieve/ops/dlq"
 
 // DefaultReplayGroup is the consumer group that records replay progress,
 // declared with kretrieve's other Kafka names in package messages.
@@ -59,7 +60,7 @@ type ReplayConfig struct {
 	// (case-sensitive). Default: any reason.
 	Reason string
 	// ErrorType, when set, replays only letters with exactly this error
-	// type (ErrorTypePermanent or ErrorTypeTransient).
+	// type (deadletters.ErrorTypePermanent or deadletters.ErrorTypeTransient).
 	// Default: any.
 	ErrorType string
 	// DryRun reports what would be replayed, starting from the group's
@@ -96,7 +97,7 @@ func (c ReplayConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c ReplayConfig) matches(l Letter) bool {
+func (c ReplayConfig) matches(l deadletters.Letter) bool {
 	return strings.Contains(l.Reason, c.Reason) && (c.ErrorType == "" || l.ErrorType == c.ErrorType)
 }
 
@@ -119,7 +120,7 @@ type ReplayResult struct {
 
 // ReplayedLetter is a dead letter and where it was republished.
 type ReplayedLetter struct {
-	Letter
+	deadletters.Letter
 	// Target is the topic the letter was (or would be) republished to.
 	Target string
 	// TargetPartition and TargetOffset locate the republished record; -1
@@ -132,9 +133,9 @@ type ReplayedLetter struct {
 }
 
 // Replay republishes the dead letters of cfg.Topics to their original topic
-// (see Letter.Target), from the group's committed offsets (or the start of
-// each partition) up to the end offsets as of the call: it does not wait for
-// letters written after it started.
+// (see deadletters.Letter.Target), from the group's committed offsets (or
+// the start of each partition) up to the end offsets as of the call: it
+// does not wait for letters written after it started.
 //
 // The republished record keeps key, value and the original headers except
 // the kretrieve.dlq.* ones and the old traceparent and tracestate; baggage is
@@ -323,7 +324,7 @@ outer:
 			if rec.Attrs.IsControl() {
 				continue
 			}
-			l := FromRecord(rec)
+			l := deadletters.FromRecord(rec)
 			if !rp.cfg.matches(l) {
 				continue
 			}
@@ -455,4 +456,19 @@ func (rp *replayer) commit(ctx context.Context, offsets kadm.Offsets) error {
 		return &commitError{fmt.Errorf("commit to group %s: %w", rp.cfg.Group, err)}
 	}
 	return nil
+}
+
+// replayHeaders returns the headers of the republished record: the dead
+// letter's headers without the kretrieve.dlq.* ones and without the old
+// traceparent and tracestate (the send hook injects the replay's context).
+// Baggage and application headers are kept, in order.
+func replayHeaders(hs []kgo.RecordHeader) []kgo.RecordHeader {
+	out := make([]kgo.RecordHeader, 0, len(hs))
+	for _, h := range hs {
+		if strings.HasPrefix(h.Key, deadletters.HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package deadletters_test
+package dlq_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
 // replayChildEnv names the broker a child process replays from.
@@ -72,14 +73,14 @@ func TestReplayKilledMidwayRepublishesAtMostOneBatch(t *testing.T) {
 		t.Fatalf("the replay finished (%d republished) before it was killed", atKill)
 	}
 
-	res := e.mustReplay(deadletters.ReplayConfig{})
+	res := e.mustReplay(dlq.ReplayConfig{})
 	total := republished()
 	t.Logf("killed after %d republished; the rerun republished %d; %d duplicates", atKill, res.Replayed, total-letters)
 	if total < letters {
 		t.Fatalf("%d republished in all: %d letters lost", total, letters-total)
 	}
-	if dup := total - letters; dup > deadletters.DefaultReplayCommitEvery {
-		t.Errorf("%d letters republished twice, more than one commit interval (%d)", dup, deadletters.DefaultReplayCommitEvery)
+	if dup := total - letters; dup > dlq.DefaultReplayCommitEvery {
+		t.Errorf("%d letters republished twice, more than one commit interval (%d)", dup, dlq.DefaultReplayCommitEvery)
 	}
 }
 
@@ -90,7 +91,7 @@ func replayChild(t *testing.T, addr string) {
 	// long enough for the parent's kill to land inside it.
 	opts := append(kafkaclient.Options(kafkaclient.Config{Brokers: []string{addr}, ClientID: "replay-child"}, slog.New(slog.DiscardHandler), nil),
 		kgo.MaxBufferedRecords(1))
-	_, err := deadletters.Replay(context.Background(), opts, kafkatrace.New(), deadletters.ReplayConfig{Topics: []string{requestsDLQ}},
-		deadletters.WithLogger(slog.New(slog.DiscardHandler)))
+	_, err := dlq.Replay(context.Background(), opts, kafkatrace.New(), dlq.ReplayConfig{Topics: []string{requestsDLQ}},
+		dlq.WithLogger(slog.New(slog.DiscardHandler)))
 	t.Logf("replay ended: %v", err)
 }

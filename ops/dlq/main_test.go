@@ -1,4 +1,4 @@
-package deadletters_test
+package dlq_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package deadletters_test
+package dlq_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
 // writeListFixture writes five dead letters over two topics and two
@@ -40,7 +41,7 @@ func TestListReturnsLettersInOrder(t *testing.T) {
 	writeListFixture(e)
 	topics := []string{requestsDLQ, candidatesDLQ, messages.DLQTopic(messages.DefaultResultsTopic)}
 
-	letters, err := deadletters.List(t.Context(), e.opts, topics, 0)
+	letters, err := dlq.List(t.Context(), e.opts, topics, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestListReturnsLettersInOrder(t *testing.T) {
 
 	for _, limit := range []int{1, 2, 4, 5, 6} {
 		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
-			letters, err := deadletters.List(t.Context(), e.opts, topics, limit)
+			letters, err := dlq.List(t.Context(), e.opts, topics, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestListReturnsLettersInOrder(t *testing.T) {
 func TestListEmptyTopicReturnsAtOnce(t *testing.T) {
 	e := newEnv(t, 3)
 	start := time.Now()
-	letters, err := deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
+	letters, err := dlq.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
 	if err != nil || len(letters) != 0 {
 		t.Fatalf("List = %v, %v", letters, err)
 	}
@@ -106,13 +107,13 @@ func TestListEmptyTopicReturnsAtOnce(t *testing.T) {
 
 func TestListErrors(t *testing.T) {
 	e := newEnv(t, 1)
-	if _, err := deadletters.List(t.Context(), e.opts, []string{"no.such.topic.dlq"}, 0); err == nil || !strings.Contains(err.Error(), "no.such.topic.dlq does not exist") {
+	if _, err := dlq.List(t.Context(), e.opts, []string{"no.such.topic.dlq"}, 0); err == nil || !strings.Contains(err.Error(), "no.such.topic.dlq does not exist") {
 		t.Fatalf("missing topic: %v", err)
 	}
-	if _, err := deadletters.List(t.Context(), e.opts, nil, 0); err == nil {
+	if _, err := dlq.List(t.Context(), e.opts, nil, 0); err == nil {
 		t.Fatal("no topics accepted")
 	}
-	if _, err := deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, -1); err == nil {
+	if _, err := dlq.List(t.Context(), e.opts, []string{requestsDLQ}, -1); err == nil {
 		t.Fatal("negative limit accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package deadletters
+package dlq
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/deadletters"
 )
 
 // List reads the dead-letter topics from their start offsets to their end
@@ -19,7 +21,7 @@ import (
 //
 // clientOpts are the connection options (see kafkaclient.Options); List
 // creates its own clients from them and closes them before returning.
-func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int) ([]Letter, error) {
+func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int) ([]deadletters.Letter, error) {
 	if len(topics) == 0 {
 		return nil, errors.New("list: no topics")
 	}
@@ -45,7 +47,7 @@ func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int)
 	// partition contributes more than limit, so reading a partition stops
 	// there and memory stays bounded by limit × partitions.
 	perPartition := make(map[topicPartition]int)
-	var letters []Letter
+	var letters []deadletters.Letter
 	for !r.done() {
 		batch, err := r.poll(ctx)
 		if err != nil {
@@ -57,7 +59,7 @@ func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int)
 				if rec.Attrs.IsControl() {
 					continue
 				}
-				letters = append(letters, FromRecord(rec))
+				letters = append(letters, deadletters.FromRecord(rec))
 				perPartition[tp]++
 				if limit > 0 && perPartition[tp] >= limit {
 					r.stop(p.topic, p.partition)
@@ -66,7 +68,7 @@ func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int)
 			}
 		}
 	}
-	slices.SortFunc(letters, func(a, b Letter) int {
+	slices.SortFunc(letters, func(a, b deadletters.Letter) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	if limit > 0 && len(letters) > limit {

@@ -1,4 +1,4 @@
-package deadletters_test
+package dlq_test
 
 import (
 	"context"
@@ -17,19 +17,20 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
-func (e *env) replay(cfg deadletters.ReplayConfig, extraOpts ...kgo.Opt) (deadletters.ReplayResult, error) {
+func (e *env) replay(cfg dlq.ReplayConfig, extraOpts ...kgo.Opt) (dlq.ReplayResult, error) {
 	e.t.Helper()
 	if cfg.Topics == nil {
 		cfg.Topics = []string{requestsDLQ}
 	}
-	return deadletters.Replay(e.t.Context(), append(append([]kgo.Opt{}, e.opts...), extraOpts...), e.tracer(), cfg,
-		deadletters.WithTracerProvider(e.tp), deadletters.WithLogger(e.logger))
+	return dlq.Replay(e.t.Context(), append(append([]kgo.Opt{}, e.opts...), extraOpts...), e.tracer(), cfg,
+		dlq.WithTracerProvider(e.tp), dlq.WithLogger(e.logger))
 }
 
 // mustReplay replays and fails the test on error.
-func (e *env) mustReplay(cfg deadletters.ReplayConfig) deadletters.ReplayResult {
+func (e *env) mustReplay(cfg dlq.ReplayConfig) dlq.ReplayResult {
 	e.t.Helper()
 	res, err := e.replay(cfg)
 	if err != nil {
@@ -47,7 +48,7 @@ func keys(recs []*kgo.Record) string {
 	return strings.Join(ks, ",")
 }
 
-func replayedKeys(res deadletters.ReplayResult) string {
+func replayedKeys(res dlq.ReplayResult) string {
 	var ks []string
 	for _, l := range res.Letters {
 		ks = append(ks, string(l.Key))
@@ -80,7 +81,7 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 			origTopic: requests, origOffset: 42, attempts: 1}.record(requestsDLQ),
 	)
 
-	res := e.mustReplay(deadletters.ReplayConfig{})
+	res := e.mustReplay(dlq.ReplayConfig{})
 	if res.Replayed != 2 || res.Skipped != 0 || res.Failed != 0 || replayedKeys(res) != "r1,r2" {
 		t.Fatalf("result %+v", res)
 	}
@@ -129,6 +130,9 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 		if rs.Parent().IsValid() || rs.SpanKind() != trace.SpanKindInternal {
 			t.Fatalf("replay span %d: parent %v kind %v, want an INTERNAL root", i, rs.Parent(), rs.SpanKind())
 		}
+		if scope := rs.InstrumentationScope().Name; scope != "github.com/kretrieve/kretrieve/ops/dlq" {
+			t.Fatalf("replay span %d scope %q, want the package path (dlq.ScopeName)", i, scope)
+		}
 		if rs.SpanContext().TraceID().String() != res.Letters[i].ReplayTraceID {
 			t.Fatalf("replay span %d trace %s, result says %s", i, rs.SpanContext().TraceID(), res.Letters[i].ReplayTraceID)
 		}
@@ -170,14 +174,14 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 
 	// Progress: committed after the acknowledgements, so nothing is
 	// replayed twice; a new dead letter is replayed alone.
-	if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
+	if c := e.committed(dlq.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
 		t.Fatalf("committed %v, want partition 0 at 2", c)
 	}
-	if res := e.mustReplay(deadletters.ReplayConfig{}); res.Replayed != 0 || len(res.Letters) != 0 {
+	if res := e.mustReplay(dlq.ReplayConfig{}); res.Replayed != 0 || len(res.Letters) != 0 {
 		t.Fatalf("second replay %+v", res)
 	}
 	e.produce(letter{key: "r3", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ))
-	if res := e.mustReplay(deadletters.ReplayConfig{}); res.Replayed != 1 || replayedKeys(res) != "r3" {
+	if res := e.mustReplay(dlq.ReplayConfig{}); res.Replayed != 1 || replayedKeys(res) != "r3" {
 		t.Fatalf("third replay %+v", res)
 	}
 	if got := keys(e.readAll(requests)); got != "r1,r2,r3" {
@@ -195,7 +199,7 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 
 	t.Run("dry run publishes and commits nothing", func(t *testing.T) {
 		e := e.with(t)
-		res := e.mustReplay(deadletters.ReplayConfig{ErrorType: deadletters.ErrorTypeTransient, DryRun: true})
+		res := e.mustReplay(dlq.ReplayConfig{ErrorType: deadletters.ErrorTypeTransient, DryRun: true})
 		if res.Replayed != 2 || res.Skipped != 1 || replayedKeys(res) != "b,c" {
 			t.Fatalf("dry run %+v", res)
 		}
@@ -207,7 +211,7 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 		if out := e.readAll(requests); len(out) != 0 {
 			t.Fatalf("dry run published %q", keys(out))
 		}
-		if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); len(c) != 0 {
+		if c := e.committed(dlq.DefaultReplayGroup, requestsDLQ); len(c) != 0 {
 			t.Fatalf("dry run committed %v", c)
 		}
 		if n := len(e.spans.Ended()); n != 0 {
@@ -217,26 +221,26 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 
 	t.Run("reason substring", func(t *testing.T) {
 		e := e.with(t)
-		res := e.mustReplay(deadletters.ReplayConfig{Group: "g1", Reason: "timeout"})
+		res := e.mustReplay(dlq.ReplayConfig{Group: "g1", Reason: "timeout"})
 		if res.Replayed != 1 || res.Skipped != 2 || replayedKeys(res) != "c" {
 			t.Fatalf("reason filter %+v", res)
 		}
 		// Skipped letters are dealt with as far as g1 is concerned.
-		if res := e.mustReplay(deadletters.ReplayConfig{Group: "g1"}); res.Replayed != 0 || res.Skipped != 0 {
+		if res := e.mustReplay(dlq.ReplayConfig{Group: "g1"}); res.Replayed != 0 || res.Skipped != 0 {
 			t.Fatalf("g1 again %+v", res)
 		}
 	})
 
 	t.Run("error type with a limit", func(t *testing.T) {
 		e := e.with(t)
-		res := e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient, Limit: 1})
+		res := e.mustReplay(dlq.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient, Limit: 1})
 		if res.Replayed != 1 || res.Skipped != 1 || replayedKeys(res) != "b" {
 			t.Fatalf("limit 1 %+v", res)
 		}
 		if c := e.committed("g2", requestsDLQ); c[0] != 2 {
 			t.Fatalf("committed %v, want 2: c not reached yet", c)
 		}
-		res = e.mustReplay(deadletters.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient})
+		res = e.mustReplay(dlq.ReplayConfig{Group: "g2", ErrorType: deadletters.ErrorTypeTransient})
 		if res.Replayed != 1 || res.Skipped != 0 || replayedKeys(res) != "c" {
 			t.Fatalf("g2 rest %+v", res)
 		}
@@ -259,11 +263,11 @@ func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 		letter{key: "c", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
 	// A producer that refuses records over 2 KiB fails "big" at once.
-	res, err := e.replay(deadletters.ReplayConfig{}, kgo.MaxBufferedBytes(2048))
+	res, err := e.replay(dlq.ReplayConfig{}, kgo.MaxBufferedBytes(2048))
 	if err == nil || !strings.Contains(err.Error(), "offset 1") || res.Failed != 1 {
 		t.Fatalf("replay = %+v, %v; want big to fail", res, err)
 	}
-	if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); c[0] != 1 {
+	if c := e.committed(dlq.DefaultReplayGroup, requestsDLQ); c[0] != 1 {
 		t.Fatalf("committed %v, want partition 0 at 1 (before big)", c)
 	}
 	var failed int
@@ -276,7 +280,7 @@ func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 		t.Fatalf("%d replay spans with an error, want 1", failed)
 	}
 
-	res = e.mustReplay(deadletters.ReplayConfig{})
+	res = e.mustReplay(dlq.ReplayConfig{})
 	if !strings.HasPrefix(replayedKeys(res), "big") {
 		t.Fatalf("second replay %+v did not start with big", res)
 	}
@@ -297,14 +301,14 @@ func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 		letter{key: "loop", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: candidatesDLQ}.record(requestsDLQ),
 		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
-	res, err := e.replay(deadletters.ReplayConfig{})
+	res, err := e.replay(dlq.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "dead-letter topic") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
 		t.Fatalf("replay = %+v, %v", res, err)
 	}
-	if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
+	if c := e.committed(dlq.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
 		t.Fatalf("committed %v, want 2", c)
 	}
-	if res, err := e.replay(deadletters.ReplayConfig{}); err != nil || res.Replayed+res.Failed != 0 {
+	if res, err := e.replay(dlq.ReplayConfig{}); err != nil || res.Replayed+res.Failed != 0 {
 		t.Fatalf("second replay = %+v, %v", res, err)
 	}
 	if out := e.readAll(candidatesDLQ); len(out) != 0 {
@@ -320,21 +324,21 @@ func TestReplayRefusesTruncatedLetters(t *testing.T) {
 		truncated.record(requestsDLQ),
 		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
 	)
-	res, err := e.replay(deadletters.ReplayConfig{})
+	res, err := e.replay(dlq.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "truncated dead letter") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
 		t.Fatalf("replay = %+v, %v", res, err)
 	}
 	if out := e.readAll(requests); len(out) != 1 || string(out[0].Key) != "ok" {
 		t.Fatalf("republished %q, want only ok", keys(out))
 	}
-	if c := e.committed(deadletters.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
+	if c := e.committed(dlq.DefaultReplayGroup, requestsDLQ); c[0] != 2 {
 		t.Fatalf("committed %v, want 2: a truncated letter is never offered again", c)
 	}
 }
 
 func TestReplayConfigErrors(t *testing.T) {
 	e := newEnv(t, 1)
-	for name, cfg := range map[string]deadletters.ReplayConfig{
+	for name, cfg := range map[string]dlq.ReplayConfig{
 		"no topics":      {Topics: []string{}},
 		"blank topic":    {Topics: []string{" "}},
 		"negative limit": {Topics: []string{requestsDLQ}, Limit: -1},
@@ -343,7 +347,7 @@ func TestReplayConfigErrors(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := e.replay(deadletters.ReplayConfig{Topics: []string{"missing.dlq"}}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := e.replay(dlq.ReplayConfig{Topics: []string{"missing.dlq"}}); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing topic: %v", err)
 	}
 }
@@ -386,7 +390,7 @@ func TestReplayLettersOfTheWorker(t *testing.T) {
 
 	var letters []deadletters.Letter
 	poll.Until(t, 15*time.Second, func() bool {
-		letters, err = deadletters.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
+		letters, err = dlq.List(t.Context(), e.opts, []string{requestsDLQ}, 0)
 		return err != nil || len(letters) > 0
 	}, "no dead letter written")
 	if err != nil {
@@ -400,7 +404,7 @@ func TestReplayLettersOfTheWorker(t *testing.T) {
 		t.Fatalf("letter %+v, sent %s/%d@%d at %v in trace %s", l, sent.Topic, sent.Partition, sent.Offset, sent.Timestamp, requestTrace)
 	}
 
-	res := e.mustReplay(deadletters.ReplayConfig{})
+	res := e.mustReplay(dlq.ReplayConfig{})
 	if res.Replayed != 1 || res.Letters[0].ReplayTraceID == requestTrace {
 		t.Fatalf("replay %+v", res)
 	}
