@@ -39,11 +39,7 @@ func WithTracerProvider(tp trace.TracerProvider) HandlerOption {
 // in the collaborators they leave unset with the global ones.
 func NewHandlerConfig(opts ...HandlerOption) HandlerConfig {
 	var c HandlerConfig
-	for _, o := range opts {
-		if o != nil {
-			o.applyHandler(&c)
-		}
-	}
+	global.Apply(&c, opts, HandlerOption.applyHandler)
 	c.TracerProvider = global.TracerProvider(c.TracerProvider)
 	return c
 }

@@ -65,11 +65,7 @@ func newConfig(cfg Config, opts []Option) config {
 	cfg.MaxHeaderBytes = cmp.Or(cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
 	c := config{Config: cfg}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
+	global.Apply(&c, opts, Option.apply)
 	c.Collaborators = c.Collaborators.Filled()
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathway"
 )
@@ -82,11 +83,7 @@ func WithMaxPathways(n int) MetricsOption {
 // NewMetrics returns an empty Metrics whose series start now.
 func NewMetrics(opts ...MetricsOption) *Metrics {
 	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways}
-	for _, o := range opts {
-		if o != nil {
-			o.applyMetrics(m)
-		}
-	}
+	global.Apply(m, opts, MetricsOption.applyMetrics)
 	return m
 }
 

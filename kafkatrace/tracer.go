@@ -192,11 +192,7 @@ type partitionState struct {
 // New returns a Tracer.
 func New(opts ...Option) *Tracer {
 	c := config{}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
+	global.Apply(&c, opts, Option.apply)
 	c.tp, c.prop = global.TracerProvider(c.tp), global.Propagator(c.prop)
 	t := &Tracer{
 		tracer:      c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),

@@ -37,13 +37,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // newOptions applies opts in order and falls back to the globals for what
 // they leave unset.
-func newOptions(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(&o)
-		}
-	}
+func newOptions(opts []Option) (o options) {
+	global.Apply(&o, opts, Option.apply)
 	o.meterProvider, o.logger = global.MeterProvider(o.meterProvider), global.Logger(o.logger)
 	return o
 }

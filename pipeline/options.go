@@ -31,11 +31,7 @@ type options struct {
 // collaborators they leave unset.
 func newOptions(opts []Option) options {
 	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(&o)
-		}
-	}
+	global.Apply(&o, opts, Option.apply)
 	o.collab = o.collab.Filled()
 	return o
 }

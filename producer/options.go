@@ -28,13 +28,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // newOptions applies opts in order and falls back to the globals for what
 // they leave unset.
-func newOptions(opts []Option) options {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(&o)
-		}
-	}
+func newOptions(opts []Option) (o options) {
+	global.Apply(&o, opts, Option.apply)
 	o.tracerProvider = global.TracerProvider(o.tracerProvider)
 	return o
 }

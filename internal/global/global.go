@@ -67,3 +67,16 @@ func (c Collaborators) Filled() Collaborators {
 	c.Propagator, c.Logger = Propagator(c.Propagator), Logger(c.Logger)
 	return c
 }
+
+// Apply applies opts to t in order, skipping nil ones: the loop behind
+// every package's options. apply is the package's own method expression
+// (Option.apply), so that each package keeps its sealed Option type and
+// another package's option does not compile.
+func Apply[O comparable, T any](t *T, opts []O, apply func(O, *T)) {
+	var none O
+	for _, o := range opts {
+		if o != none {
+			apply(o, t)
+		}
+	}
+}

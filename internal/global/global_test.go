@@ -68,3 +68,23 @@ func TestFilledKeepsWhatIsSetAndFillsTheRest(t *testing.T) {
 		t.Error("unset collaborators are not the globals")
 	}
 }
+
+// applyTestOption is a sealed option as the packages declare theirs.
+type applyTestOption interface{ apply(*[]string) }
+
+type applyTestFunc func(*[]string)
+
+func (f applyTestFunc) apply(s *[]string) { f(s) }
+
+// TestApplySkipsNilAndKeepsOrder: Apply runs the options in order and
+// skips a nil one.
+func TestApplySkipsNilAndKeepsOrder(t *testing.T) {
+	add := func(v string) applyTestOption {
+		return applyTestFunc(func(s *[]string) { *s = append(*s, v) })
+	}
+	var got []string
+	Apply(&got, []applyTestOption{add("a"), nil, add("b")}, applyTestOption.apply)
+	if len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Errorf("applied %v, want [a b]", got)
+	}
+}
