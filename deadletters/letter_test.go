@@ -1,6 +1,7 @@
 package deadletters_test
 
 import (
+	dltest "github.com/kretrieve/kretrieve/deadletters/deadletterstest"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,11 +19,11 @@ const (
 )
 
 func TestFromRecordParsesDeadLetterHeaders(t *testing.T) {
-	rec := letter{
-		partition: 2, key: "req-1", reason: "invalid request: query: required", errorType: deadletters.ErrorTypePermanent,
-		origTopic: requests, origPart: 4, origOffset: 1234, attempts: 3, traceparent: traceparent(traceA, spanA),
-		extra: []kgo.RecordHeader{{Key: "content-type", Value: []byte("application/json")}},
-	}.record(requestsDLQ)
+	rec := dltest.Letter{
+		Partition: 2, Key: "req-1", Reason: "invalid request: query: required", ErrorType: deadletters.ErrorTypePermanent,
+		OrigTopic: requests, OrigPart: 4, OrigOffset: 1234, Attempts: 3, Traceparent: dltest.Traceparent(traceA, spanA),
+		Extra: []kgo.RecordHeader{{Key: "content-type", Value: []byte("application/json")}},
+	}.Record(requestsDLQ)
 	rec.Offset, rec.Timestamp = 7, time.Unix(1_700_000_000, 0)
 
 	l := deadletters.FromRecord(rec)
@@ -30,7 +31,7 @@ func TestFromRecordParsesDeadLetterHeaders(t *testing.T) {
 		Topic: requestsDLQ, Partition: 2, Offset: 7, Timestamp: rec.Timestamp,
 		Key: rec.Key, Value: rec.Value, Headers: rec.Headers,
 		Reason: "invalid request: query: required", ErrorType: "permanent",
-		OriginalTopic: requests, OriginalPartition: 4, OriginalOffset: 1234, OriginalTimestamp: origTime,
+		OriginalTopic: requests, OriginalPartition: 4, OriginalOffset: 1234, OriginalTimestamp: dltest.OrigTime,
 		Attempts: 3, ConsumerGroup: "retrieval", TraceID: traceA,
 	}
 	if !reflect.DeepEqual(l, want) {
@@ -86,11 +87,11 @@ func TestFromRecordToleratesGarbage(t *testing.T) {
 			}, "parsed, in UTC"},
 		{"malformed traceparent", &kgo.Record{Headers: h("traceparent", "00-00000000000000000000000000000000-b7ad6b7169203331-01")},
 			func(l deadletters.Letter) bool { return l.TraceID == "" }, "no trace id"},
-		{"uppercase traceparent", &kgo.Record{Headers: h("traceparent", strings.ToUpper(traceparent(traceA, spanA)))},
+		{"uppercase traceparent", &kgo.Record{Headers: h("traceparent", strings.ToUpper(dltest.Traceparent(traceA, spanA)))},
 			func(l deadletters.Letter) bool { return l.TraceID == "" }, "no trace id"},
 		{"invalid UTF-8", &kgo.Record{Headers: h(deadletters.HeaderReason, "bad \xff\xfe", deadletters.HeaderOriginalTopic, "\xff")},
 			func(l deadletters.Letter) bool { return l.Reason == "bad \xff\xfe" && l.OriginalTopic == "\xff" }, "kept as is"},
-		{"duplicates: last wins", &kgo.Record{Headers: h(deadletters.HeaderAttempts, "1", deadletters.HeaderAttempts, "4", "traceparent", "junk", "traceparent", traceparent(traceA, spanA))},
+		{"duplicates: last wins", &kgo.Record{Headers: h(deadletters.HeaderAttempts, "1", deadletters.HeaderAttempts, "4", "traceparent", "junk", "traceparent", dltest.Traceparent(traceA, spanA))},
 			func(l deadletters.Letter) bool { return l.Attempts == 4 && l.TraceID == traceA }, "last"},
 	}
 	for _, tt := range tests {
@@ -131,7 +132,7 @@ func TestLetterTarget(t *testing.T) {
 // FuzzFromRecord: no header content makes FromRecord panic, and a trace id
 // is only ever reported in W3C form.
 func FuzzFromRecord(f *testing.F) {
-	f.Add("3", "12", "2026-03-01T12:30:45Z", "2", traceparent(traceA, spanA))
+	f.Add("3", "12", "2026-03-01T12:30:45Z", "2", dltest.Traceparent(traceA, spanA))
 	f.Add("", "", "", "", "")
 	f.Add("-1", "x", "yesterday", "99999999999999999999", "ff-"+traceA+"-"+spanA+"-01")
 	f.Fuzz(func(t *testing.T, partition, offset, ts, attempts, tp string) {

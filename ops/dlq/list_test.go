@@ -2,6 +2,7 @@ package dlq_test
 
 import (
 	"fmt"
+	dltest "github.com/kretrieve/kretrieve/deadletters/deadletterstest"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +19,12 @@ import (
 func writeListFixture(e *env) {
 	e.t.Helper()
 	e.produce(
-		letter{partition: 1, key: "r1", reason: "invalid request: top_k: must be between 1 and 100", errorType: deadletters.ErrorTypePermanent,
-			origTopic: requests, origPart: 1, origOffset: 10, attempts: 1, traceparent: traceparent(traceA, spanA)}.record(requestsDLQ),
-		letter{partition: 1, key: "r2", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient,
-			origTopic: requests, origPart: 1, origOffset: 11, attempts: 3}.record(requestsDLQ),
-		letter{partition: 0, key: "r3", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent,
-			origTopic: requests, origPart: 0, origOffset: 5, attempts: 1}.record(requestsDLQ),
+		dltest.Letter{Partition: 1, Key: "r1", Reason: "invalid request: top_k: must be between 1 and 100", ErrorType: deadletters.ErrorTypePermanent,
+			OrigTopic: requests, OrigPart: 1, OrigOffset: 10, Attempts: 1, Traceparent: dltest.Traceparent(traceA, spanA)}.Record(requestsDLQ),
+		dltest.Letter{Partition: 1, Key: "r2", Reason: "search: index closed", ErrorType: deadletters.ErrorTypeTransient,
+			OrigTopic: requests, OrigPart: 1, OrigOffset: 11, Attempts: 3}.Record(requestsDLQ),
+		dltest.Letter{Partition: 0, Key: "r3", Reason: "decode request: unexpected end of JSON input", ErrorType: deadletters.ErrorTypePermanent,
+			OrigTopic: requests, OrigPart: 0, OrigOffset: 5, Attempts: 1}.Record(requestsDLQ),
 		&kgo.Record{Topic: requestsDLQ, Partition: 0, Key: []byte{0xff, 0x00}, Value: []byte("not json"), Headers: []kgo.RecordHeader{
 			{Key: deadletters.HeaderOriginalPartition, Value: []byte("zero")},
 			{Key: deadletters.HeaderOriginalOffset, Value: []byte("-")},
@@ -31,8 +32,8 @@ func writeListFixture(e *env) {
 			{Key: deadletters.HeaderAttempts, Value: []byte("∞")},
 			{Key: "traceparent", Value: []byte("garbage")},
 		}},
-		letter{partition: 0, key: "c1", reason: "load documents: store unavailable", errorType: deadletters.ErrorTypeTransient,
-			origTopic: candidates, origPart: 2, origOffset: 99, attempts: 3}.record(candidatesDLQ),
+		dltest.Letter{Partition: 0, Key: "c1", Reason: "load documents: store unavailable", ErrorType: deadletters.ErrorTypeTransient,
+			OrigTopic: candidates, OrigPart: 2, OrigOffset: 99, Attempts: 3}.Record(candidatesDLQ),
 	)
 }
 
@@ -62,7 +63,7 @@ func TestListReturnsLettersInOrder(t *testing.T) {
 
 	r1 := letters[3]
 	if r1.Reason != "invalid request: top_k: must be between 1 and 100" || r1.ErrorType != "permanent" || r1.OriginalTopic != requests ||
-		r1.OriginalPartition != 1 || r1.OriginalOffset != 10 || !r1.OriginalTimestamp.Equal(origTime) || r1.Attempts != 1 ||
+		r1.OriginalPartition != 1 || r1.OriginalOffset != 10 || !r1.OriginalTimestamp.Equal(dltest.OrigTime) || r1.Attempts != 1 ||
 		r1.ConsumerGroup != "retrieval" || r1.TraceID != traceA || time.Since(r1.Timestamp) > time.Minute {
 		t.Fatalf("r1 = %+v", r1)
 	}

@@ -5,6 +5,7 @@ package dlq_test
 import (
 	"context"
 	"fmt"
+	dltest "github.com/kretrieve/kretrieve/deadletters/deadletterstest"
 	"io"
 	"log/slog"
 	"os"
@@ -41,8 +42,8 @@ func TestReplayKilledMidwayRepublishesAtMostOneBatch(t *testing.T) {
 	for from := 0; from < letters; from += 5000 {
 		recs := make([]*kgo.Record, 5000)
 		for i := range recs {
-			recs[i] = letter{key: fmt.Sprintf("req-%05d", from+i), reason: "search: index closed", errorType: deadletters.ErrorTypeTransient,
-				origTopic: requests, origOffset: int64(from + i), attempts: 3}.record(requestsDLQ)
+			recs[i] = dltest.Letter{Key: fmt.Sprintf("req-%05d", from+i), Reason: "search: index closed", ErrorType: deadletters.ErrorTypeTransient,
+				OrigTopic: requests, OrigOffset: int64(from + i), Attempts: 3}.Record(requestsDLQ)
 		}
 		e.produce(recs...)
 	}

@@ -3,6 +3,7 @@ package dlq_test
 import (
 	"context"
 	"errors"
+	dltest "github.com/kretrieve/kretrieve/deadletters/deadletterstest"
 	"strings"
 	"sync"
 	"testing"
@@ -70,15 +71,15 @@ func (e *env) spansNamed(name string) []sdktrace.ReadOnlySpan {
 func TestReplayRepublishesInANewTrace(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "r1", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient,
-			origTopic: requests, origOffset: 41, attempts: 3, traceparent: traceparent(traceA, spanA),
-			extra: []kgo.RecordHeader{
+		dltest.Letter{Key: "r1", Reason: "search: index closed", ErrorType: deadletters.ErrorTypeTransient,
+			OrigTopic: requests, OrigOffset: 41, Attempts: 3, Traceparent: dltest.Traceparent(traceA, spanA),
+			Extra: []kgo.RecordHeader{
 				{Key: "content-type", Value: []byte("application/json")},
 				{Key: "tracestate", Value: []byte("vendor=stale")},
 				{Key: "baggage", Value: []byte("tenant=acme")},
-			}}.record(requestsDLQ),
-		letter{key: "r2", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent,
-			origTopic: requests, origOffset: 42, attempts: 1}.record(requestsDLQ),
+			}}.Record(requestsDLQ),
+		dltest.Letter{Key: "r2", Reason: "decode request: unexpected end of JSON input", ErrorType: deadletters.ErrorTypePermanent,
+			OrigTopic: requests, OrigOffset: 42, Attempts: 1}.Record(requestsDLQ),
 	)
 
 	res := e.mustReplay(dlq.ReplayConfig{})
@@ -145,7 +146,7 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 		if send == nil {
 			t.Fatalf("no send span is the child of replay span %d", i)
 		}
-		if tp := headerValues(out[i], "traceparent")[0]; tp != traceparent(send.SpanContext().TraceID().String(), send.SpanContext().SpanID().String()) {
+		if tp := headerValues(out[i], "traceparent")[0]; tp != dltest.Traceparent(send.SpanContext().TraceID().String(), send.SpanContext().SpanID().String()) {
 			t.Fatalf("record %d traceparent %s is not its send span's", i, tp)
 		}
 	}
@@ -180,7 +181,7 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 	if res := e.mustReplay(dlq.ReplayConfig{}); res.Replayed != 0 || len(res.Letters) != 0 {
 		t.Fatalf("second replay %+v", res)
 	}
-	e.produce(letter{key: "r3", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ))
+	e.produce(dltest.Letter{Key: "r3", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ))
 	if res := e.mustReplay(dlq.ReplayConfig{}); res.Replayed != 1 || replayedKeys(res) != "r3" {
 		t.Fatalf("third replay %+v", res)
 	}
@@ -192,9 +193,9 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "a", reason: "decode request: unexpected end of JSON input", errorType: deadletters.ErrorTypePermanent, origTopic: requests}.record(requestsDLQ),
-		letter{key: "b", reason: "search: index closed", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
-		letter{key: "c", reason: "load documents: timeout", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		dltest.Letter{Key: "a", Reason: "decode request: unexpected end of JSON input", ErrorType: deadletters.ErrorTypePermanent, OrigTopic: requests}.Record(requestsDLQ),
+		dltest.Letter{Key: "b", Reason: "search: index closed", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
+		dltest.Letter{Key: "c", Reason: "load documents: timeout", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
 	)
 
 	t.Run("dry run publishes and commits nothing", func(t *testing.T) {
@@ -255,12 +256,12 @@ func TestReplayFiltersDryRunAndLimit(t *testing.T) {
 // publish is not committed, so the next replay starts with it.
 func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 	e := newEnv(t, 1)
-	big := letter{key: "big", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ)
+	big := dltest.Letter{Key: "big", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ)
 	big.Value = []byte(strings.Repeat("v", 4096))
 	e.produce(
-		letter{key: "a", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		dltest.Letter{Key: "a", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
 		big,
-		letter{key: "c", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		dltest.Letter{Key: "c", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
 	)
 	// A producer that refuses records over 2 KiB fails "big" at once.
 	res, err := e.replay(dlq.ReplayConfig{}, kgo.MaxBufferedBytes(2048))
@@ -298,8 +299,8 @@ func TestReplayUnacknowledgedStopsPartition(t *testing.T) {
 func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 	e := newEnv(t, 1)
 	e.produce(
-		letter{key: "loop", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: candidatesDLQ}.record(requestsDLQ),
-		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		dltest.Letter{Key: "loop", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: candidatesDLQ}.Record(requestsDLQ),
+		dltest.Letter{Key: "ok", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
 	)
 	res, err := e.replay(dlq.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "dead-letter topic") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
@@ -318,11 +319,11 @@ func TestReplayBadTargetIsSkippedPast(t *testing.T) {
 
 func TestReplayRefusesTruncatedLetters(t *testing.T) {
 	e := newEnv(t, 1)
-	truncated := letter{key: "big", reason: "record value: too large", errorType: deadletters.ErrorTypePermanent, origTopic: requests,
-		extra: []kgo.RecordHeader{{Key: deadletters.HeaderTruncated, Value: []byte("key=3/3 headers=1/1 value=4096/2097152")}}}
+	truncated := dltest.Letter{Key: "big", Reason: "record value: too large", ErrorType: deadletters.ErrorTypePermanent, OrigTopic: requests,
+		Extra: []kgo.RecordHeader{{Key: deadletters.HeaderTruncated, Value: []byte("key=3/3 headers=1/1 value=4096/2097152")}}}
 	e.produce(
-		truncated.record(requestsDLQ),
-		letter{key: "ok", reason: "x", errorType: deadletters.ErrorTypeTransient, origTopic: requests}.record(requestsDLQ),
+		truncated.Record(requestsDLQ),
+		dltest.Letter{Key: "ok", Reason: "x", ErrorType: deadletters.ErrorTypeTransient, OrigTopic: requests}.Record(requestsDLQ),
 	)
 	res, err := e.replay(dlq.ReplayConfig{})
 	if err == nil || !strings.Contains(err.Error(), "truncated dead letter") || res.Failed != 1 || res.Replayed != 1 || replayedKeys(res) != "ok" {
