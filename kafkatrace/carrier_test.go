@@ -2,6 +2,7 @@ package kafkatrace
 
 import (
 	"context"
+	"github.com/kretrieve/kretrieve/tracecontext"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -10,14 +11,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// headerValues returns the values of r's headers named key, in order.
 func headerValues(r *kgo.Record, key string) []string {
-	var out []string
-	for _, h := range r.Headers {
-		if h.Key == key {
-			out = append(out, string(h.Value))
-		}
-	}
-	return out
+	return tracecontext.HeaderCarrier{Record: r}.GetAll(key)
 }
 
 func testPropagator() propagation.TextMapPropagator {

@@ -52,6 +52,21 @@ func (c HeaderCarrier) Keys() []string {
 	return keys
 }
 
+// GetAll returns the values of every header named key, in order (Get
+// returns the last of them). It is not named Values on purpose: a carrier
+// with Values(string) []string is a propagation.ValuesGetter, from which
+// OTel's propagators read and join every duplicate header, beyond the
+// limits that Get and kafkatrace apply.
+func (c HeaderCarrier) GetAll(key string) []string {
+	var out []string
+	for _, h := range c.Record.Headers {
+		if h.Key == key {
+			out = append(out, string(h.Value))
+		}
+	}
+	return out
+}
+
 // Remove deletes every header whose key is one of keys, in place: the
 // headers keep their order and backing array, and the slots freed at its
 // end are cleared.

@@ -1,20 +1,16 @@
 package tracecontext
 
 import (
+	"go.opentelemetry.io/otel/propagation"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// headerValues returns the values of r's headers named key, in order.
 func headerValues(r *kgo.Record, key string) []string {
-	var out []string
-	for _, h := range r.Headers {
-		if h.Key == key {
-			out = append(out, string(h.Value))
-		}
-	}
-	return out
+	return HeaderCarrier{Record: r}.GetAll(key)
 }
 
 func TestHeaderCarrierSetReplacesAllDuplicates(t *testing.T) {
@@ -126,4 +122,14 @@ func BenchmarkHeaderCarrier(b *testing.B) {
 			HeaderCarrier{Record: r}.Remove(keys...)
 		}
 	})
+}
+
+// TestHeaderCarrierIsNoValuesGetter: the propagators read a carrier that
+// is a propagation.ValuesGetter through Values, joining every duplicate
+// header; HeaderCarrier must offer them only Get, the last one.
+func TestHeaderCarrierIsNoValuesGetter(t *testing.T) {
+	var c any = HeaderCarrier{Record: &kgo.Record{}}
+	if _, ok := c.(propagation.ValuesGetter); ok {
+		t.Fatal("HeaderCarrier is a propagation.ValuesGetter: duplicate headers would bypass the W3C limits")
+	}
 }

@@ -3,6 +3,7 @@ package dlq_test
 import (
 	"context"
 	"errors"
+	"github.com/kretrieve/kretrieve/tracecontext"
 	"io"
 	"log/slog"
 	"testing"
@@ -158,12 +159,7 @@ func attrMap(kvs []attribute.KeyValue) map[string]any {
 	return m
 }
 
+// headerValues returns the values of r's headers named key, in order.
 func headerValues(r *kgo.Record, key string) []string {
-	var out []string
-	for _, h := range r.Headers {
-		if h.Key == key {
-			out = append(out, string(h.Value))
-		}
-	}
-	return out
+	return tracecontext.HeaderCarrier{Record: r}.GetAll(key)
 }
