@@ -104,7 +104,7 @@
 // Of kretrieve's data path, only this package imports the OTel SDK (with
 // internal/otlpwire, its trace exporter); the rest uses the OTel API. The
 // operator's wing imports it too: ops/runsummary's Recorder is a span
-// processor and ops/console keeps an in-memory span store. A test checks
+// processor and ops/spans keeps the SDK's spans (its Store, the console's). A test checks
 // both. This package imports no other kretrieve package than
 // internal/otlpwire, the API-only kafkatrace and pathway (for
 // [MetricsProducer]) and otelnames (metric names), which a test checks too.
