@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -49,6 +49,8 @@ STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 STATICCHECK          = $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 GOVULNCHECK          = $(TOOLS_BIN)/govulncheck-$(GOVULNCHECK_VERSION)/govulncheck
+BENCHSTAT_VERSION   ?= v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT            = $(TOOLS_BIN)/benchstat-$(BENCHSTAT_VERSION)/benchstat
 # buildx builds an image for a platform other than the Docker engine's (make
 # image IMAGE_ARCH=...). A `docker buildx` plugin is used when the client has
 # one; otherwise the pinned buildx from the module proxy, run standalone, which
@@ -91,6 +93,9 @@ $(STATICCHECK):
 $(GOVULNCHECK):
 	GOBIN=$(dir $@) $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 
+$(BENCHSTAT):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+
 ## run: the all-in-one demo: embedded broker, workers, REQUESTS requests, summary
 run:
 	$(GO) run ./cmd/kretrieve run --requests $(REQUESTS)
@@ -101,6 +106,15 @@ BENCH_ROUNDS ?= 3
 # process of its own, in turn first and second from round to round: inside
 # one process the variant that ran first measured a higher p99.
 PACED_VARIANTS = kafka-traced-1 kafka-traced-1-nopathways
+
+## bench-ab: make bench's relay and pipeline rows, A/B between the commit
+## BASE and the working tree in one run (tools/bench-ab.sh): test binaries
+## of both, run in turn BENCH_ROUNDS times, compared by benchstat; the
+## comparison goes to BENCH_AB_OUT. Use it to show a change costs nothing.
+BASE         ?= HEAD
+BENCH_AB_OUT ?= bench-ab.out
+bench-ab: $(BENCHSTAT)
+	tools/bench-ab.sh $(BASE) $(BENCHSTAT) $(BENCH_ROUNDS) $(BENCH_AB_OUT)
 
 ## bench: the hot paths' micro-benchmarks (-benchmem), then BENCH_ROUNDS rounds
 ## of the relay, paced relay, pipeline, paced pipeline and idle latency benchmarks (each
