@@ -1,0 +1,183 @@
+// The pipeline map page, and the slowest requests' table it shares with the trace page.
+
+import { el, clear, announce, fmtMs, fmtRate, UNKNOWN, known, fmtNum, fmtTime, traceLink, setConn } from './dom.js';
+import { api, errorBox } from './api.js';
+
+const POLL_MS = 2000;
+
+/** chain orders the edges from origin along from→to; edges off the chain follow. */
+function chain(m) {
+  const edges = m.edges || [];
+  const out = [];
+  const used = new Set();
+  let at = 'origin';
+  for (let guard = 0; guard < edges.length; guard++) {
+    const i = edges.findIndex((e, j) => !used.has(j) && e.from === at);
+    if (i < 0) break;
+    used.add(i);
+    out.push(edges[i]);
+    at = edges[i].to;
+  }
+  edges.forEach((e, j) => { if (!used.has(j)) out.push(e); });
+  return out;
+}
+
+function stageBox(name, stage) {
+  const box = el('section', { class: 'stage', 'data-stage': name, 'aria-label': 'stage ' + name });
+  box.append(el('h3', { class: 'stage-name', text: name }));
+  if (!stage) {
+    box.classList.add('terminal');
+    box.append(el('p', { class: 'muted', text: name === 'origin' ? 'producers' : 'consumers' }));
+    return box;
+  }
+  const dl = el('dl', { class: 'kv' });
+  const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
+  if (stage.group && stage.group !== name) add('group', stage.group);
+  add('processed', fmtRate(stage.processed_per_sec));
+  add('dead letters', known(stage.dead_letters, fmtNum), stage.dead_letters > 0 ? 'bad' : '');
+  box.append(dl);
+  const reasons = stage.top_reasons || [];
+  if (reasons.length) {
+    const ul = el('ul', { class: 'reasons', 'aria-label': 'top dead-letter reasons of ' + name });
+    for (const r of reasons.slice(0, 3)) {
+      const a = el('a', { href: '#/deadletters?reason=' + encodeURIComponent(r.reason), class: 'reason', text: r.reason });
+      ul.append(el('li', {}, el('span', { class: 'count', text: fmtNum(r.count) + '×' }), ' ', a));
+    }
+    box.append(ul);
+  }
+  return box;
+}
+
+function edgeBox(e) {
+  const rate = typeof e.msgs_per_sec === 'number' ? e.msgs_per_sec : 0;
+  const box = el('section', {
+    class: 'edge' + (rate > 0 ? ' flowing' : ''),
+    'data-edge': e.topic,
+    'data-from': e.from,
+    'data-to': e.to,
+    'data-rate': String(rate),
+    'aria-label': 'topic ' + e.topic + ' from ' + e.from + ' to ' + e.to,
+  });
+  box.append(el('div', { class: 'edge-arrow', 'aria-hidden': 'true' }));
+  box.append(el('h3', { class: 'edge-topic mono', text: e.topic }));
+  box.append(el('p', { class: 'edge-rate', 'data-field': 'rate', text: fmtRate(rate) }));
+  const dl = el('dl', { class: 'kv' });
+  const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
+  add('edge p50 / p99', known(e.edge_p50_ms, fmtMs) + ' / ' + known(e.edge_p99_ms, fmtMs));
+  add('origin p50 / p99', known(e.origin_p50_ms, fmtMs) + ' / ' + known(e.origin_p99_ms, fmtMs));
+  add('lag', e.lag_records == null ? UNKNOWN : fmtNum(e.lag_records) + ' rec · ' + known(e.lag_seconds, (v) => v.toFixed(1) + ' s'),
+    e.lag_records > 0 ? 'warn' : '');
+  box.append(dl);
+  return box;
+}
+
+function renderMap(target, m) {
+  clear(target);
+  const stages = new Map((m.stages || []).map((s) => [s.name, s]));
+  const edges = chain(m);
+  const flow = el('div', { class: 'flow', role: 'list', 'aria-label': 'stages and topics in pipeline order' });
+  const shown = new Set();
+  const item = (node) => flow.append(el('div', { class: 'flow-item', role: 'listitem' }, node));
+  if (edges.length) {
+    const first = edges[0].from;
+    item(stageBox(first, stages.get(first)));
+    shown.add(first);
+  }
+  for (const e of edges) {
+    item(edgeBox(e));
+    if (!shown.has(e.to)) { item(stageBox(e.to, stages.get(e.to))); shown.add(e.to); }
+  }
+  for (const [name, s] of stages) if (!shown.has(name)) item(stageBox(name, s));
+  target.append(flow);
+  target.append(el('p', { class: 'muted small', 'data-field': 'updated' }, 'Updated ', fmtTime(m.updated), '.'));
+}
+
+export function renderSlowest(target, s) {
+  clear(target);
+  const reqs = (s && s.requests) || [];
+  const ex = (s && s.exemplars) || [];
+  target.append(el('h2', { text: 'Slowest recent requests' }));
+  if (!reqs.length) target.append(el('p', { class: 'muted', text: 'No completed requests yet.' }));
+  else {
+    const t = el('table', { class: 'grid', 'data-table': 'slowest' });
+    t.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Duration' }), el('th', { scope: 'col', text: 'Trace' }),
+      el('th', { scope: 'col', text: 'Request' }), el('th', { scope: 'col', text: 'At' }))));
+    const tb = el('tbody');
+    for (const r of reqs) {
+      tb.append(el('tr', {}, el('td', { class: 'num', text: fmtMs(r.duration_ms) }), el('td', {}, traceLink(r.trace_id)),
+        el('td', { class: 'mono', text: r.request_id || '–' }), el('td', { text: fmtTime(r.at) })));
+    }
+    t.append(tb);
+    target.append(t);
+  }
+  if (ex.length) {
+    target.append(el('h2', { text: 'Exemplars of the latency histograms' }));
+    const t = el('table', { class: 'grid', 'data-table': 'exemplars' });
+    t.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Metric' }), el('th', { scope: 'col', text: 'Value' }),
+      el('th', { scope: 'col', text: 'Trace' }))));
+    const tb = el('tbody');
+    for (const x of ex) {
+      tb.append(el('tr', {}, el('td', { class: 'mono', text: x.metric || '–' }), el('td', { class: 'num', text: fmtMs(x.value_ms) }),
+        el('td', {}, traceLink(x.trace_id))));
+    }
+    t.append(tb);
+    target.append(t);
+  }
+}
+
+export function mapPage(main) {
+  main.append(el('h1', { text: 'Pipeline map' }));
+  main.append(el('p', { class: 'lede' }, 'Stages as boxes, topics as edges: throughput, edge and from-origin latency (p50 / p99), consumer lag and dead letters. It updates live.'));
+  const mapBox = el('div', { class: 'map', id: 'map', 'aria-busy': 'true' });
+  const err = el('div');
+  const slow = el('div', { class: 'slowest' });
+  main.append(err, mapBox, slow);
+  mapBox.append(el('p', { class: 'muted', text: 'Loading…' }));
+
+  let es = null;
+  let timer = 0;
+  let stopped = false;
+  let slowTimer = 0;
+  let firstOK = false;
+  const show = (m) => {
+    clear(err);
+    renderMap(mapBox, m);
+    mapBox.setAttribute('aria-busy', 'false');
+    if (!firstOK) { firstOK = true; announce('Pipeline map loaded.'); }
+  };
+  const poll = async () => {
+    if (stopped) return;
+    try { show(await api('api/map')); } catch (e) { clear(err); errorBox(err, e); }
+    if (!stopped) timer = window.setTimeout(poll, POLL_MS);
+  };
+  const startPolling = () => {
+    if (stopped || timer) return;
+    setConn('polling', 'poll');
+    poll();
+  };
+  if (typeof EventSource === 'function') {
+    es = new EventSource('api/events');
+    es.addEventListener('map', (ev) => {
+      setConn('live', 'live');
+      try { show(JSON.parse(ev.data)); } catch (e) { clear(err); errorBox(err, e); }
+    });
+    es.addEventListener('error', () => {
+      // The server went away or does not stream: poll instead.
+      if (es) { es.close(); es = null; }
+      startPolling();
+    });
+  } else startPolling();
+
+  const loadSlow = async () => {
+    try { renderSlowest(slow, await api('api/slowest')); } catch (e) { clear(slow); errorBox(slow, e); }
+    if (!stopped) slowTimer = window.setTimeout(loadSlow, 5 * POLL_MS);
+  };
+  loadSlow();
+
+  return () => {
+    stopped = true;
+    if (es) es.close();
+    window.clearTimeout(timer);
+    window.clearTimeout(slowTimer);
+  };
+}
