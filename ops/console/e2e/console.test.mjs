@@ -214,8 +214,21 @@ test('the console is served with a strict CSP and no inline script or style', as
   assert.doesNotMatch(html, /\sstyle=/i, 'an inline style attribute');
   assert.doesNotMatch(html, /\son[a-z]+=/i, 'an inline event handler');
   assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//i, 'a resource from elsewhere');
-  const js = await (await fetch(base + 'assets/app.js')).text();
-  assert.doesNotMatch(js, /\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(/, 'app.js writes HTML or evaluates strings');
+  // app.js and every module it imports, transitively.
+  const seen = new Set();
+  const queue = [new URL('assets/app.js', base).href];
+  while (queue.length) {
+    const u = queue.shift();
+    if (seen.has(u)) continue;
+    seen.add(u);
+    const r = await fetch(u);
+    assert.equal(r.status, 200, u);
+    assert.match(r.headers.get('content-type') || '', /^(text|application)\/javascript\b/, u + ' is not served as JavaScript');
+    const js = await r.text();
+    assert.doesNotMatch(js, /\.innerHTML\s*=|outerHTML\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(/, u + ' writes HTML or evaluates strings');
+    for (const m of js.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]/gm)) queue.push(new URL(m[1], u).href);
+  }
+  assert.ok(seen.size > 1, 'app.js imports no modules: ' + [...seen]);
 });
 
 test('the map shows every stage and edge with non-zero throughput, live', async () => {
