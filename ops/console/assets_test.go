@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -46,22 +45,8 @@ func TestModulesAreServed(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
 	get := func(urlPath string) (int, http.Header, []byte) {
 		t.Helper()
-		req, err := http.NewRequest("GET", srv.URL+urlPath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Host = "localhost" + port // as a browser on http://localhost:port/ sends it
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkHeaders(t, "GET "+urlPath, resp.Header)
-		return resp.StatusCode, resp.Header, b
+		// as a browser on http://localhost:port/ sends it
+		return call(t, "GET", srv.URL+urlPath, "", "Host", "localhost"+port)
 	}
 
 	code, _, page := get("/console/")

@@ -138,7 +138,8 @@ func (e *env) replay(ctx context.Context, rc dlq.ReplayConfig) (dlq.ReplayResult
 	return dlq.Replay(ctx, e.p.ClientOptions(), e.p.Tracer(rc.Group), rc)
 }
 
-// call sends a request and checks the security headers of its answer.
+// call sends a request and checks the security headers of its answer;
+// header is name, value pairs ("Host" sets the request's Host).
 func call(t *testing.T, method, url, body string, header ...string) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -146,6 +147,10 @@ func call(t *testing.T, method, url, body string, header ...string) (int, http.H
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
