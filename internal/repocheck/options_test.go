@@ -113,9 +113,6 @@ func buildWithOverlay(t *testing.T, src string) (string, bool) {
 // where a shared option type compiled and was silently dropped; the
 // package's own options build.
 func TestAnotherPackagesOptionDoesNotCompile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go build")
-	}
 	for _, c := range optionCalls {
 		t.Run(c.name, func(t *testing.T) {
 			out, ok := buildWithOverlay(t, strings.Replace(optionProgram, "%s", c.call, 1))
