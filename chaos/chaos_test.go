@@ -277,6 +277,9 @@ func TestChaos(t *testing.T) {
 	t.Logf("load: sent %d (unacknowledged %d: %v), answered %d, dead-lettered %d, duplicated %d, lost %d",
 		r.Sent, r.Unacked, led.produceErrs, r.Answered, r.DeadLettered, r.Duplicated, r.Lost)
 	t.Logf("latency publish to first outcome: p99 %v, max %v (%s)", r.P99Latency.Round(time.Millisecond), r.MaxLatency.Round(time.Millisecond), r.SlowestID)
+	for _, s := range r.Slowest {
+		t.Logf("  slow: %s published at %6.1fs waited %v", s.ID, s.Issued.Sub(began).Seconds(), s.Wait.Round(time.Millisecond))
+	}
 	t.Logf("gateway: %s", gws)
 	t.Logf("replay: %d letters; the killed run republished %d, the second %d; republished again after the SIGKILL: %d (bound %d)",
 		poisonLetters, firstRun-poisonLetters, total-firstRun, replayDup, dlq.DefaultReplayCommitEvery)

@@ -105,6 +105,15 @@ type report struct {
 	LostIDs                                                 []string
 	MaxLatency, P99Latency                                  time.Duration
 	SlowestID                                               string
+	Slowest                                                 []slow // the slowest few, slowest first
+}
+
+// slow is one request's wait for its first outcome, and when it was
+// published, for reading against the run's timeline.
+type slow struct {
+	ID     string
+	Issued time.Time
+	Wait   time.Duration
 }
 
 // count reports on the load's ids (those not starting with poisonPrefix).
@@ -113,6 +122,7 @@ func (l *ledger) count() report {
 	defer l.mu.Unlock()
 	var r report
 	var lat []time.Duration
+	var waits []slow
 	for id, at := range l.issued {
 		if strings.HasPrefix(id, poisonPrefix) {
 			continue
@@ -137,6 +147,7 @@ func (l *ledger) count() report {
 		if f, ok := l.first[id]; ok {
 			d := f.Sub(at)
 			lat = append(lat, d)
+			waits = append(waits, slow{ID: id, Issued: at, Wait: d})
 			if d > r.MaxLatency {
 				r.MaxLatency, r.SlowestID = d, id
 			}
@@ -146,6 +157,8 @@ func (l *ledger) count() report {
 		slices.Sort(lat)
 		r.P99Latency = lat[len(lat)*99/100]
 	}
+	slices.SortFunc(waits, func(a, b slow) int { return int(b.Wait - a.Wait) })
+	r.Slowest = waits[:min(len(waits), 5)]
 	slices.Sort(r.LostIDs)
 	return r
 }
