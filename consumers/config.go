@@ -50,8 +50,11 @@ type Config struct {
 	// is removed only then, so it bounds the stall that crashes during a
 	// rebalance add. A member must finish its revoked partitions (their
 	// records in flight, outputs and commit) within it, or it is dropped
-	// and its partitions are redelivered. The group uses its members'
-	// largest value. Default: DefaultRebalanceTimeout.
+	// and its partitions are redelivered: so a revoke waits for its
+	// outputs for RebalanceTimeout less HeartbeatInterval at most, and
+	// leaves the records whose outputs are still unacknowledged to the
+	// next owner. The group uses its members' largest value. Default:
+	// DefaultRebalanceTimeout.
 	RebalanceTimeout time.Duration
 	// HeartbeatInterval is how often the member heart-beats, which is also
 	// how soon it learns that a rebalance began. It must be less than

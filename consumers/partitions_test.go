@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
@@ -33,17 +34,19 @@ type partitionEnv struct {
 	in, out  string
 	producer *kgo.Client
 	adm      *kadm.Client
+	broker   *broker.Broker
 }
 
 func newPartitionEnv(t *testing.T, in string, outConfig map[string]*string) *partitionEnv {
 	t.Helper()
-	addr := brokertest.NewBroker(t, partitions).Addr()
+	b := brokertest.NewBroker(t, partitions)
+	addr := b.Addr()
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(producer.Close)
-	e := &partitionEnv{t: t, addr: addr, in: in, out: in + ".out", producer: producer, adm: kadm.NewClient(producer)}
+	e := &partitionEnv{t: t, addr: addr, in: in, out: in + ".out", producer: producer, adm: kadm.NewClient(producer), broker: b}
 	if _, err := e.adm.CreateTopic(t.Context(), partitions, -1, nil, e.in); err != nil {
 		t.Fatal(err)
 	}

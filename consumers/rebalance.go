@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -28,9 +29,8 @@ func (w *Worker) detach(parts map[string][]int32, all bool) []*partition {
 }
 
 // release stops the goroutines of parts after the record each has in
-// flight and resumes their fetching (a revoke; a lost partition). With
-// commit, it waits for their outputs and commits what was acknowledged.
-func (w *Worker) release(ctx context.Context, cl *kgo.Client, parts []*partition, commit bool) {
+// flight and resumes their fetching (a revoke; a lost partition).
+func (w *Worker) release(parts []*partition) {
 	for _, p := range parts {
 		close(p.quit)
 	}
@@ -40,24 +40,66 @@ func (w *Worker) release(ctx context.Context, cl *kgo.Client, parts []*partition
 		p.resume()
 		p.mu.Unlock()
 	}
-	if !commit {
-		return
+}
+
+// awaitOutputs waits until the outputs of parts are acknowledged or until
+// deadline, and reports how many records of parts still had outputs in
+// flight then.
+// Their offsets only move past acknowledged records, so what is committed
+// after a timeout is still only what is done: the rest goes to the
+// partitions' next owner again (a duplicate if the output lands later,
+// never a loss).
+func awaitOutputs(parts []*partition, deadline time.Time) (waiting int) {
+	done := make(chan struct{})
+	go func() {
+		// Ends when the outputs are acknowledged or fail, at the latest
+		// when the client closes.
+		for _, p := range parts {
+			p.outputs.Wait()
+		}
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return 0
+	case <-t.C:
 	}
 	for _, p := range parts {
-		p.outputs.Wait()
+		p.mu.Lock()
+		waiting += len(p.inflight)
+		p.mu.Unlock()
 	}
-	w.commit(ctx, cl, parts)
+	return waiting
+}
+
+// revokeBudget is how long a revoke may wait for the outputs of its
+// partitions: the rebalance timeout less a heartbeat interval, kept for the
+// commit and the rejoin. A member that rejoins later than the rebalance
+// timeout is dropped from the group, which then rebalances again: the
+// whole group's stall, not just this member's.
+func (w *Worker) revokeBudget() time.Duration {
+	return max(w.cfg.RebalanceTimeout-w.cfg.HeartbeatInterval, w.cfg.RebalanceTimeout/2)
 }
 
 // onRevoked runs before franz-go gives partitions away: it stops their
-// goroutines after the record each has in flight, waits for the outputs,
-// and commits what is acknowledged and what is owed. A cooperative member
-// is also called at the end of every session with nothing revoked: then it
-// only retries owed commits.
+// goroutines after the record each has in flight, waits for the outputs
+// (for revokeBudget at most: a broker that is slow to acknowledge must not
+// hold the whole group's rebalance), and commits what is acknowledged and
+// what is owed. A cooperative member is also called at the end of every
+// session with nothing revoked: then it only retries owed commits.
 func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	deadline := time.Now().Add(w.revokeBudget())
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.CommitTimeout)
 	defer cancel()
-	w.release(cctx, cl, w.detach(revoked, false), true)
+	parts := w.detach(revoked, false)
+	w.release(parts)
+	if n := awaitOutputs(parts, deadline); n > 0 {
+		w.logger.WarnContext(ctx, "revoke: outputs not acknowledged within the rebalance budget; their inputs go to the next owner again",
+			"records", n, "budget", w.revokeBudget())
+	}
+	w.commit(cctx, cl, parts)
 	w.retryUncommitted(cctx, cl, revoked)
 	w.forget(revoked)
 }
@@ -66,7 +108,7 @@ func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 // group moved on without us, so commits would be rejected; the new owner
 // redelivers.
 func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
-	w.release(ctx, cl, w.detach(lost, false), false)
+	w.release(w.detach(lost, false))
 	w.forget(lost)
 	w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
 }

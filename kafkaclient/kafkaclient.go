@@ -157,7 +157,8 @@ func ParseBrokers(s string) []string {
 	return out
 }
 
-// Options returns franz-go options for c: seed brokers, client id, linger
+// Options returns franz-go options for c: seed brokers, client id, the
+// retry backoff (RetryBackoff), linger
 // and compression of produced batches, the metadata refresh interval, TLS
 // and SASL, franz-go's own logs
 // through kslog at warn and above, kotel's broker connection metrics on mp
@@ -172,6 +173,7 @@ func Options(c Config, logger *slog.Logger, mp metric.MeterProvider, hooks ...kg
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...),
 		kgo.WithLogger(warnLogger{kslog.New(logger.With("component", "franz-go"))}),
+		kgo.RetryBackoffFn(RetryBackoff),
 	}
 	if c.ClientID != "" {
 		opts = append(opts, kgo.ClientID(c.ClientID))

@@ -1,0 +1,35 @@
+package kafkaclient
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Bounds of RetryBackoff: Kafka's Java client defaults, retry.backoff.ms
+// and retry.backoff.max.ms (KIP-580).
+const (
+	MinRetryBackoff = 100 * time.Millisecond
+	MaxRetryBackoff = time.Second
+)
+
+// RetryBackoff is every client's backoff before retrying a failed request
+// (kgo.RetryBackoffFn), after fails consecutive failures: MinRetryBackoff
+// doubling up to MaxRetryBackoff, each within ±20% (jitter, so that clients
+// that failed together do not retry together), as Kafka's Java client does.
+//
+// franz-go's own default doubles from 250 ms up to 5 s. A client that failed
+// five times while a broker restarted then waited up to 5 s more once it
+// was back: in the chaos test, a worker's outputs were acknowledged 4 s
+// after the broker answered again, and a revoke waiting for them held the
+// whole group's rebalance (docs/operations.md, Broker restarts).
+func RetryBackoff(fails int) time.Duration {
+	d := MaxRetryBackoff
+	if fails < 1 {
+		fails = 1
+	}
+	if fails <= 4 { // 100 ms << 4 is past the cap
+		d = min(MinRetryBackoff<<(fails-1), MaxRetryBackoff)
+	}
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
