@@ -20,6 +20,7 @@ const (
 	RoleDLQ      = "dlq"
 	RoleLag      = "lag"
 	RolePathways = "pathways"
+	RoleIngest   = "ingest"
 )
 
 // Names are the resource names the matrix is built from.
@@ -110,7 +111,8 @@ func (r Role) Allows(resource kmsg.ACLResourceType, name string, op kmsg.ACLOper
 
 // Roles returns every role's rules for the given names: one role per
 // stage, in pipeline order, then the gateway, producer, dlq, lag and
-// pathways roles.
+// pathways roles, and the ingest role when the topology has a documents
+// topic.
 func Roles(n Names) []Role {
 	topic := func(name string, op kmsg.ACLOperation, why string) Rule {
 		return Rule{Resource: kmsg.ACLResourceTypeTopic, Name: name, Operation: op, Why: why}
@@ -128,13 +130,19 @@ func Roles(n Names) []Role {
 	publishPathways := topic(n.PathwaysTopic, write, "publish pathway aggregates (`kretrieve pathways`)")
 	var roles []Role
 	for _, s := range t.Stages {
-		roles = append(roles, Role{s.Name, "`kretrieve " + s.Name + "`", []Rule{
+		rules := []Rule{
 			topic(s.Input, read, "consume its input (DESCRIBE is implied: metadata, offsets, lag)"),
 			topic(s.Output, write, "publish its output"),
 			topic(dlq(s.Input), write, "dead-letter the input records it cannot process"),
 			group(s.Group, read, "join the group, commit offsets (DESCRIBE implied: lag gauges)"),
 			publishPathways,
-		}})
+		}
+		if t.Documents != "" {
+			rules = append(rules,
+				topic(t.Documents, read, "apply the documents to its index (all partitions, no group)"),
+				topic(dlq(t.Documents), write, "dead-letter the documents it cannot apply"))
+		}
+		roles = append(roles, Role{s.Name, "`kretrieve " + s.Name + "`", rules})
 	}
 
 	gateway := []Rule{
@@ -171,7 +179,7 @@ func Roles(n Names) []Role {
 	for _, d := range t.DeadLetterTopics() {
 		pathwaysRules = append(pathwaysRules, topic(d, describe, "dead letters: start and end offsets"))
 	}
-	return append(roles,
+	return withIngest(append(roles,
 		Role{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", gateway},
 		Role{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
 			topic(t.Requests(), write, "publish requests"),
@@ -179,7 +187,21 @@ func Roles(n Names) []Role {
 		Role{RoleDLQ, "`kretrieve dlq list`, `dlq replay`", dlqRules},
 		Role{RoleLag, "`kretrieve lag`", lagRules},
 		Role{RolePathways, "`kretrieve pathways`", pathwaysRules},
-	)
+	), t)
+}
+
+// withIngest appends the ingest role to roles when t has a documents topic.
+func withIngest(roles []Role, t topology.Topology) []Role {
+	if t.Documents == "" {
+		return roles
+	}
+	topic := func(op kmsg.ACLOperation, why string) Rule {
+		return Rule{Resource: kmsg.ACLResourceTypeTopic, Name: t.Documents, Operation: op, Why: why}
+	}
+	return append(roles, Role{RoleIngest, "`kretrieve ingest`; your document producers", []Rule{
+		topic(kmsg.ACLOperationWrite, "publish documents and tombstones"),
+		topic(kmsg.ACLOperationRead, "skip unchanged documents: read the hashes on the topic"),
+	}})
 }
 
 // RoleNames lists the roles of the default names.

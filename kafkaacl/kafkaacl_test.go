@@ -221,7 +221,7 @@ func TestRolesFollowTheTopology(t *testing.T) {
 	for i, r := range roles {
 		names[i] = r.Name
 	}
-	if want := []string{"retrieval", "rerank", "enrichment", "gateway", "producer", "dlq", "lag", "pathways"}; !slices.Equal(names, want) {
+	if want := []string{"retrieval", "rerank", "enrichment", "gateway", "producer", "dlq", "lag", "pathways", "ingest"}; !slices.Equal(names, want) {
 		t.Fatalf("roles %v, want %v", names, want)
 	}
 	const (
@@ -255,6 +255,12 @@ func TestRolesFollowTheTopology(t *testing.T) {
 		{"lag", topic, "retrieval.reranked", read, true},
 		{"lag", topic, "retrieval.results", read, false},
 		{"pathways", topic, "retrieval.reranked.dlq", desc, true},
+		{"rerank", topic, "retrieval.documents", read, true},
+		{"rerank", topic, "retrieval.documents.dlq", write, true},
+		{"ingest", topic, "retrieval.documents", write, true},
+		{"ingest", topic, "retrieval.documents", read, true},
+		{"ingest", topic, "retrieval.requests", write, false},
+		{"gateway", topic, "retrieval.documents", read, false},
 	} {
 		r, err := kafkaacl.Lookup(c.role, n)
 		if err != nil {

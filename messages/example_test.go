@@ -56,4 +56,6 @@ func ExampleTopics_All() {
 	// retrieval.requests.dlq
 	// retrieval.candidates.dlq
 	// retrieval.results.dlq
+	// retrieval.documents
+	// retrieval.documents.dlq
 }

@@ -32,8 +32,8 @@ func DLQTopic(topic string) string {
 	return topic + DLQSuffix
 }
 
-// Topics names the three pipeline topics. Each has a dead-letter topic
-// named by [DLQTopic].
+// Topics names the three pipeline topics and the documents topic. Each
+// has a dead-letter topic named by [DLQTopic].
 type Topics struct {
 	// Requests receives [Request] payloads. Default [DefaultRequestsTopic].
 	Requests string
@@ -41,6 +41,11 @@ type Topics struct {
 	Candidates string
 	// Results receives [Result] payloads. Default [DefaultResultsTopic].
 	Results string
+	// Documents is the compacted topic of the documents every worker's
+	// index follows; [DefaultTopics] sets [DefaultDocumentsTopic]. It is
+	// optional here: empty leaves the choice to the pipeline (package
+	// topology takes the default).
+	Documents string
 }
 
 // DefaultTopics returns the default topic names.
@@ -49,6 +54,7 @@ func DefaultTopics() Topics {
 		Requests:   DefaultRequestsTopic,
 		Candidates: DefaultCandidatesTopic,
 		Results:    DefaultResultsTopic,
+		Documents:  DefaultDocumentsTopic,
 	}
 }
 
@@ -57,12 +63,13 @@ func DefaultTopics() Topics {
 // letters, digits, '.', '_' and '-', and at most [MaxTopicLen] characters
 // once [DLQSuffix] is appended. No topic may end with [DLQSuffix], and the
 // topics must be distinct, also in Kafka's sense where '.' and '_' collide.
+// An empty Documents is not checked.
 func (t Topics) Validate() error {
-	return ValidateTopics(
-		NamedTopic{"requests", t.Requests},
-		NamedTopic{"candidates", t.Candidates},
-		NamedTopic{"results", t.Results},
-	)
+	named := []NamedTopic{{"requests", t.Requests}, {"candidates", t.Candidates}, {"results", t.Results}}
+	if t.Documents != "" {
+		named = append(named, NamedTopic{"documents", t.Documents})
+	}
+	return ValidateTopics(named...)
 }
 
 // NamedTopic is a topic and the part it plays, which error messages name.
@@ -96,12 +103,18 @@ func ValidateTopics(named ...NamedTopic) error {
 	return nil
 }
 
-// All returns the three topics followed by their three dead-letter topics.
+// All returns the three pipeline topics followed by their three
+// dead-letter topics, then the documents topic and its dead-letter topic
+// when Documents is set.
 func (t Topics) All() []string {
-	return []string{
+	all := []string{
 		t.Requests, t.Candidates, t.Results,
 		DLQTopic(t.Requests), DLQTopic(t.Candidates), DLQTopic(t.Results),
 	}
+	if t.Documents != "" {
+		all = append(all, t.Documents, DLQTopic(t.Documents))
+	}
+	return all
 }
 
 func validateTopic(topic string) error {

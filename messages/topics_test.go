@@ -53,11 +53,12 @@ func TestTopicsAll(t *testing.T) {
 	want := []string{
 		"retrieval.requests", "retrieval.candidates", "retrieval.results",
 		"retrieval.requests.dlq", "retrieval.candidates.dlq", "retrieval.results.dlq",
+		"retrieval.documents", "retrieval.documents.dlq",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	for _, topic := range got[3:] {
+	for _, topic := range []string{got[3], got[4], got[5], got[7]} {
 		if err := (messages.Topics{Requests: topic, Candidates: "b", Results: "c"}).Validate(); err == nil {
 			t.Errorf("Validate accepted dead-letter topic %q as a pipeline topic", topic)
 		}
@@ -67,5 +68,25 @@ func TestTopicsAll(t *testing.T) {
 func TestDLQTopic(t *testing.T) {
 	if got := messages.DLQTopic("orders"); got != "orders.dlq" {
 		t.Errorf("DLQTopic(orders) = %q", got)
+	}
+}
+
+func TestTopicsValidateDocuments(t *testing.T) {
+	base := messages.Topics{Requests: "a", Candidates: "b", Results: "c"}
+	for _, c := range []struct {
+		documents, wantErr string
+	}{
+		{"", ""},
+		{"d", ""},
+		{"a", "requests and documents topics are both"},
+		{"d.dlq", "documents topic"},
+		{"..", "documents topic"},
+	} {
+		tp := base
+		tp.Documents = c.documents
+		err := tp.Validate()
+		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("documents %q: Validate() = %v, want %q", c.documents, err, c.wantErr)
+		}
 	}
 }

@@ -35,6 +35,10 @@ type Config struct {
 	// they name the topics. Default:
 	// DefaultStages(messages.DefaultTopics()), retrieval then enrichment.
 	Stages []Stage
+	// Documents is the compacted documents topic every stage's workers
+	// apply to their index (topology.Topology.Documents). Default:
+	// messages.DefaultDocumentsTopic.
+	Documents string
 	// Worker tunes the workers; Group and Topic are filled in per stage.
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
@@ -82,6 +86,9 @@ func (c Config) withDefaults() Config {
 	if c.ServiceName == "" {
 		c.ServiceName = "kretrieve"
 	}
+	if c.Documents == "" {
+		c.Documents = messages.DefaultDocumentsTopic
+	}
 	return c
 }
 
@@ -101,12 +108,13 @@ func (c Config) Validate() error {
 // Topology returns the stages' topology: what the ACLs, the collector,
 // lag and the run summaries iterate.
 func (c Config) Topology() topology.Topology {
-	return topologyOf(c.withDefaults().Stages)
+	c = c.withDefaults()
+	return topologyOf(c.Stages, c.Documents)
 }
 
-// topologyOf returns the topology of stages.
-func topologyOf(stages []Stage) topology.Topology {
-	t := topology.Topology{Stages: make([]topology.Stage, len(stages))}
+// topologyOf returns the topology of stages and the documents topic.
+func topologyOf(stages []Stage, documents string) topology.Topology {
+	t := topology.Topology{Stages: make([]topology.Stage, len(stages)), Documents: documents}
 	for i, s := range stages {
 		t.Stages[i] = s.Stage
 	}
@@ -281,7 +289,8 @@ func (ws *Workers) Wait() error {
 	return errors.Join(ws.errs...)
 }
 
-// Ready returns a readiness check: Kafka answers and every pipeline topic exists.
+// Ready returns a readiness check: Kafka answers and every pipeline topic
+// and dead-letter topic exists.
 func (p *Pipeline) Ready() func(context.Context) error {
 	return func(ctx context.Context) error {
 		client, err := kgo.NewClient(p.ClientOptions()...)
@@ -289,7 +298,10 @@ func (p *Pipeline) Ready() func(context.Context) error {
 			return err
 		}
 		defer client.Close()
-		all := p.Topology().All()
+		// The pipeline topics and their dead-letter topics: what the
+		// gateway uses (not the documents topic, which only workers read).
+		t := p.Topology()
+		all := append(t.Topics(), t.DeadLetterTopics()...)
 		topics, err := kadm.NewClient(client).ListTopics(ctx, all...)
 		if err != nil {
 			return fmt.Errorf("kafka: %w", err)

@@ -99,7 +99,7 @@ func applyLimits(c *consumers.Config, l consumers.Limits) {
 // after, chained as topology.Topology.Insert chains it: s reads that
 // stage's output and the stage that read it before now reads s.Output.
 func InsertStage(stages []Stage, after string, s Stage) ([]Stage, error) {
-	inserted, err := topologyOf(stages).Insert(after, s.Stage)
+	inserted, err := topologyOf(stages, "").Insert(after, s.Stage)
 	if err != nil {
 		return nil, err
 	}

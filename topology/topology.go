@@ -30,21 +30,32 @@ type Stage struct {
 	Output string
 }
 
-// Topology is the pipeline's stages in order: each stage's Output is the
-// next stage's Input.
+// Topology is the pipeline's stages in order (each stage's Output is the
+// next stage's Input) and the documents topic their indexes follow.
 type Topology struct {
 	Stages []Stage
+	// Documents is the compacted documents topic every stage's workers
+	// apply to their own index, each reading all of its partitions with no
+	// consumer group; its bad records go to its dead-letter topic. Empty:
+	// no documents topic (the workers' indexes are static).
+	Documents string
 }
 
 // Default returns the default pipeline over topics: retrieval reads
 // requests and writes candidates; enrichment reads candidates and writes
 // results. The stages are named messages.StageRetrieval and
-// messages.StageEnrichment, and each stage's group is its name.
+// messages.StageEnrichment, and each stage's group is its name. The
+// documents topic is topics.Documents, messages.DefaultDocumentsTopic when
+// that is empty.
 func Default(topics messages.Topics) Topology {
+	docs := topics.Documents
+	if docs == "" {
+		docs = messages.DefaultDocumentsTopic
+	}
 	return Topology{Stages: []Stage{
 		{Name: messages.StageRetrieval, Group: messages.StageRetrieval, Input: topics.Requests, Output: topics.Candidates},
 		{Name: messages.StageEnrichment, Group: messages.StageEnrichment, Input: topics.Candidates, Output: topics.Results},
-	}}
+	}, Documents: docs}
 }
 
 // Validate reports whether t is a pipeline: between 1 and MaxStages
@@ -85,6 +96,9 @@ func (t Topology) Validate() error {
 	named := []messages.NamedTopic{{Name: t.Stages[0].Name + " input", Topic: t.Stages[0].Input}}
 	for _, s := range t.Stages {
 		named = append(named, messages.NamedTopic{Name: s.Name + " output", Topic: s.Output})
+	}
+	if t.Documents != "" {
+		named = append(named, messages.NamedTopic{Name: "documents", Topic: t.Documents})
 	}
 	if err := messages.ValidateTopics(named...); err != nil {
 		return fmt.Errorf("topology: %w", err)
@@ -150,10 +164,15 @@ func (t Topology) DeadLetterTopics() []string {
 	return topics
 }
 
-// All returns the pipeline topics followed by their dead-letter topics:
+// All returns the pipeline topics followed by their dead-letter topics,
+// then the documents topic and its dead-letter topic when there is one:
 // every topic the pipeline needs.
 func (t Topology) All() []string {
-	return append(t.Topics(), t.DeadLetterTopics()...)
+	all := append(t.Topics(), t.DeadLetterTopics()...)
+	if t.Documents != "" {
+		all = append(all, t.Documents, messages.DLQTopic(t.Documents))
+	}
+	return all
 }
 
 // Names returns the stage names in order.
@@ -192,7 +211,7 @@ func (t Topology) Insert(after string, s Stage) (Topology, error) {
 		s.Group = s.Name
 	}
 	s.Input = t.Stages[i].Output
-	out := Topology{Stages: slices.Insert(slices.Clone(t.Stages), i+1, s)}
+	out := Topology{Stages: slices.Insert(slices.Clone(t.Stages), i+1, s), Documents: t.Documents}
 	if i+2 < len(out.Stages) {
 		out.Stages[i+2].Input = s.Output
 	}

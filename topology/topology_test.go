@@ -110,3 +110,22 @@ func TestEmptyTopologyHasNoTopics(t *testing.T) {
 		t.Error("Stage found in an empty topology")
 	}
 }
+
+func TestDocumentsTopicIsPartOfTheTopology(t *testing.T) {
+	d := topology.Default(messages.Topics{Requests: "a", Candidates: "b", Results: "c"})
+	if d.Documents != messages.DefaultDocumentsTopic {
+		t.Errorf("Documents = %q, want the default %q", d.Documents, messages.DefaultDocumentsTopic)
+	}
+	ins, err := d.Insert("retrieval", topology.Stage{Name: "rerank", Output: "r"})
+	if err != nil || ins.Documents != d.Documents {
+		t.Errorf("Insert: documents %q, err %v", ins.Documents, err)
+	}
+	d.Documents = "b"
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "documents") {
+		t.Errorf("documents topic equal to a stage's: Validate() = %v", err)
+	}
+	d.Documents = ""
+	if err := d.Validate(); err != nil || slices.Contains(d.All(), messages.DLQTopic("")) || len(d.All()) != 6 {
+		t.Errorf("no documents topic: Validate() = %v, All() = %v", err, d.All())
+	}
+}
