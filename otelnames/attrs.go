@@ -88,6 +88,20 @@ const (
 	DLQOffset = attribute.Key("kretrieve.dlq.offset")
 )
 
+// Attributes of the process span of a documents record (package docfeed):
+// what the batch it was applied in did.
+const (
+	// IndexBatchRecords is the number of records in the batch.
+	IndexBatchRecords = attribute.Key("kretrieve.index.batch.records")
+	// IndexBatchUpserted, IndexBatchDeleted and IndexBatchUnchanged count
+	// the batch's documents added or changed, deleted, and unchanged.
+	IndexBatchUpserted  = attribute.Key("kretrieve.index.batch.upserted")
+	IndexBatchDeleted   = attribute.Key("kretrieve.index.batch.deleted")
+	IndexBatchUnchanged = attribute.Key("kretrieve.index.batch.unchanged")
+	// IndexApplyMS is how long the batch took to apply, in milliseconds.
+	IndexApplyMS = attribute.Key("kretrieve.index.batch.apply_ms")
+)
+
 // Attributes of the search span.
 const (
 	// IndexName names the index searched.
