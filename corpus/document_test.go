@@ -153,3 +153,23 @@ func FuzzParseDocument(f *testing.F) {
 		}
 	})
 }
+
+// TestReadJSONLForTopic: a line whose document is over the topic's limit
+// is a bad line with its number, which ReadJSONL keeps; strict mode stops
+// at it.
+func TestReadJSONLForTopic(t *testing.T) {
+	huge := `{"id":"huge","body":"` + strings.Repeat("h", messages.MaxDocumentBytes) + `"}`
+	input := `{"id":"a","title":"A"}` + "\n" + huge + "\n" + `{"id":"b"}` + "\n" + `{"id":"c","title":"C"}` + "\n"
+	docs, bad, err := ReadJSONLForTopic(strings.NewReader(input), false)
+	if err != nil || len(docs) != 2 || docs[0].ID != "a" || docs[1].ID != "c" {
+		t.Fatalf("docs %d, err %v", len(docs), err)
+	}
+	checkBad(t, bad, []badLine{{line: 2, id: "huge", err: errTooLarge}, {line: 3, id: "b", err: errEmptyDocument}})
+	if docs, _, err := ReadJSONL(strings.NewReader(input), false); err != nil || len(docs) != 3 {
+		t.Fatalf("ReadJSONL: %d docs, %v", len(docs), err)
+	}
+	var lerr *LineError
+	if _, _, err := ReadJSONLForTopic(strings.NewReader(input), true); !errors.As(err, &lerr) || lerr.Line != 2 || !errors.Is(err, errTooLarge) {
+		t.Fatalf("strict: %.200v", err)
+	}
+}

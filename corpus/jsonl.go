@@ -102,6 +102,23 @@ type jsonlRecord struct {
 // line and returns it as err (match it with errors.As) and no documents.
 // err also reports read errors from r, with no documents.
 func ReadJSONL(r io.Reader, strict bool) (docs []search.Document, bad []LineError, err error) {
+	return readJSONL(r, strict, nil)
+}
+
+// ReadJSONLForTopic is [ReadJSONL] for the documents topic: a line whose
+// document's value ([EncodeDocument]) is over messages.MaxDocumentBytes is
+// a bad line too, which ReadJSONL (building an index offline, where lines
+// may be up to [MaxLineBytes]) accepts.
+func ReadJSONLForTopic(r io.Reader, strict bool) (docs []search.Document, bad []LineError, err error) {
+	return readJSONL(r, strict, func(d search.Document) error {
+		_, err := EncodeDocument(d)
+		return err
+	})
+}
+
+// readJSONL is ReadJSONL, also refusing a line whose document check (when
+// not nil) refuses.
+func readJSONL(r io.Reader, strict bool, check func(search.Document) error) (docs []search.Document, bad []LineError, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	seen := make(map[string]bool)
 	var buf []byte
@@ -126,6 +143,11 @@ func ReadJSONL(r io.Reader, strict bool) (docs []search.Document, bad []LineErro
 			// Blank line.
 		default:
 			doc, lerr = parseLine(n, line, seen)
+			if lerr == nil && check != nil {
+				if err := check(doc); err != nil {
+					doc, lerr = search.Document{}, &LineError{Line: n, ID: doc.ID, Err: err}
+				}
+			}
 		}
 		switch {
 		case lerr != nil && strict:
