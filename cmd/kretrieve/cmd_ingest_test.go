@@ -18,6 +18,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/pathway"
@@ -382,5 +383,26 @@ func TestIngestFlags(t *testing.T) {
 	err = runIO(t.Context(), []string{"ingest", "--jsonl", filepath.Join(t.TempDir(), "missing.jsonl")}, mapEnv(nil), io.MultiReader(), io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestIngestProgress: on a terminal the progress line is redrawn in place
+// with the counts, and erased when publishing ends.
+func TestIngestProgress(t *testing.T) {
+	buf := &syncbuf.Buffer{}
+	p := &ingestPublisher{stderr: buf}
+	p.counts.published.Store(2)
+	p.counts.refused.Store(1)
+	stop := p.showProgress(true, 5)
+	stop()
+	out := buf.String()
+	if !strings.HasPrefix(out, "\r\x1b[Kingest: 3/5: 2 published, 0 unchanged, 1 refused") || !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Fatalf("progress %q", out)
+	}
+	buf = &syncbuf.Buffer{}
+	p.stderr = buf
+	p.showProgress(false, 5)()
+	if buf.String() != "" {
+		t.Fatalf("progress off a terminal: %q", buf.String())
 	}
 }
