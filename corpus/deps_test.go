@@ -7,7 +7,7 @@ import (
 )
 
 // TestImportsOnlySearch backs the package doc: the standard library and
-// package search only.
+// packages search and messages only.
 func TestImportsOnlySearch(t *testing.T) {
-	depcheck.OnlyImports(t, depcheck.Imports(t, false), "", depcheck.Module+"/search")
+	depcheck.OnlyImports(t, depcheck.Imports(t, false), "", depcheck.Module+"/search", depcheck.Module+"/messages")
 }

@@ -10,11 +10,17 @@
 //
 // [ReadJSONL] and [ReadJSONLFile] read users' own documents, one JSON
 // object per line, reporting each bad line as a [*LineError].
+// [ParseDocument] and [EncodeDocument] are the one home of a document's
+// JSON value on the documents topic (messages.DefaultDocumentsTopic): the
+// format of such a line, under the same rules, within
+// messages.MaxDocumentBytes.
 //
 // [QualitySet] returns the embedded retrieval quality set: natural-language
 // queries, each with the IDs of the Go corpus documents that answer it.
 //
-// This package imports only the standard library and
-// github.com/kretrieve/kretrieve/search (for [search.Document]). It must not
-// import Kafka clients, OpenTelemetry or other kretrieve packages.
+// This package imports only the standard library,
+// github.com/kretrieve/kretrieve/search (for [search.Document]) and
+// github.com/kretrieve/kretrieve/messages (the documents topic's limits).
+// It must not import Kafka clients, OpenTelemetry or other kretrieve
+// packages.
 package corpus

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -27,8 +28,9 @@ const (
 	// MaxLineBytes is the longest line ReadJSONL accepts, excluding the
 	// line ending.
 	MaxLineBytes = 16 << 20
-	// MaxIDBytes is the longest document ID ReadJSONL accepts.
-	MaxIDBytes = 512
+	// MaxIDBytes is the longest document ID ReadJSONL and ParseDocument
+	// accept: the documents topic's key limit.
+	MaxIDBytes = messages.MaxDocumentIDBytes
 )
 
 // Reasons a line is bad, wrapped by LineError.Err.
@@ -43,6 +45,7 @@ var (
 	errDuplicateID    = errors.New("duplicate id")
 	errBadURL         = errors.New("want an absolute http or https URL")
 	errMarkup         = errors.New("HTML markup")
+	errTooLarge       = errors.New("document too large")
 )
 
 // LineError reports a bad line of a JSONL document file.
@@ -64,16 +67,17 @@ func (e *LineError) Error() string {
 // Unwrap returns e.Err.
 func (e *LineError) Unwrap() error { return e.Err }
 
-// jsonlRecord is one line of a JSONL document file. Unknown fields are
-// ignored.
+// jsonlRecord is one document as JSON: a line of a JSONL document file,
+// or a record value of the documents topic. Unknown fields are ignored.
 type jsonlRecord struct {
-	ID       string                     `json:"id"`
-	Title    string                     `json:"title"`
-	Body     string                     `json:"body"`
-	URL      string                     `json:"url"`
-	Kind     string                     `json:"kind"`
-	Source   string                     `json:"source"`
-	Metadata map[string]json.RawMessage `json:"metadata"`
+	ID         string                     `json:"id"`
+	Title      string                     `json:"title"`
+	Body       string                     `json:"body"`
+	URL        string                     `json:"url"`
+	Kind       string                     `json:"kind"`
+	ImportPath string                     `json:"import_path"`
+	Source     string                     `json:"source"`
+	Metadata   map[string]json.RawMessage `json:"metadata"`
 }
 
 // ReadJSONL reads users' documents from r, one JSON object per line:
@@ -81,8 +85,8 @@ type jsonlRecord struct {
 //	{"id": "faq-12", "title": "Reset a password", "body": "...", "url": "https://...", "metadata": {"lang": "en", "rank": 3}}
 //
 // "id" is required (at most [MaxIDBytes] bytes, unique within r), and
-// "title" and "body" must not both be empty. "url", "kind" and "source"
-// are optional; source defaults to [JSONLSource]. A url must be an absolute
+// "title" and "body" must not both be empty. "url", "kind", "import_path"
+// and "source" are optional; source defaults to [JSONLSource]. A url must be an absolute
 // http or https URL with a host and no user info. Metadata values must be
 // scalars: strings are kept, and numbers, booleans and null are stored as
 // their JSON text ("3", "true", "null"). The title and metadata keys and
@@ -98,6 +102,23 @@ type jsonlRecord struct {
 // line and returns it as err (match it with errors.As) and no documents.
 // err also reports read errors from r, with no documents.
 func ReadJSONL(r io.Reader, strict bool) (docs []search.Document, bad []LineError, err error) {
+	return readJSONL(r, strict, nil)
+}
+
+// ReadJSONLForTopic is [ReadJSONL] for the documents topic: a line whose
+// document's value ([EncodeDocument]) is over messages.MaxDocumentBytes is
+// a bad line too, which ReadJSONL (building an index offline, where lines
+// may be up to [MaxLineBytes]) accepts.
+func ReadJSONLForTopic(r io.Reader, strict bool) (docs []search.Document, bad []LineError, err error) {
+	return readJSONL(r, strict, func(d search.Document) error {
+		_, err := EncodeDocument(d)
+		return err
+	})
+}
+
+// readJSONL is ReadJSONL, also refusing a line whose document check (when
+// not nil) refuses.
+func readJSONL(r io.Reader, strict bool, check func(search.Document) error) (docs []search.Document, bad []LineError, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	seen := make(map[string]bool)
 	var buf []byte
@@ -122,6 +143,11 @@ func ReadJSONL(r io.Reader, strict bool) (docs []search.Document, bad []LineErro
 			// Blank line.
 		default:
 			doc, lerr = parseLine(n, line, seen)
+			if lerr == nil && check != nil {
+				if err := check(doc); err != nil {
+					doc, lerr = search.Document{}, &LineError{Line: n, ID: doc.ID, Err: err}
+				}
+			}
 		}
 		switch {
 		case lerr != nil && strict:
@@ -175,47 +201,96 @@ func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong, eof bool, err
 // parseLine decodes line n into a document, checking it against the rules
 // of ReadJSONL and the IDs seen on earlier good lines.
 func parseLine(n int, line []byte, seen map[string]bool) (search.Document, *LineError) {
-	if !utf8.Valid(line) {
-		return search.Document{}, &LineError{Line: n, Err: errInvalidUTF8}
+	doc, id, err := parseDocument(line)
+	if err == nil && seen[doc.ID] {
+		err = fmt.Errorf("%w %q", errDuplicateID, doc.ID)
+	}
+	if err != nil {
+		return search.Document{}, &LineError{Line: n, ID: id, Err: err}
+	}
+	return doc, nil
+}
+
+// ParseDocument decodes one document from its JSON value, the format of a
+// line of [ReadJSONL] and of a record value of the documents topic
+// (messages.DefaultDocumentsTopic), checking it against ReadJSONL's rules
+// for a line: valid UTF-8 and JSON, an id of at most [MaxIDBytes] bytes,
+// a title or a body, scalar metadata, an absolute http or https url, no
+// HTML markup in the title or metadata. A value over
+// messages.MaxDocumentBytes is refused before it is parsed. Source
+// defaults to [JSONLSource]. The error names the document's id when the
+// value has one.
+func ParseDocument(value []byte) (search.Document, error) {
+	if len(value) > messages.MaxDocumentBytes {
+		return search.Document{}, fmt.Errorf("%w: %d bytes, limit %d (messages.MaxDocumentBytes)", errTooLarge, len(value), messages.MaxDocumentBytes)
+	}
+	doc, id, err := parseDocument(value)
+	if err != nil && id != "" {
+		return search.Document{}, fmt.Errorf("document %.80q: %w", id, err)
+	}
+	return doc, err
+}
+
+// EncodeDocument returns d's JSON value as `kretrieve ingest` writes it to
+// the documents topic: one JSON object, fields in [search.Document]'s
+// order, empty optional fields left out, "<", ">" and "&" unescaped, no
+// trailing newline. [ParseDocument] reads it back as d, and refuses it
+// when d breaks its rules or the value is over messages.MaxDocumentBytes:
+// EncodeDocument then returns that error.
+func EncodeDocument(d search.Document) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("encode document %.80q: %w", d.ID, err)
+	}
+	value := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if _, err := ParseDocument(value); err != nil {
+		return nil, err
+	}
+	return value, nil
+}
+
+// parseDocument decodes value into a document, checking it against the
+// rules of ReadJSONL for one line; id is the document's id when value
+// has one, also on error.
+func parseDocument(value []byte) (doc search.Document, id string, err error) {
+	if !utf8.Valid(value) {
+		return search.Document{}, "", errInvalidUTF8
 	}
 	var rec jsonlRecord
-	if err := json.Unmarshal(line, &rec); err != nil {
-		return search.Document{}, &LineError{Line: n, Err: fmt.Errorf("%w: %w", errInvalidJSON, err)}
-	}
-	fail := func(err error) (search.Document, *LineError) {
-		return search.Document{}, &LineError{Line: n, ID: rec.ID, Err: err}
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return search.Document{}, "", fmt.Errorf("%w: %w", errInvalidJSON, err)
 	}
 	switch {
 	case strings.TrimSpace(rec.ID) == "":
-		return fail(errMissingID)
+		return search.Document{}, rec.ID, errMissingID
 	case len(rec.ID) > MaxIDBytes:
-		return fail(fmt.Errorf("%w: %d bytes, limit %d", errIDTooLong, len(rec.ID), MaxIDBytes))
+		return search.Document{}, rec.ID, fmt.Errorf("%w: %d bytes, limit %d", errIDTooLong, len(rec.ID), MaxIDBytes)
 	case strings.TrimSpace(rec.Title) == "" && strings.TrimSpace(rec.Body) == "":
-		return fail(errEmptyDocument)
+		return search.Document{}, rec.ID, errEmptyDocument
 	}
 	meta, err := stringMetadata(rec.Metadata)
 	if err != nil {
-		return fail(err)
+		return search.Document{}, rec.ID, err
 	}
 	if err := checkRenderable(rec.URL, rec.Title, meta); err != nil {
-		return fail(err)
-	}
-	if seen[rec.ID] {
-		return fail(fmt.Errorf("%w %q", errDuplicateID, rec.ID))
+		return search.Document{}, rec.ID, err
 	}
 	source := rec.Source
 	if source == "" {
 		source = JSONLSource
 	}
 	return search.Document{
-		ID:       rec.ID,
-		Title:    rec.Title,
-		Body:     rec.Body,
-		Kind:     rec.Kind,
-		URL:      rec.URL,
-		Source:   source,
-		Metadata: meta,
-	}, nil
+		ID:         rec.ID,
+		Title:      rec.Title,
+		Body:       rec.Body,
+		Kind:       rec.Kind,
+		ImportPath: rec.ImportPath,
+		URL:        rec.URL,
+		Source:     source,
+		Metadata:   meta,
+	}, rec.ID, nil
 }
 
 // markupStart matches what an HTML parser takes for the start of a tag,

@@ -6,7 +6,9 @@
 // rejected credentials, WaitReachable, which retries brokers that do not
 // answer yet (until they do, or for a one-shot command's few seconds), and
 // topic creation at start-up that copes with principals not allowed to
-// create topics.
+// create topics (EnsureTopics; EnsureCompactedTopics for topics whose
+// latest record per key is the state, which it also checks are
+// compacted).
 //
 // Secrets (the SASL password) are held in Secret, which never prints its
 // value. The package imports franz-go and the OpenTelemetry metric API only.

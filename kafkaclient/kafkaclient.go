@@ -266,11 +266,18 @@ func (warnLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
 // neither create nor describe is none of its business and is skipped: every
 // topic it reads or writes is describable (READ and WRITE imply DESCRIBE).
 func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...string) error {
+	_, err := ensureTopics(ctx, client, c, nil, topics...)
+	return err
+}
+
+// ensureTopics is EnsureTopics creating the topics with configs (nil:
+// the broker's defaults); created lists the topics this call created.
+func ensureTopics(ctx context.Context, client *kgo.Client, c Config, configs map[string]*string, topics ...string) (created []string, err error) {
 	c = c.WithDefaults()
 	adm := kadm.NewClient(client)
-	resps, err := adm.CreateTopics(ctx, c.Partitions, c.ReplicationFactor, nil, topics...)
+	resps, err := adm.CreateTopics(ctx, c.Partitions, c.ReplicationFactor, configs, topics...)
 	if err != nil {
-		return fmt.Errorf("create topics: %w", err)
+		return nil, fmt.Errorf("create topics: %w", err)
 	}
 	var (
 		errs    []error
@@ -278,7 +285,9 @@ func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...s
 	)
 	for _, r := range resps.Sorted() {
 		switch {
-		case r.Err == nil, errors.Is(r.Err, kerr.TopicAlreadyExists):
+		case r.Err == nil:
+			created = append(created, r.Topic)
+		case errors.Is(r.Err, kerr.TopicAlreadyExists):
 		case errors.Is(r.Err, kerr.TopicAuthorizationFailed), errors.Is(r.Err, kerr.ClusterAuthorizationFailed):
 			refused = append(refused, r.Topic)
 		default:
@@ -286,7 +295,7 @@ func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...s
 		}
 	}
 	if len(refused) == 0 {
-		return errors.Join(errs...)
+		return created, errors.Join(errs...)
 	}
 	// kadm's ListTopics fails as a whole on one unauthorized topic: ask
 	// for metadata directly to learn about each.
@@ -298,7 +307,7 @@ func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...s
 	}
 	resp, err := req.RequestWith(ctx, client)
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("describe topics: %w", err))...)
+		return created, errors.Join(append(errs, fmt.Errorf("describe topics: %w", err))...)
 	}
 	found := map[string]error{}
 	for _, rt := range resp.Topics {
@@ -319,5 +328,5 @@ func EnsureTopics(ctx context.Context, client *kgo.Client, c Config, topics ...s
 			errs = append(errs, fmt.Errorf("describe topic %s: %w", t, err))
 		}
 	}
-	return errors.Join(errs...)
+	return created, errors.Join(errs...)
 }

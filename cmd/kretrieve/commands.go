@@ -45,7 +45,7 @@ func (e *cli) newRoot() *cobra.Command {
 		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
 	})
 	root.AddGroup(&cobra.Group{ID: "pipeline", Title: "Pipeline:"}, &cobra.Group{ID: "tools", Title: "Tools:"})
-	root.AddCommand(e.brokerCommand(), e.produceCommand(), e.gatewayCommand(), e.indexCommand(), e.lagCommand(),
+	root.AddCommand(e.brokerCommand(), e.produceCommand(), e.ingestCommand(), e.gatewayCommand(), e.indexCommand(), e.lagCommand(),
 		e.pathwaysCommand(), e.conformanceCommand(), e.loadCommand(), e.traceCommand(), e.consoleCommand(), e.runCommand())
 	root.AddCommand(e.workerCommands()...)
 	root.AddCommand(e.dlqCommand(), e.versionCommand())
