@@ -65,15 +65,12 @@ type ingestConfig struct {
 	strict  bool
 	goroot  string
 	deletes []string
-	// documents is the documents topic.
-	documents string
 }
 
 // flags declares the flags of an ingestConfig on s and returns the check
 // of their values, run once they are parsed.
 func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 	c.declare(s, "ingest", kafkaclient.DefaultBrokers)
-	s.str(&c.documents, "topic-documents", messages.DefaultDocumentsTopic, "documents topic (compacted; created when missing)")
 	s.str(&c.jsonl, "jsonl", "", `publish FILE's documents, one JSON object per line as index --jsonl reads them (-: stdin; default: the Go standard library docs, unless --delete is given)`)
 	s.boolean(&c.strict, "strict", false, "with --jsonl: refuse the whole file at the first bad line, publishing nothing")
 	s.str(&c.goroot, "goroot", "", "Go installation to take the standard library docs from (default: this toolchain's GOROOT)")
@@ -82,10 +79,6 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 		errs := []error{c.validate(), validateBrokers(c.brokers)}
 		if c.strict && c.jsonl == "" {
 			errs = append(errs, errors.New("strict: only applies with --jsonl"))
-		}
-		if err := messages.ValidateTopics(messages.NamedTopic{Name: "requests", Topic: c.topics.Requests}, messages.NamedTopic{Name: "candidates", Topic: c.topics.Candidates},
-			messages.NamedTopic{Name: "results", Topic: c.topics.Results}, messages.NamedTopic{Name: "documents", Topic: c.documents}); err != nil && c.topics.Validate() == nil {
-			errs = append(errs, fmt.Errorf("topic-documents: %w", err))
 		}
 		for _, id := range c.deletes {
 			if strings.TrimSpace(id) == "" || len(id) > messages.MaxDocumentIDBytes || !utf8.ValidString(id) {
@@ -129,21 +122,21 @@ func runIngest(ctx context.Context, cfg ingestConfig, stdin io.Reader, stdout, s
 			return err
 		}
 		defer client.Close()
-		if err := kafkaclient.EnsureCompactedTopics(ctx, client, p.Config().Kafka, cfg.documents); err != nil {
+		if err := kafkaclient.EnsureCompactedTopics(ctx, client, p.Config().Kafka, cfg.topics.Documents); err != nil {
 			return err
 		}
-		hashes, err := readDocumentHashes(ctx, kafkaOptions(p, nil), cfg.documents, comp.logger)
+		hashes, err := readDocumentHashes(ctx, kafkaOptions(p, nil), cfg.topics.Documents, comp.logger)
 		if err != nil {
-			return fmt.Errorf("read the documents topic %s: %w", cfg.documents, err)
+			return fmt.Errorf("read the documents topic %s: %w", cfg.topics.Documents, err)
 		}
-		pub := &ingestPublisher{client: client, topic: cfg.documents, hashes: hashes, stderr: stderr}
+		pub := &ingestPublisher{client: client, topic: cfg.topics.Documents, hashes: hashes, stderr: stderr}
 		pub.counts.refused.Store(int64(refused))
 		stop := pub.showProgress(isTerminal(stderr), len(docs)+refused)
 		pub.publish(ctx, docs, cfg.deletes)
 		flushErr := client.Flush(ctx)
 		stop()
 		n := pub.counts.snapshot()
-		fmt.Fprintf(stdout, "ingest: %s (%s)\n", n.summary(cfg.documents), time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(stdout, "ingest: %s (%s)\n", n.summary(cfg.topics.Documents), time.Since(start).Round(time.Millisecond))
 		return errors.Join(flushErr, n.err(pub.firstErr()))
 	})
 }

@@ -351,8 +351,8 @@ func TestIngestGoCorpusTwice(t *testing.T) {
 // TestIngestFlags: the flags' checks and KRETRIEVE_DELETE's ids.
 func TestIngestFlags(t *testing.T) {
 	c, err := load[ingestConfig]([]string{"ingest"}, nil, mapEnv(map[string]string{"KRETRIEVE_DELETE": "a, b,,c"}))
-	if err != nil || strings.Join(c.deletes, "|") != "a|b|c" || c.documents != messages.DefaultDocumentsTopic {
-		t.Fatalf("deletes %q topic %q: %v", c.deletes, c.documents, err)
+	if err != nil || strings.Join(c.deletes, "|") != "a|b|c" || c.topics.Documents != messages.DefaultDocumentsTopic {
+		t.Fatalf("deletes %q topic %q: %v", c.deletes, c.topics.Documents, err)
 	}
 	c, err = load[ingestConfig]([]string{"ingest"}, []string{"--delete", "x,y", "--delete", "z"}, mapEnv(map[string]string{"KRETRIEVE_DELETE": "a"}))
 	if err != nil || strings.Join(c.deletes, "|") != "x,y|z" {
@@ -365,8 +365,8 @@ func TestIngestFlags(t *testing.T) {
 		{[]string{"--strict"}, "strict: only applies with --jsonl"},
 		{[]string{"--delete", " "}, "delete"},
 		{[]string{"--delete", strings.Repeat("i", messages.MaxDocumentIDBytes+1)}, "delete"},
-		{[]string{"--topic-documents", "retrieval.requests"}, "topic-documents"},
-		{[]string{"--topic-documents", "a/b"}, "topic-documents"},
+		{[]string{"--topic-documents", "retrieval.requests"}, "requests and documents topics are both"},
+		{[]string{"--topic-documents", "a/b"}, "documents topic"},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		if _, err := load[ingestConfig]([]string{"ingest"}, tt.args, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -81,6 +81,7 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.str(&c.topics.Requests, "topic-requests", messages.DefaultRequestsTopic, "requests topic")
 	s.str(&c.topics.Candidates, "topic-candidates", messages.DefaultCandidatesTopic, "candidates topic")
 	s.str(&c.topics.Results, "topic-results", messages.DefaultResultsTopic, "results topic")
+	s.str(&c.topics.Documents, "topic-documents", messages.DefaultDocumentsTopic, "documents topic (compacted): what the workers' indexes follow and `ingest` publishes to")
 	s.integer(&c.partitions, "partitions", kafkaclient.DefaultPartitions, "partitions of topics created at start-up")
 	s.integer(&c.replicationFactor, "replication-factor", kafkaclient.DefaultReplicationFactor, "replication factor of topics created at start-up (-1: broker default)")
 	s.str(&c.compression, "compression", kafkaclient.DefaultCompression, "compression of produced batches: "+strings.Join(kafkaclient.Compressions, ", ")+" (none: every client reads it; a codec trades CPU for bytes on the wire)")
@@ -202,6 +203,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	return pipeline.Config{
 		Kafka:       c.kafkaConfig(),
 		Stages:      pipeline.DefaultStages(c.topics),
+		Documents:   c.topics.Documents,
 		ServiceName: p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
 		ParentBasedSampling:    p.ParentBasedSampling,
@@ -245,5 +247,5 @@ func defaultGroups() string {
 // topology is the binary's pipeline (pipeline.DefaultStages) over the
 // configured topics.
 func (c commonConfig) topology() topology.Topology {
-	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics)}.Topology()
+	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics), Documents: c.topics.Documents}.Topology()
 }
