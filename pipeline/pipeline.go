@@ -187,14 +187,29 @@ func (p *Pipeline) ClientOptions(hooks ...kgo.Hook) []kgo.Opt {
 	return kafkaclient.Options(p.cfg.Kafka, p.collab.Logger, p.collab.MeterProvider, hooks...)
 }
 
-// EnsureTopics creates the pipeline topics and their dead-letter topics when missing.
+// EnsureTopics creates the pipeline topics, their dead-letter topics and
+// the documents topic (compacted: kafkaclient.EnsureCompactedTopics) and
+// its dead-letter topic when missing.
 func (p *Pipeline) EnsureTopics(ctx context.Context) error {
 	client, err := kgo.NewClient(p.ClientOptions()...)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	return kafkaclient.EnsureTopics(ctx, client, p.cfg.Kafka, p.Topology().All()...)
+	t := p.Topology()
+	var plain []string
+	for _, topic := range t.All() {
+		if topic != t.Documents {
+			plain = append(plain, topic)
+		}
+	}
+	if err := kafkaclient.EnsureTopics(ctx, client, p.cfg.Kafka, plain...); err != nil {
+		return err
+	}
+	if t.Documents == "" {
+		return nil
+	}
+	return kafkaclient.EnsureCompactedTopics(ctx, client, p.cfg.Kafka, t.Documents)
 }
 
 // NewWorker returns a worker of the stage named stage, its handler built
