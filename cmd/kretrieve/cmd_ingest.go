@@ -117,28 +117,41 @@ func runIngest(ctx context.Context, cfg ingestConfig, stdin io.Reader, stdout, s
 		return err
 	}
 	return command{role: "ingest", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
-		client, err := kgo.NewClient(append(p.ClientOptions(p.Tracer("")), kgo.ProducerBatchMaxBytes(ingestBatchMaxBytes))...)
-		if err != nil {
-			return err
+		n, err := publishDocuments(ctx, p, comp, docs, cfg.deletes, refused, stderr)
+		if n != nil {
+			fmt.Fprintf(stdout, "ingest: %s (%s)\n", n.summary(cfg.topics.Documents), time.Since(start).Round(time.Millisecond))
 		}
-		defer client.Close()
-		if err := kafkaclient.EnsureCompactedTopics(ctx, client, p.Config().Kafka, cfg.topics.Documents); err != nil {
-			return err
-		}
-		hashes, err := readDocumentHashes(ctx, kafkaOptions(p, nil), cfg.topics.Documents, comp.logger)
-		if err != nil {
-			return fmt.Errorf("read the documents topic %s: %w", cfg.topics.Documents, err)
-		}
-		pub := &ingestPublisher{client: client, topic: cfg.topics.Documents, hashes: hashes, stderr: stderr}
-		pub.counts.refused.Store(int64(refused))
-		stop := pub.showProgress(isTerminal(stderr), len(docs)+refused)
-		pub.publish(ctx, docs, cfg.deletes)
-		flushErr := client.Flush(ctx)
-		stop()
-		n := pub.counts.snapshot()
-		fmt.Fprintf(stdout, "ingest: %s (%s)\n", n.summary(cfg.topics.Documents), time.Since(start).Round(time.Millisecond))
-		return errors.Join(flushErr, n.err(pub.firstErr()))
+		return err
 	})
+}
+
+// publishDocuments publishes docs and deletes to p's documents topic
+// (ensured compacted), skipping what the topic already holds, with
+// progress on stderr when it is a terminal, and returns the counts (nil
+// when nothing could be published) and the error that says what was
+// refused or not acknowledged. refused counts documents refused before.
+func publishDocuments(ctx context.Context, p *pipeline.Pipeline, comp *component, docs []search.Document, deletes []string, refused int, stderr io.Writer) (*ingestTotals, error) {
+	topic := p.Topology().Documents
+	client, err := kgo.NewClient(append(p.ClientOptions(p.Tracer("")), kgo.ProducerBatchMaxBytes(ingestBatchMaxBytes))...)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	if err := kafkaclient.EnsureCompactedTopics(ctx, client, p.Config().Kafka, topic); err != nil {
+		return nil, err
+	}
+	hashes, err := readDocumentHashes(ctx, kafkaOptions(p, nil), topic, comp.logger)
+	if err != nil {
+		return nil, fmt.Errorf("read the documents topic %s: %w", topic, err)
+	}
+	pub := &ingestPublisher{client: client, topic: topic, hashes: hashes, stderr: stderr}
+	pub.counts.refused.Store(int64(refused))
+	stop := pub.showProgress(isTerminal(stderr), len(docs)+refused)
+	pub.publish(ctx, docs, deletes)
+	flushErr := client.Flush(ctx)
+	stop()
+	n := pub.counts.snapshot()
+	return &n, errors.Join(flushErr, n.err(pub.firstErr()))
 }
 
 // ingestDocuments returns the documents to publish: --jsonl's, the Go

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker"
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/docfeed"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/console"
 	"github.com/kretrieve/kretrieve/ops/runsummary"
@@ -197,19 +198,29 @@ func (r *allInOne) prepare(comp *component, pc *pipeline.Config) (release func()
 	return release, nil
 }
 
-// run starts the workers, sends the requests, serves with --serve, stops
-// the workers, flushes the telemetry and reports.
+// run publishes the Go documentation to the documents topic when it is
+// empty (and no static --index is given), follows the topic into the
+// index and runs the pipeline over it (runOn).
 func (r *allInOne) run(ctx context.Context, comp *component, p *pipeline.Pipeline) (err error) {
 	stopPathways := publishPathways(ctx, r.cfg.pathways, p, comp)
 	defer stopPathways()
-	idx, err := openIndex(ctx, r.cfg.index, comp.logger)
+	if err := seedDocuments(ctx, p, comp, r.cfg.index, r.stderr); err != nil {
+		return err
+	}
+	wi, err := openWorkerIndex(ctx, p, docfeed.DefaultName, r.cfg.index, comp.logger)
 	if err != nil {
 		return err
 	}
-	defer idx.Close()
+	defer wi.Close()
+	return wi.while(ctx, comp.logger, func(ctx context.Context) error { return r.runOn(ctx, comp, p, wi, stopPathways) })
+}
+
+// runOn runs the workers over wi, sends the requests, serves with
+// --serve, stops the workers, flushes the telemetry and reports.
+func (r *allInOne) runOn(ctx context.Context, comp *component, p *pipeline.Pipeline, wi *workerIndex, stopPathways func()) (err error) {
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	workers, err := p.StartWorkers(workerCtx, idx, r.cfg.workersPerStage())
+	workers, err := p.StartWorkers(workerCtx, wi.idx, r.cfg.workersPerStage())
 	if err != nil {
 		return err
 	}

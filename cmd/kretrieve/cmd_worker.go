@@ -48,15 +48,11 @@ type workerConfig struct {
 	worker          consumers.Config
 	shutdownTimeout time.Duration
 	index           string
+	healthListen    string
 	recordQueryText bool
 	searchTimeout   time.Duration
 	lagInterval     time.Duration
 	pathways        pathwaysFlags
-}
-
-// declareIndex declares the flag naming the index directory.
-func declareIndex(s *settings, p *string) {
-	s.str(p, "index", "", "index DIR built by `kretrieve index` (default: build the Go standard library docs in memory)")
 }
 
 // declareRecordQueryText declares --record-query-text.
@@ -109,6 +105,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	s.integer(&c.worker.MaxDeadLetterBytes, "max-dead-letter-bytes", consumers.DefaultMaxDeadLetterBytes, "largest dead letter (at least 4096); a bigger one keeps the start of the value and says so in kretrieve.dlq.truncated")
 	s.duration(&c.shutdownTimeout, "shutdown-timeout", consumers.DefaultCommitTimeout, "bound on each step of a graceful stop: finishing the batch, committing and leaving the group, flushing spans")
 	declareIndex(s, &c.index)
+	s.str(&c.healthListen, "health-listen", "", "serve GET /healthz, /readyz (ready once the index has caught up with the documents topic) and /v1/index (its position and digest) on ADDR, e.g. :8081 (empty: off)")
 	s.duration(&c.lagInterval, "lag-interval", lag.DefaultInterval, "how often to measure and export this group's lag (0: off)")
 	c.pathways.declare(s)
 	if first {
@@ -131,18 +128,6 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	}
 }
 
-// openIndex opens the index directory, or builds the Go standard library
-// index in memory when dir is empty, logging which and how long it took.
-func openIndex(ctx context.Context, dir string, logger *slog.Logger) (*search.Index, error) {
-	start := time.Now()
-	idx, err := pipeline.OpenIndex(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	logger.InfoContext(ctx, "index ready", "index", idx.Name(), "documents", idx.Len(), "dir", dir, "took", time.Since(start).Round(time.Millisecond))
-	return idx, nil
-}
-
 // runWorker runs a worker of the stage named role until ctx is done.
 func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Writer) (err error) {
 	return command{role: role, configure: func(pc *pipeline.Config) {
@@ -150,29 +135,39 @@ func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Wri
 		pc.RecordQueryText = cfg.recordQueryText
 		pc.SearchTimeout = cfg.searchTimeout
 	}, connect: ensureTopicsWhenReachable, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
-		idx, err := openIndex(ctx, cfg.index, comp.logger)
+		wi, err := openWorkerIndex(ctx, p, role, cfg.index, comp.logger)
 		if err != nil {
 			return err
 		}
-		defer idx.Close()
-		w, err := p.NewWorker(role, idx)
-		if err != nil {
+		defer wi.Close()
+		if err := wi.serveHealth(ctx, cfg.healthListen, comp.logger); err != nil {
 			return err
 		}
-		// Stopped after the worker has drained and committed: its last window
-		// holds the last records.
-		defer publishPathways(ctx, cfg.pathways, p, comp)()
-		if cfg.lagInterval > 0 {
-			// Every worker of a group exports the group's lag; the series carry
-			// the worker's resource (service.instance.id), so take their max.
-			m, err := lag.NewMonitor(kafkaOptions(p, nil), lag.MonitorConfig{Groups: []string{cfg.worker.Group}, Interval: cfg.lagInterval},
-				lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			go func() { _ = m.Run(ctx) }()
-		}
-		return w.Run(ctx)
+		return wi.while(ctx, comp.logger, func(ctx context.Context) error {
+			return runStageWorker(ctx, role, cfg, comp, p, wi)
+		})
 	})
+}
+
+// runStageWorker runs the worker of stage role over wi until ctx is done.
+func runStageWorker(ctx context.Context, role string, cfg workerConfig, comp *component, p *pipeline.Pipeline, wi *workerIndex) error {
+	w, err := p.NewWorker(role, wi.idx)
+	if err != nil {
+		return err
+	}
+	// Stopped after the worker has drained and committed: its last window
+	// holds the last records.
+	defer publishPathways(ctx, cfg.pathways, p, comp)()
+	if cfg.lagInterval > 0 {
+		// Every worker of a group exports the group's lag; the series carry
+		// the worker's resource (service.instance.id), so take their max.
+		m, err := lag.NewMonitor(kafkaOptions(p, nil), lag.MonitorConfig{Groups: []string{cfg.worker.Group}, Interval: cfg.lagInterval},
+			lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		go func() { _ = m.Run(ctx) }()
+	}
+	return w.Run(ctx)
 }
