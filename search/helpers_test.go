@@ -97,12 +97,17 @@ func ids(hits []Hit) []string {
 }
 
 // manyDocs returns n copies of docs with distinct ids ("net/url#7") and
-// bodies of different lengths, so that copies score differently.
+// bodies of different lengths, so that copies score differently. Each copy
+// has its own import paths ("net/url#7"), so that its package document
+// (Kind "package", ID = import path) gives its members their context.
 func manyDocs(docs []Document, n int) []Document {
 	out := make([]Document, 0, n*len(docs))
 	for i := range n {
 		for _, d := range docs {
 			d.ID = fmt.Sprintf("%s#%d", d.ID, i)
+			if d.ImportPath != "" {
+				d.ImportPath = fmt.Sprintf("%s#%d", d.ImportPath, i)
+			}
 			d.Body += strings.Repeat(" more", i%97)
 			out = append(out, d)
 		}

@@ -41,6 +41,8 @@ type Highlighted struct {
 // maxRunes runes. A document whose body does not match gets the start of its
 // body, from Snippet, escaped the same way. Ids not in the index are left
 // out of the map. query has the limits of Search; maxRunes must be positive.
+// While Apply changes the index, each document is returned at one version:
+// its snippet is always of the returned Document's body.
 func (ix *Index) Highlight(ctx context.Context, query string, ids []string, maxRunes int) (map[string]Highlighted, error) {
 	if maxRunes < 1 {
 		return nil, fmt.Errorf("highlight: snippet size %d: %w", maxRunes, ErrInvalidQuery)
@@ -82,6 +84,10 @@ func (ix *Index) highlightMatches(ctx context.Context, query string, ids []strin
 	q := bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), body)
 	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
 	req.IncludeLocations = true
+	// The version each hit matched at, from the search's own snapshot: a
+	// document Apply changed since is stored at another version, and the
+	// match locations would not fit its body.
+	req.Fields = []string{fieldVersion}
 	res, err := ix.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return err
@@ -96,11 +102,15 @@ func (ix *Index) highlightMatches(ctx context.Context, query string, ids []strin
 		if err != nil {
 			return err
 		}
-		if stored == nil { // deleted since the search; cannot happen read-only
+		if stored == nil { // deleted since the search
 			continue
 		}
+		doc, version := fromStored(stored)
+		if matched, _ := dm.Fields[fieldVersion].(string); matched != version {
+			continue // changed since the search: Highlight falls back to Snippet
+		}
 		if frag := hl.BestFragmentInField(dm, stored, fieldBody); frag != "" {
-			out[dm.ID] = Highlighted{Document: fromStored(stored), Snippet: frag}
+			out[dm.ID] = Highlighted{Document: doc, Snippet: frag}
 		}
 	}
 	return nil

@@ -32,7 +32,10 @@ const (
 	fieldImportPath = "import_path"
 	fieldURL        = "url"
 	fieldSource     = "source"
-	fieldMetadata   = "metadata"
+	// fieldVersion holds the document's version (Document.Hash), stored
+	// only: Version reads it, Apply compares it and keeps the Digest with it.
+	fieldVersion  = "version"
+	fieldMetadata = "metadata"
 )
 
 // Names of the analysis components the mapping defines. They are saved with
@@ -122,6 +125,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	doc.AddFieldMappingsAt(fieldImportPath, text(keyword.Name, true, false))
 	doc.AddFieldMappingsAt(fieldURL, storedOnly())
 	doc.AddFieldMappingsAt(fieldSource, storedOnly())
+	doc.AddFieldMappingsAt(fieldVersion, storedOnly())
 	meta := bleve.NewDocumentMapping() // dynamic: every key becomes a stored field
 	doc.AddSubDocumentMapping(fieldMetadata, meta)
 	// No "_all" composite field: queries name their fields.
@@ -134,9 +138,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	return im, nil
 }
 
-// bleveDoc is what gets indexed for d: a map walked by the mapping above.
-func bleveDoc(d Document, pkgContext string) map[string]interface{} {
+// bleveDoc is what gets indexed for d at version (d.Hash()): a map walked
+// by the mapping above.
+func bleveDoc(d Document, pkgContext, version string) map[string]interface{} {
 	m := map[string]interface{}{
+		fieldVersion:    version,
 		fieldContext:    pkgContext,
 		fieldTitle:      d.Title,
 		fieldName:       identName(d.ID),
@@ -204,13 +210,25 @@ func splitCamel(s string) []string {
 	return append(parts, string(rs[start:]))
 }
 
-// packageContexts maps each import path with a package document (Kind
-// "package", ID = import path) to the first sentence of that document's body.
+// isPackageDoc reports whether d is the package document of its import
+// path: Kind "package" and ID equal to its (non-empty) ImportPath. Ids are
+// unique, so an import path has at most one, whatever the order documents
+// arrive in.
+func isPackageDoc(d Document) bool {
+	return d.Kind == "package" && d.ImportPath != "" && d.ID == d.ImportPath
+}
+
+// packageContext returns the context that d, a package document, gives the
+// documents of its import path: the first sentence of its body.
+func packageContext(d Document) string { return firstSentence(d.Body) }
+
+// packageContexts maps each import path with a package document (see
+// isPackageDoc) to its packageContext.
 func packageContexts(docs []Document) map[string]string {
 	m := make(map[string]string)
 	for _, d := range docs {
-		if d.Kind == "package" && d.ImportPath != "" {
-			m[d.ImportPath] = firstSentence(d.Body)
+		if isPackageDoc(d) {
+			m[d.ImportPath] = packageContext(d)
 		}
 	}
 	return m

@@ -7,6 +7,7 @@ const defaultBatchSize = 1000
 // config holds the settings Options change.
 type config struct {
 	batchSize int
+	pos       Position
 }
 
 // newConfig applies opts to the defaults.
@@ -38,4 +39,12 @@ func WithBatchSize(n int) Option {
 			c.batchSize = n
 		}
 	})
+}
+
+// WithPosition stamps the index Build or NewMemory makes with pos: the
+// position in the documents topic that the documents given reflect, from
+// which Apply then continues (see Index.Position). Without it the index has
+// the zero Position.
+func WithPosition(pos Position) Option {
+	return optionFunc(func(c *config) { c.pos = pos.clone() })
 }
