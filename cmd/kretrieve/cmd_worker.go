@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +14,6 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/pipeline"
-	"github.com/kretrieve/kretrieve/search"
 )
 
 // workerCommands are "kretrieve STAGE", one per stage of the binary's
