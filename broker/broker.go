@@ -56,6 +56,10 @@ type Config struct {
 	// Topics are created at start (with DefaultPartitions) when the broker
 	// is new, for principals that may not create topics. Default: none.
 	Topics []string
+	// CompactedTopics are created at start like Topics, with
+	// cleanup.policy=compact (the documents topic), when absent. Default:
+	// none.
+	CompactedTopics []string
 }
 
 // User is a SASL user of the broker.
@@ -241,6 +245,15 @@ func Start(cfg Config) (*Broker, error) {
 	if len(addrs) == 0 {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
+	}
+	for _, t := range cfg.CompactedTopics {
+		if c.TopicInfo(t) != nil {
+			continue
+		}
+		if err := c.CreateTopic(t, int32(partitions), map[string]string{"cleanup.policy": "compact"}); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("start broker: create %s: %w", t, err)
+		}
 	}
 	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
 }

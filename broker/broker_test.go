@@ -207,3 +207,37 @@ func TestDataDirIsPrivate(t *testing.T) {
 		t.Error("no sasl.json written")
 	}
 }
+
+// TestCompactedTopics: CompactedTopics are created compacted, and a
+// restart on the same data directory keeps them as they are.
+func TestCompactedTopics(t *testing.T) {
+	dir := t.TempDir()
+	for range 2 {
+		b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: dir, DefaultPartitions: 3,
+			Topics: []string{"plain"}, CompactedTopics: []string{"docs"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := kadm.NewClient(cl).DescribeTopicConfigs(t.Context(), "docs", "plain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rc {
+			got := ""
+			for _, kv := range c.Configs {
+				if kv.Key == "cleanup.policy" {
+					got = kv.MaybeValue()
+				}
+			}
+			if want := map[string]string{"docs": "compact", "plain": "delete"}[c.Name]; got != want {
+				t.Errorf("%s: cleanup.policy %q, want %q", c.Name, got, want)
+			}
+		}
+		cl.Close()
+		b.Close()
+	}
+}

@@ -92,7 +92,13 @@ func (c *brokerConfig) flags(s *settings) (check func(args []string) error) {
 		}
 		c.broker.Users = list
 		if c.broker.EnforceACLs {
-			c.broker.Topics = kafkaacl.DefaultNames().AllTopics()
+			names := kafkaacl.DefaultNames()
+			for _, t := range names.AllTopics() {
+				if t != names.Topology.Documents {
+					c.broker.Topics = append(c.broker.Topics, t)
+				}
+			}
+			c.broker.CompactedTopics = []string{names.Topology.Documents}
 		}
 		return errors.Join(append(errs, c.broker.Validate())...)
 	}

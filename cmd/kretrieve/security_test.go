@@ -104,7 +104,7 @@ func TestLoadBrokerSecurityConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := cfg.broker
-	if len(b.Users) != 3 || !b.EnforceACLs || b.TLSClientCAFile != ca.CertFile || len(b.Topics) != 9 || b.Topics[8] != "kretrieve.pathways" {
+	if len(b.Users) != 3 || !b.EnforceACLs || b.TLSClientCAFile != ca.CertFile || len(b.Topics) != 8 || b.Topics[7] != "kretrieve.pathways" || !slices.Equal(b.CompactedTopics, []string{"retrieval.documents"}) {
 		t.Fatalf("broker config %+v", b)
 	}
 	for _, u := range b.Users {
