@@ -1,7 +1,9 @@
 package search
 
 import (
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,4 +135,68 @@ func BenchmarkSearchCost(b *testing.B) {
 			}
 		})
 	}
+}
+
+// applyBatchSize is the batch size BenchmarkApplyVsBuild applies in.
+const applyBatchSize = 500
+
+// BenchmarkApplyVsBuild measures documents per second into an on-disk
+// index: Build of the whole corpus against Create then Apply in batches of
+// applyBatchSize, in corpus order (each package before its members) and
+// shuffled (members often before their package, which re-indexes them).
+// Issue 24's target: Apply at least 0.8× Build.
+func BenchmarkApplyVsBuild(b *testing.B) {
+	docs := benchDocs(b)
+	shuffled := slices.Clone(docs)
+	rand.New(rand.NewPCG(24, 24)).Shuffle(len(shuffled), func(i, j int) {
+		shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+	})
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			if err := Build(b.Context(), filepath.Join(b.TempDir(), "index"), "bench", docs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportDocsPerSecond(b, len(docs))
+	})
+	for _, run := range []struct {
+		name string
+		docs []Document
+	}{{"apply", docs}, {"apply-shuffled", shuffled}} {
+		b.Run(run.name, func(b *testing.B) {
+			for b.Loop() {
+				applyAll(b, filepath.Join(b.TempDir(), "index"), run.docs)
+			}
+			reportDocsPerSecond(b, len(docs))
+		})
+	}
+}
+
+// applyAll creates an index at dir and applies docs to it in batches of
+// applyBatchSize.
+func applyAll(b *testing.B, dir string, docs []Document) {
+	ix, err := Create(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	changes := make([]Change, len(docs))
+	for i := range docs {
+		changes[i] = Change{ID: docs[i].ID, Doc: &docs[i]}
+	}
+	for start := 0; start < len(changes); start += applyBatchSize {
+		end := min(len(changes), start+applyBatchSize)
+		pos := Position{Topic: "bench", Offsets: map[int32]int64{0: int64(end)}}
+		if _, err := ix.Apply(b.Context(), changes[start:end], pos); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := ix.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// reportDocsPerSecond reports the documents indexed per second, n per
+// iteration.
+func reportDocsPerSecond(b *testing.B, n int) {
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
