@@ -12,6 +12,10 @@ type Candidate struct {
 	DocID string `json:"doc_id"`
 	// Score is the retrieval score, higher is better; it must be finite.
 	Score float64 `json:"score"`
+	// Version is the version of the document that retrieval scored
+	// (search.Document.Hash), empty when its index does not know
+	// versions; by the rules of [MaxVersionBytes].
+	Version string `json:"version,omitempty"`
 }
 
 // Candidates is what a retrieval worker publishes for one request: the
@@ -31,6 +35,9 @@ type Candidates struct {
 	Candidates []Candidate `json:"candidates"`
 	// Timings holds the retrieval timings.
 	Timings Timings `json:"timings"`
+	// IndexFreshness holds the freshness of the index of each stage so
+	// far that reports one; left out when empty.
+	IndexFreshness IndexFreshness `json:"index_freshness,omitempty"`
 }
 
 // Validate reports, as a [*ValidationError], the first field of c that
@@ -52,8 +59,10 @@ func (c Candidates) Validate() error {
 			v.check(reasonEmpty, func() string { return loc{"candidates", i}.field("doc_id") })
 		}
 		v.check(checkFinite(cand.Score), func() string { return loc{"candidates", i}.field("score") })
+		v.check(checkVersion(cand.Version), func() string { return loc{"candidates", i}.field("version") })
 	}
 	v.checkTimings(c.Timings)
+	v.checkFreshness(c.IndexFreshness)
 	return v.err
 }
 
@@ -80,8 +89,8 @@ func EncodeCandidates(c Candidates) ([]byte, error) {
 // Member names are case-sensitive, unknown members are ignored and a null
 // member counts as absent. schema_version follows the rules of
 // [DecodeRequest]; request_id, query, top_k and candidates are required,
-// and each candidate needs doc_id and score; timings and its durations may
-// be absent (zero). Any broken rule is returned as a [*ValidationError].
+// and each candidate needs doc_id and score (version is optional); timings
+// and its durations may be absent (zero), index_freshness too (nil). Any broken rule is returned as a [*ValidationError].
 // Invalid UTF-8 is rejected as in [DecodeRequest].
 // The returned Candidates slice is never nil.
 func DecodeCandidates(b []byte) (Candidates, error) {
@@ -103,11 +112,13 @@ func DecodeCandidates(b []byte) (Candidates, error) {
 		l := loc{parent: "candidates", index: i}
 		item := d.object(raw, l, true)
 		c.Candidates = append(c.Candidates, Candidate{
-			DocID: d.string(item, l, "doc_id", true),
-			Score: d.float(item, l, "score", true),
+			DocID:   d.string(item, l, "doc_id", true),
+			Score:   d.float(item, l, "score", true),
+			Version: d.string(item, l, "version", false),
 		})
 	}
 	c.Timings = d.timings(obj)
+	c.IndexFreshness = d.freshness(obj)
 	if err := d.result(); err != nil {
 		return Candidates{}, err
 	}

@@ -59,9 +59,20 @@ func candidatesCases() []payloadCase {
 		{name: "timings array", body: `{` + head + `,"top_k":1,"candidates":[],"timings":[]}`, kind: invalidErr, field: "timings"},
 		{name: "timings member string", body: `{` + head + `,"top_k":1,"candidates":[],"timings":{"enrichment_ms":"1"}}`, kind: invalidErr, field: "timings.enrichment_ms"},
 		{name: "timings member beyond float64", body: `{` + head + `,"top_k":1,"candidates":[],"timings":{"retrieval_ms":2e308}}`, kind: invalidErr, field: "timings.retrieval_ms"},
+
+		{name: "version", body: `{` + head + `,"top_k":2,"candidates":[{"doc_id":"a","score":1,"version":"6f1d2c9a8b7e4f3a2d1c0b9a8e7f6d5c"},{"doc_id":"b","score":1,"version":null}]}`},
+		{name: "version empty", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"version":""}]}`},
+		{name: "version at the limit", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"version":"` + strings.Repeat("f", messages.MaxVersionBytes) + `"}]}`},
+		{name: "version over the limit", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"version":"` + strings.Repeat("f", messages.MaxVersionBytes+1) + `"}]}`, kind: invalidErr, field: "candidates[0].version"},
+		{name: "version slash", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"version":"v/1"}]}`, kind: invalidErr, field: "candidates[0].version"},
+		{name: "version number", body: `{` + head + `,"top_k":1,"candidates":[{"doc_id":"a","score":1,"version":1}]}`, kind: invalidErr, field: "candidates[0].version"},
 	}
 	for _, tc := range timingsCases() {
 		tc.body = `{` + head + `,"top_k":1,"candidates":[],"timings":` + tc.body + `}`
+		cases = append(cases, tc)
+	}
+	for _, tc := range freshnessCases() {
+		tc.body = `{` + head + `,"top_k":1,"candidates":[],"index_freshness":` + tc.body + `}`
 		cases = append(cases, tc)
 	}
 	return cases

@@ -27,6 +27,15 @@ type Document struct {
 	ImportPath string `json:"import_path,omitempty"`
 	// Metadata holds the document's extra string fields, if any.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Version is the version of the document that Title, Snippet and the
+	// other fields come from (search.Document.Hash), empty when the
+	// enrichment index does not know versions; by the rules of
+	// [MaxVersionBytes].
+	Version string `json:"version,omitempty"`
+	// StaleScore reports that retrieval scored another version of the
+	// document than Version (it changed between the stages): the fields
+	// are Version's, the score is not quite. It requires a Version.
+	StaleScore bool `json:"stale_score,omitempty"`
 }
 
 // Result is what an enrichment worker publishes for one request: the
@@ -43,6 +52,9 @@ type Result struct {
 	Documents []Document `json:"documents"`
 	// Timings holds the retrieval and enrichment timings.
 	Timings Timings `json:"timings"`
+	// IndexFreshness holds the freshness of the index of each stage that
+	// reports one; left out when empty.
+	IndexFreshness IndexFreshness `json:"index_freshness,omitempty"`
 }
 
 // Validate reports, as a [*ValidationError], the first field of r that
@@ -63,8 +75,13 @@ func (r Result) Validate() error {
 			v.check(reasonEmpty, func() string { return loc{"documents", i}.field("id") })
 		}
 		v.check(checkFinite(doc.Score), func() string { return loc{"documents", i}.field("score") })
+		v.check(checkVersion(doc.Version), func() string { return loc{"documents", i}.field("version") })
+		if doc.StaleScore && doc.Version == "" {
+			v.check(reasonStaleNeedsVersion, func() string { return loc{"documents", i}.field("version") })
+		}
 	}
 	v.checkTimings(r.Timings)
+	v.checkFreshness(r.IndexFreshness)
 	return v.err
 }
 
@@ -92,8 +109,9 @@ func EncodeResult(r Result) ([]byte, error) {
 // member counts as absent. schema_version follows the rules of
 // [DecodeRequest]; request_id and documents are required, and each
 // document needs id, title, score and snippet; url, source, kind,
-// import_path and metadata (an object of strings) are optional, as are
-// timings and its durations (zero). Any broken rule is returned as a
+// import_path, metadata (an object of strings), version and stale_score (a
+// boolean, true only with a version) are optional, as are timings and its
+// durations (zero) and index_freshness (nil). Any broken rule is returned as a
 // [*ValidationError]. Invalid UTF-8 is rejected as in [DecodeRequest]. The
 // returned Documents slice is never nil.
 func DecodeResult(b []byte) (Result, error) {
@@ -122,9 +140,12 @@ func DecodeResult(b []byte) (Result, error) {
 			Kind:       d.string(item, l, "kind", false),
 			ImportPath: d.string(item, l, "import_path", false),
 			Metadata:   d.stringMap(item, l, "metadata"),
+			Version:    d.string(item, l, "version", false),
+			StaleScore: d.bool(item, l, "stale_score"),
 		})
 	}
 	r.Timings = d.timings(obj)
+	r.IndexFreshness = d.freshness(obj)
 	if err := d.result(); err != nil {
 		return Result{}, err
 	}

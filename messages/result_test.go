@@ -38,9 +38,22 @@ func resultCases() []payloadCase {
 		{name: "title invalid utf-8", body: "{\"request_id\":\"r\",\"documents\":[{\"id\":\"d\",\"title\":\"\xff\",\"score\":1,\"snippet\":\"s\"}]}", kind: invalidErr, field: "documents[0].title",
 			schemaDiffers: "encoding/json replaces invalid UTF-8 before JSON Schema sees the string"},
 		{name: "timings string", body: `{"request_id":"r","documents":[],"timings":"1ms"}`, kind: invalidErr, field: "timings"},
+
+		{name: "version and stale_score", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"6f1d2c9a","stale_score":true}]}`},
+		{name: "stale_score false without version", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","stale_score":false}]}`},
+		{name: "stale_score null", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":null,"stale_score":null}]}`},
+		{name: "stale_score without version", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","stale_score":true}]}`, kind: invalidErr, field: "documents[0].version"},
+		{name: "stale_score with empty version", body: `{"request_id":"r","documents":[` + doc + `,{"id":"d","title":"t","score":1,"snippet":"s","version":"","stale_score":true}]}`, kind: invalidErr, field: "documents[1].version"},
+		{name: "stale_score string", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"v","stale_score":"true"}]}`, kind: invalidErr, field: "documents[0].stale_score"},
+		{name: "stale_score number", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"v","stale_score":1}]}`, kind: invalidErr, field: "documents[0].stale_score"},
+		{name: "document version over the limit", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"` + strings.Repeat("0", messages.MaxVersionBytes+1) + `"}]}`, kind: invalidErr, field: "documents[0].version"},
 	}
 	for _, tc := range timingsCases() {
 		tc.body = `{"request_id":"r","documents":[],"timings":` + tc.body + `}`
+		cases = append(cases, tc)
+	}
+	for _, tc := range freshnessCases() {
+		tc.body = `{"request_id":"r","documents":[],"index_freshness":` + tc.body + `}`
 		cases = append(cases, tc)
 	}
 	return cases

@@ -144,16 +144,7 @@ func (v *validator) checkTimings(t Timings) {
 		field := func(key string) func() string {
 			return func() string { return loc{"timings.stages", i}.field(key) }
 		}
-		reason := checkStageName(st.Stage)
-		if reason == "" {
-			for _, prev := range t.Stages[:i] {
-				if prev.Stage == st.Stage {
-					reason = reasonDuplicate
-					break
-				}
-			}
-		}
-		v.check(reason, field("stage"))
+		v.check(stageNameReason(t.Stages, i, timingStage), field("stage"))
 		v.check(checkFinite(st.QueueMS), field("queue_ms"))
 		v.check(checkFinite(st.WorkMS), field("work_ms"))
 	}

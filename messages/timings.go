@@ -51,31 +51,17 @@ type Timings struct {
 
 // Stage returns the entry named name and whether there is one.
 func (t Timings) Stage(name string) (StageTiming, bool) {
-	for _, st := range t.Stages {
-		if st.Stage == name {
-			return st, true
-		}
-	}
-	return StageTiming{}, false
+	return stageEntry(t.Stages, name, timingStage)
 }
 
 // With returns a copy of t with st appended, or with st in place of the
 // entry of the same name. The result never shares t's slice, so t can be
 // passed on unchanged.
 func (t Timings) With(st StageTiming) Timings {
-	out := make([]StageTiming, 0, len(t.Stages)+1)
-	replaced := false
-	for _, e := range t.Stages {
-		if e.Stage == st.Stage && !replaced {
-			e, replaced = st, true
-		}
-		out = append(out, e)
-	}
-	if !replaced {
-		out = append(out, st)
-	}
-	return Timings{Stages: out}
+	return Timings{Stages: withStage(t.Stages, st, timingStage)}
 }
+
+func timingStage(st StageTiming) string { return st.Stage }
 
 // legacyStage names the flat members that schema_version 1 used for one
 // stage's timings.

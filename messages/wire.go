@@ -18,6 +18,7 @@ const (
 	reasonNumber   = "must be a number"
 	reasonFinite   = "must be a finite number"
 	reasonArray    = "must be an array"
+	reasonBoolean  = "must be a boolean"
 	reasonObject   = "must be an object"
 )
 
@@ -213,6 +214,18 @@ func (d *decoder) float(obj object, l loc, key string, required bool) float64 {
 		return 0
 	}
 	return f
+}
+
+// bool reads an optional boolean; absent and null read as false.
+func (d *decoder) bool(obj object, l loc, key string) bool {
+	switch raw := d.get(obj, l, key, false); string(raw) {
+	case "", "false":
+		return false
+	case "true":
+		return true
+	}
+	d.fail(l.field(key), reasonBoolean)
+	return false
 }
 
 // array reads an array, leaving its elements raw.

@@ -134,6 +134,10 @@ const (
 	EnrichDocuments = attribute.Key("kretrieve.enrich.documents")
 	// EnrichReordered is how many documents changed place in the rerank.
 	EnrichReordered = attribute.Key("kretrieve.enrich.reordered")
+	// EnrichChanged is the number of candidates whose document enrichment
+	// loaded at another version than retrieval scored (returned, marked
+	// stale_score); set only over an index that knows versions.
+	EnrichChanged = attribute.Key("kretrieve.enrich.changed")
 )
 
 // Attributes of [MetricPathwayLatency].

@@ -43,3 +43,10 @@ const (
 // EventRetry is the span event of a failed attempt that will be retried,
 // with the Retry* attributes.
 const EventRetry = "retry"
+
+// EventStaleCandidates is the event on the load documents span of a
+// request some of whose candidates changed between retrieval and
+// enrichment, with [EnrichMissing] (left out: deleted, or not applied to
+// enrichment's index yet) and [EnrichChanged] (marked stale_score); only
+// over an index that knows versions.
+const EventStaleCandidates = "stale candidates"

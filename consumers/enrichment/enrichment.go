@@ -28,7 +28,13 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/enrichment"
 // DefaultSnippetRunes is the snippet length when Config.SnippetRunes is 0.
 const DefaultSnippetRunes = 200
 
-// Store loads documents with snippets highlighted for a query.
+// Store loads documents with snippets highlighted for a query. Highlight
+// must make each snippet from the document it returns with it (as
+// *search.Index does). A Store that is also a consumers.Versioner has the
+// result name the version of each document and mark those retrieval
+// scored at another version (see load); one that is a
+// consumers.FreshnessReporter adds its entry to the result's
+// index_freshness.
 type Store interface {
 	Highlight(ctx context.Context, query string, ids []string, maxRunes int) (map[string]search.Highlighted, error)
 }
@@ -70,6 +76,8 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 			return nil, err
 		}
 		start := time.Now()
+		// Read before loading: the documents loaded are at least this fresh.
+		fresh := consumers.WithFreshness(c.IndexFreshness, store, cfg.Stage, start)
 		docs, err := enrich(ctx, tracer, store, c, cfg)
 		if err != nil {
 			return nil, err
@@ -79,7 +87,7 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 			QueueMS: float64(msg.QueueWait.Wait) / float64(time.Millisecond),
 			WorkMS:  float64(time.Since(start)) / float64(time.Millisecond),
 		})
-		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings})
+		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings, IndexFreshness: fresh})
 		if err != nil {
 			return nil, consumers.Permanent(fmt.Errorf("encode result: %w", err))
 		}
@@ -90,34 +98,12 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 // enrich runs the steps, each in its own span: load (documents and
 // highlighted snippets), dedupe, rerank.
 func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config) ([]messages.Document, error) {
-	ids := make([]string, len(c.Candidates))
-	for i, cand := range c.Candidates {
-		ids[i] = cand.DocID
-	}
-	lctx, span := tracer.Start(ctx, otelnames.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), otelnames.EnrichCandidates.Int(len(ids))))
-	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
+	scored, marks, err := load(ctx, tracer, store, c, cfg)
 	if err != nil {
-		// A store's error may quote the query: it must not reach spans,
-		// logs or the dead-letter reason.
-		err = consumers.RedactError(err, c.Query)
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-		span.End()
-		return nil, fmt.Errorf("load documents: %w", err)
+		return nil, err
 	}
-	scored := make([]rerank.Scored, 0, len(ids))
-	for _, cand := range c.Candidates {
-		h, ok := loaded[cand.DocID]
-		if !ok {
-			// Gone from the index since retrieval: left out of the result.
-			continue
-		}
-		scored = append(scored, rerank.Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
-	}
-	span.SetAttributes(otelnames.EnrichLoaded.Int(len(scored)), otelnames.EnrichMissing.Int(len(ids)-len(scored)))
-	span.End()
 
-	_, span = tracer.Start(ctx, "dedupe")
+	_, span := tracer.Start(ctx, "dedupe")
 	scored, dropped := rerank.Dedupe(scored, cfg.DuplicateThreshold)
 	span.SetAttributes(otelnames.EnrichDuplicates.Int(dropped), otelnames.EnrichDocuments.Int(len(scored)))
 	span.End()
@@ -149,7 +135,85 @@ func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Ca
 			Kind:       s.Doc.Kind,
 			ImportPath: s.Doc.ImportPath,
 			Metadata:   s.Doc.Metadata,
+			Version:    marks[s.Doc.ID].version,
+			StaleScore: marks[s.Doc.ID].stale,
 		}
 	}
 	return docs, nil
+}
+
+// mark is what the result says of a loaded document's version.
+type mark struct {
+	// version is the version of the document loaded, its title and
+	// snippet; stale that retrieval scored another one.
+	version string
+	stale   bool
+}
+
+// load runs the load documents span: it highlights the candidates'
+// documents and returns them scored by retrieval, best first, with their
+// marks by id (none when store is not a consumers.Versioner). A candidate
+// not in the store is left out and counted as missing: deleted since
+// retrieval found it, or not applied to this index yet.
+//
+// When store is a consumers.Versioner, the version a document is returned
+// at is the hash (search.Document.Hash) of the very document Highlight
+// returned and made the snippet from, never a version read in another
+// call: the document may change between two calls (and change back, so
+// reading the version before and after would not do), while the hash of
+// what was highlighted is its version by definition. A document whose
+// version differs from the candidate's is kept, marked stale_score and
+// counted as changed; one the store no longer has after highlighting
+// (Version reports none) is dropped as missing, so a deleted document is
+// never returned. Hashing costs a few microseconds per typical document.
+func load(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config) ([]rerank.Scored, map[string]mark, error) {
+	ids := make([]string, len(c.Candidates))
+	for i, cand := range c.Candidates {
+		ids[i] = cand.DocID
+	}
+	lctx, span := tracer.Start(ctx, otelnames.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), otelnames.EnrichCandidates.Int(len(ids))))
+	defer span.End()
+	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
+	if err != nil {
+		// A store's error may quote the query: it must not reach spans,
+		// logs or the dead-letter reason.
+		err = consumers.RedactError(err, c.Query)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return nil, nil, fmt.Errorf("load documents: %w", err)
+	}
+	versions, versioned := store.(consumers.Versioner)
+	var marks map[string]mark
+	if versioned {
+		marks = make(map[string]mark, len(loaded))
+	}
+	scored := make([]rerank.Scored, 0, len(ids))
+	changed := 0
+	for _, cand := range c.Candidates {
+		h, ok := loaded[cand.DocID]
+		if !ok {
+			continue // gone from the index since retrieval: left out
+		}
+		if versioned {
+			if _, ok := versions.Version(cand.DocID); !ok {
+				continue // deleted since it was highlighted: left out
+			}
+			m := mark{version: h.Document.Hash()}
+			if m.stale = cand.Version != "" && cand.Version != m.version; m.stale {
+				changed++
+			}
+			marks[cand.DocID] = m
+		}
+		scored = append(scored, rerank.Scored{Doc: h.Document, Snippet: h.Snippet, BM25: cand.Score})
+	}
+	missing := len(ids) - len(scored)
+	span.SetAttributes(otelnames.EnrichLoaded.Int(len(scored)), otelnames.EnrichMissing.Int(missing))
+	if versioned {
+		span.SetAttributes(otelnames.EnrichChanged.Int(changed))
+		if missing+changed > 0 {
+			span.AddEvent(otelnames.EventStaleCandidates, trace.WithAttributes(
+				otelnames.EnrichMissing.Int(missing), otelnames.EnrichChanged.Int(changed)))
+		}
+	}
+	return scored, marks, nil
 }

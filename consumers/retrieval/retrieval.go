@@ -34,7 +34,10 @@ const DefaultSearchTimeout = time.Second
 // row.
 var ErrSearchTimeout = errors.New("search timeout")
 
-// Searcher finds the best documents for a query.
+// Searcher finds the best documents for a query. A Searcher that is also a
+// consumers.Versioner has each candidate name the version of its document;
+// one that is a consumers.FreshnessReporter stamps the candidates'
+// index_freshness with its entry.
 type Searcher interface {
 	Search(ctx context.Context, query string, k int) ([]search.Hit, error)
 	// Name and Len describe the index on spans.
@@ -85,6 +88,8 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 			return nil, err
 		}
 		start := time.Now()
+		// Read before searching: the index searched is at least this fresh.
+		fresh := consumers.WithFreshness(nil, s, cfg.Stage, start)
 		ctx, span := tracer.Start(ctx, otelnames.SpanSearch, trace.WithAttributes(
 			redact.Request(req.RequestID),
 			otelnames.IndexName.String(s.Name()),
@@ -116,26 +121,46 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		span.SetAttributes(otelnames.SearchHits.Int(len(hits)))
 		span.End()
 
-		cands := make([]messages.Candidate, len(hits))
-		for i, h := range hits {
-			cands[i] = messages.Candidate{DocID: h.ID, Score: h.Score}
-		}
-		value, err := messages.EncodeCandidates(messages.Candidates{
+		out := messages.Candidates{
 			RequestID:  req.RequestID,
 			Query:      req.Query,
 			TopK:       req.TopK,
-			Candidates: cands,
+			Candidates: candidates(s, hits),
 			Timings: messages.Timings{}.With(messages.StageTiming{
 				Stage:   cfg.Stage,
 				QueueMS: millis(msg.QueueWait.Wait),
 				WorkMS:  millis(time.Since(start)),
 			}),
-		})
+			IndexFreshness: fresh,
+		}
+		value, err := messages.EncodeCandidates(out)
 		if err != nil {
 			return nil, consumers.Permanent(fmt.Errorf("encode candidates: %w", err))
 		}
 		return []*kgo.Record{{Topic: cfg.CandidatesTopic, Key: []byte(req.RequestID), Value: value}}, nil
 	}
+}
+
+// candidates returns hits as candidates. When s is a consumers.Versioner
+// each names the version of its document, read just after the search: the
+// hits do not carry it, so a document replaced in the microseconds between
+// is named at its new version (enrichment still names the version of what
+// it returns), and a hit deleted in between is left out.
+func candidates(s Searcher, hits []search.Hit) []messages.Candidate {
+	cands := make([]messages.Candidate, 0, len(hits))
+	versions, versioned := s.(consumers.Versioner)
+	for _, h := range hits {
+		c := messages.Candidate{DocID: h.ID, Score: h.Score}
+		if versioned {
+			v, ok := versions.Version(h.ID)
+			if !ok {
+				continue
+			}
+			c.Version = v
+		}
+		cands = append(cands, c)
+	}
+	return cands
 }
 
 // searchWithin runs one search of req on s within timeout (none if negative),
