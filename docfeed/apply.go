@@ -80,8 +80,8 @@ func (f *Follower) apply(ctx context.Context, recs []*kgo.Record) error {
 	f.pos = next
 	f.mu.Unlock()
 	f.applied.Add(int64(len(recs)))
-	if newest.UnixNano() > f.newest.Load() {
-		f.newest.Store(newest.UnixNano())
+	if newest.UnixNano() > f.live.newest.Load() {
+		f.live.newest.Store(newest.UnixNano())
 	}
 	f.checkpoint(ctx, recs, started, res)
 	f.checkReady()

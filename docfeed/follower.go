@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,8 @@ type Config struct {
 	// DefaultName.
 	Name string
 	// Dir is the index directory, kept across restarts: the Follower
-	// resumes from the position it records. Empty: in memory, built from
-	// the topic at every start.
+	// resumes from the position it records. Empty: a temporary directory,
+	// built from the topic at every start and removed at Close.
 	Dir string
 	// MaxBatch is the most records applied at once. Default:
 	// DefaultMaxBatch.
@@ -84,6 +85,7 @@ type Follower struct {
 	logger     *slog.Logger
 	admin      *kgo.Client // admin requests and dead letters
 	live       Live
+	tmp        string // the temporary directory of an index with no Config.Dir
 
 	mu     sync.Mutex
 	pos    map[int32]int64 // applied: every record before it, per partition
@@ -92,7 +94,6 @@ type Follower struct {
 
 	ready        atomic.Bool
 	readyCh      chan struct{} // closed when ready
-	newest       atomic.Int64  // the newest applied record's timestamp, Unix ns
 	applied      atomic.Int64
 	deadLettered atomic.Int64
 }
@@ -105,18 +106,19 @@ func New(ctx context.Context, cfg Config, tracer *kafkatrace.Tracer, clientOpts 
 	f := &Follower{cfg: cfg.withDefaults(), clientOpts: clientOpts, tracer: tracer, readyCh: make(chan struct{})}
 	global.Apply(f, opts, Option.apply)
 	f.logger = global.Logger(f.logger).With("documents_topic", f.cfg.Topic, "index", f.cfg.Name)
-	idx, err := openIndex(ctx, f.cfg)
+	idx, tmp, err := openIndex(f.cfg)
 	if err != nil {
 		return nil, err
 	}
 	f.live.cur.Store(idx)
+	f.tmp = tmp
 	f.pos = maps.Clone(idx.Position().Offsets)
 	if f.pos == nil {
 		f.pos = map[int32]int64{}
 	}
 	admin, err := kgo.NewClient(append(append([]kgo.Opt{}, clientOpts...), kgo.WithHooks(tracer))...)
 	if err != nil {
-		_ = idx.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("documents follower client: %w", err)
 	}
 	f.admin = admin
@@ -126,10 +128,17 @@ func New(ctx context.Context, cfg Config, tracer *kafkatrace.Tracer, clientOpts 
 // Index returns the live index, for the stages' handlers.
 func (f *Follower) Index() *Live { return &f.live }
 
-// Close closes the Kafka client and the index.
+// Close closes the Kafka client and the index, and removes the index's
+// temporary directory when it has one.
 func (f *Follower) Close() error {
-	f.admin.Close()
-	return f.live.index().Close()
+	if f.admin != nil {
+		f.admin.Close()
+	}
+	err := f.live.index().Close()
+	if f.tmp != "" {
+		err = errors.Join(err, os.RemoveAll(f.tmp))
+	}
+	return err
 }
 
 // Run applies the topic until ctx is done: from the index's position (or

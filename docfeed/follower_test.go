@@ -38,6 +38,9 @@ func TestUpsertAndDeleteLive(t *testing.T) {
 	if s := f.Status(); s.Documents != 0 || s.Offsets[1] != 3 || !s.Ready {
 		t.Errorf("status %+v", s)
 	}
+	if pos, newest, ok := f.Index().Freshness(); !ok || pos != 3 || time.Since(newest) > time.Minute || time.Since(newest) < 0 {
+		t.Errorf("Freshness() = %d, %v, %v; want 3 records applied, the last one just now", pos, newest, ok)
+	}
 }
 
 // TestNotReadyUntilCaughtUp: a follower started on a topic that already

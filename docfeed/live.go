@@ -3,6 +3,7 @@ package docfeed
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/kretrieve/kretrieve/search"
 )
@@ -11,7 +12,8 @@ import (
 // it searches and highlights the index the Follower currently applies to
 // (a rebuild replaces it). It is safe for concurrent use.
 type Live struct {
-	cur atomic.Pointer[search.Index]
+	cur    atomic.Pointer[search.Index]
+	newest atomic.Int64 // the newest applied record's timestamp, Unix ns
 }
 
 // index returns the current index.
@@ -44,3 +46,18 @@ func (l *Live) Digest() search.Digest { return l.index().Digest() }
 
 // Position returns where the index stands in the documents topic.
 func (l *Live) Position() search.Position { return l.index().Position() }
+
+// Freshness reports where the index stands, for the index_freshness stamp
+// of results (consumers.FreshnessReporter): the sum of the next offsets
+// applied over the partitions, and the timestamp of the newest document
+// record applied; ok is false before the first one.
+func (l *Live) Freshness() (position int64, newest time.Time, ok bool) {
+	n := l.newest.Load()
+	if n == 0 {
+		return 0, time.Time{}, false
+	}
+	for _, o := range l.Position().Offsets {
+		position += o
+	}
+	return position, time.Unix(0, n), true
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,39 +15,53 @@ import (
 	"github.com/kretrieve/kretrieve/search"
 )
 
-// openIndex opens the index of cfg: in memory (empty) when cfg.Dir is
-// empty, else the directory's index for applying, created when absent.
-func openIndex(ctx context.Context, cfg Config) (*search.Index, error) {
+// openIndex opens the index of cfg's directory for applying, created when
+// absent; with no directory, a new one in a temporary directory (tmp),
+// removed at Close: an index kept in memory never merges the segments
+// each Apply adds, and slows down (see search.NewMemory).
+func openIndex(cfg Config) (idx *search.Index, tmp string, err error) {
 	if cfg.Dir == "" {
-		return search.NewMemory(ctx, cfg.Name, nil)
+		tmp, err = os.MkdirTemp("", "kretrieve-index-")
+		if err != nil {
+			return nil, "", fmt.Errorf("index: %w", err)
+		}
+		idx, err = search.Create(filepath.Join(tmp, "index"), cfg.Name)
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, "", err
+		}
+		return idx, tmp, nil
 	}
-	idx, err := search.OpenWritable(cfg.Dir)
+	idx, err = search.OpenWritable(cfg.Dir)
 	if err == nil {
-		return idx, nil
+		return idx, "", nil
 	}
 	if _, serr := os.Stat(cfg.Dir); serr == nil {
-		return nil, fmt.Errorf("index %s: %w", cfg.Dir, err)
+		return nil, "", fmt.Errorf("index %s: %w", cfg.Dir, err)
 	}
-	return search.Create(cfg.Dir, cfg.Name)
+	idx, err = search.Create(cfg.Dir, cfg.Name)
+	return idx, "", err
 }
 
-// rebuild replaces the index with an empty one (a directory's is removed
-// and created again) and forgets the position.
+// rebuild replaces the index with an empty one (its directory removed and
+// created again) and forgets the position.
 func (f *Follower) rebuild(ctx context.Context) error {
-	old := f.live.index()
-	if err := old.Close(); err != nil {
+	if err := f.live.index().Close(); err != nil {
 		f.logger.WarnContext(ctx, "closing the index to rebuild", "err", err)
 	}
-	if f.cfg.Dir != "" {
-		if err := os.RemoveAll(f.cfg.Dir); err != nil {
-			return fmt.Errorf("rebuild index: %w", err)
-		}
+	dir := f.cfg.Dir
+	if f.tmp != "" {
+		dir = f.tmp
 	}
-	idx, err := openIndex(ctx, f.cfg)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("rebuild index: %w", err)
+	}
+	idx, tmp, err := openIndex(f.cfg)
 	if err != nil {
 		return fmt.Errorf("rebuild index: %w", err)
 	}
 	f.live.cur.Store(idx)
+	f.tmp = tmp
 	f.mu.Lock()
 	f.pos = map[int32]int64{}
 	f.mu.Unlock()
@@ -182,7 +197,7 @@ func (f *Follower) Status() Status {
 	s := Status{Name: f.cfg.Name, Topic: f.cfg.Topic, Ready: f.ready.Load(), Offsets: pos, Behind: f.behind(),
 		Documents: f.live.Len(), Digest: f.live.Digest().String(),
 		Applied: f.applied.Load(), DeadLettered: f.deadLettered.Load()}
-	if n := f.newest.Load(); n > 0 {
+	if n := f.live.newest.Load(); n > 0 {
 		s.NewestApplied = time.Unix(0, n).UTC()
 	}
 	return s

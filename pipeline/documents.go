@@ -7,7 +7,7 @@ import (
 )
 
 // NewFollower returns a follower of the pipeline's documents topic into
-// the index in dir ("" in memory), named name: the stage whose index it
+// the index in dir ("" a temporary one), named name: the stage whose index it
 // is, which names its pathway checkpoints (see package docfeed). Run it,
 // wait for it to be ready before starting workers over its Index, and
 // Close it when done.

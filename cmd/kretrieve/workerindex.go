@@ -21,7 +21,7 @@ import (
 // declareIndex declares the flag naming the index directory.
 func declareIndex(s *settings, p *string) {
 	s.str(p, "index", "", "index DIR: this worker's own, following the documents topic and resumed from at restart (created when missing); "+
-		"a directory built by `kretrieve index` from files is served as it is, static (default: follow the documents topic in memory)")
+		"a directory built by `kretrieve index` from files is served as it is, static (default: follow the documents topic into a temporary directory)")
 }
 
 // workerIndex is the index a process's workers search: the documents

@@ -55,30 +55,46 @@ func TestCandidatesNameVersions(t *testing.T) {
 	}
 }
 
-// TestCandidatesWithoutVersions: over the static index (no Version
-// method), candidates carry no version and no index_freshness, as before.
+// TestCandidatesWithoutVersions: over a searcher without versions,
+// candidates carry no version and no index_freshness, as before; over the
+// real index (which stores each document's version), each candidate names
+// the version of the document found.
 func TestCandidatesWithoutVersions(t *testing.T) {
-	var ix any = smallIndex(t)
-	if _, ok := ix.(consumers.Versioner); ok {
-		t.Fatal("*search.Index has become a Versioner: this test no longer covers an index without versions")
-	}
-	outs, _, err := handle(t, smallIndex(t), false, `{"query":"query string","top_k":5}`)
-	if err != nil || len(outs) != 1 {
-		t.Fatalf("outs %v err %v", outs, err)
-	}
-	c, err := messages.DecodeCandidates(outs[0].Value)
-	if err != nil || len(c.Candidates) == 0 {
-		t.Fatalf("candidates %+v err %v", c, err)
-	}
-	for _, cand := range c.Candidates {
-		if cand.Version != "" {
-			t.Errorf("candidate %+v has a version", cand)
+	ix := smallIndex(t)
+	for _, c := range []struct {
+		name     string
+		s        retrieval.Searcher
+		versions bool
+	}{{"no Version method", noVersions{ix}, false}, {"search.Index", ix, true}} {
+		if _, ok := c.s.(consumers.Versioner); ok != c.versions {
+			t.Fatalf("%s: Versioner %v, want %v", c.name, ok, c.versions)
+		}
+		outs, _, err := handle(t, c.s, false, `{"query":"query string","top_k":5}`)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("%s: outs %v err %v", c.name, outs, err)
+		}
+		cands, err := messages.DecodeCandidates(outs[0].Value)
+		if err != nil || len(cands.Candidates) == 0 {
+			t.Fatalf("%s: candidates %+v err %v", c.name, cands, err)
+		}
+		for _, cand := range cands.Candidates {
+			want := ""
+			if c.versions {
+				d, _ := ix.Document(cand.DocID)
+				want = d.Hash()
+			}
+			if cand.Version != want {
+				t.Errorf("%s: candidate %+v: version %q, want %q", c.name, cand, cand.Version, want)
+			}
+		}
+		if cands.IndexFreshness != nil {
+			t.Errorf("%s: index_freshness %+v from an index that reports none", c.name, cands.IndexFreshness)
 		}
 	}
-	if c.IndexFreshness != nil {
-		t.Errorf("index_freshness %+v over a static index", c.IndexFreshness)
-	}
 }
+
+// noVersions hides the Version method of the searcher it wraps.
+type noVersions struct{ retrieval.Searcher }
 
 // TestCandidatesCarryIndexFreshness: a searcher that reports its freshness
 // stamps the candidates with the stage's entry; one that has nothing to
