@@ -31,7 +31,9 @@ func TestUpsertAndDeleteLive(t *testing.T) {
 		t.Errorf("the old body is still found: %v", got)
 	}
 	e.remove(1, "walrus")
-	poll.Until(t, 10*time.Second, func() bool { return !f.has("walrus") }, "the delete applied")
+	// The document is gone as soon as bleve's batch is in; the position
+	// and the status a moment later.
+	poll.Until(t, 10*time.Second, func() bool { return !f.has("walrus") && f.Status().Offsets[1] == 3 }, "the delete applied")
 	if got := f.ids(t, "pelicans walrus"); len(got) != 0 {
 		t.Errorf("deleted document still found: %v", got)
 	}
