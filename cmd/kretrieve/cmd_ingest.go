@@ -15,8 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/corpus"
@@ -74,7 +72,7 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jsonl, "jsonl", "", `publish FILE's documents, one JSON object per line as index --jsonl reads them (-: stdin; default: the Go standard library docs, unless --delete is given)`)
 	s.boolean(&c.strict, "strict", false, "with --jsonl: refuse the whole file at the first bad line, publishing nothing")
 	s.str(&c.goroot, "goroot", "", "Go installation to take the standard library docs from (default: this toolchain's GOROOT)")
-	declareDeletes(s, &c.deletes)
+	declareList(s, &c.deletes, "delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)")
 	return func(args []string) error {
 		errs := []error{c.validate(), validateBrokers(c.brokers)}
 		if c.strict && c.jsonl == "" {
@@ -89,14 +87,14 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 	}
 }
 
-// declareDeletes declares --delete, a flag given once per id. Its variable,
-// KRETRIEVE_DELETE, holds comma-separated ids.
-func declareDeletes(s *settings, p *[]string) {
+// declareList declares a flag given once per value (--delete ID --delete
+// ID). Its variable holds comma-separated values.
+func declareList(s *settings, p *[]string, name, usage string) {
 	var def []string
-	if v, ok := s.env("delete"); ok {
+	if v, ok := s.env(name); ok {
 		def = splitList(v)
 	}
-	s.fs.StringArrayVar(p, "delete", def, s.usage("delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)", true))
+	s.fs.StringArrayVar(p, name, def, s.usage(name, usage, true))
 }
 
 // ingestBatchMaxBytes is the producer's largest record batch: room for
@@ -196,85 +194,23 @@ func ingestDocuments(ctx context.Context, cfg ingestConfig, stdin io.Reader, std
 }
 
 // readDocumentHashes reads the documents topic from its log start to the
-// end offsets it has now, every partition, without a consumer group, and
-// returns the content hash of each id's latest document; a tombstone
-// removes the id.
+// end offsets it has now (readDocumentsTopic) and returns the content
+// hash of each id's latest document; a tombstone removes the id.
 func readDocumentHashes(ctx context.Context, opts []kgo.Opt, topic string, logger *slog.Logger) (map[string]string, error) {
 	hashes := map[string]string{}
-	from, until, err := topicExtents(ctx, opts, topic)
-	if err != nil || len(until) == 0 {
-		return hashes, err
-	}
-	// Transaction markers take offsets too: seeing them is how a
-	// partition whose last offset is a marker is known to be done.
-	client, err := kgo.NewClient(append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords())...)
+	foreign := 0
+	_, _, err := readDocumentsTopic(ctx, opts, topic, func(r *kgo.Record) {
+		if !foldRecord(hashes, r) {
+			foreign++
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer client.Close()
-	foreign := 0
-	for len(until) > 0 {
-		fs := client.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := fs.Err0(); err != nil {
-			return nil, err
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			end, reading := until[r.Partition]
-			if !reading || r.Offset >= end {
-				return
-			}
-			if r.Offset+1 >= end {
-				delete(until, r.Partition)
-				client.RemoveConsumePartitions(map[string][]int32{topic: {r.Partition}})
-			}
-			if !foldRecord(hashes, r) {
-				foreign++
-			}
-		})
 	}
 	if foreign > 0 {
 		logger.WarnContext(ctx, "records without a key on the documents topic ignored", "topic", topic, "records", foreign)
 	}
 	return hashes, nil
-}
-
-// topicExtents returns, for each partition of topic holding records, the
-// offset to read it from (its log start) and the end offset to read it
-// until, as of now. A topic not known yet (just created) has none.
-func topicExtents(ctx context.Context, opts []kgo.Opt, topic string) (from map[int32]kgo.Offset, until map[int32]int64, err error) {
-	client, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer client.Close()
-	adm := kadm.NewClient(client)
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("list start offsets: %w", err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("list end offsets: %w", err)
-	}
-	from, until = map[int32]kgo.Offset{}, map[int32]int64{}
-	ends.Each(func(e kadm.ListedOffset) {
-		if s, ok := starts.Lookup(topic, e.Partition); ok && s.Offset < e.Offset {
-			from[e.Partition], until[e.Partition] = kgo.NewOffset().At(s.Offset), e.Offset
-		}
-	})
-	return from, until, nil
 }
 
 // foldRecord applies one record of the documents topic to hashes: a

@@ -1,0 +1,599 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/docfeed"
+	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/search"
+)
+
+// documentsCommand is "kretrieve documents" and its verify subcommand.
+func (e *cli) documentsCommand() *cobra.Command {
+	docs := &cobra.Command{
+		Use:     "documents verify",
+		GroupID: "tools",
+		Short:   "Check that workers' documents match the documents topic",
+		Long: `Operate on the documents topic (--topic-documents) that every worker's index
+follows. verify checks that workers' indexes hold the topic's documents.`,
+		Example: `  kretrieve documents verify --worker http://10.0.0.5:8081 --worker http://10.0.0.6:8081`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				cmd.SetOut(e.stderr)
+				_ = cmd.Help()
+				return errors.New("documents: missing subcommand: verify")
+			case args[0] == "help":
+				return cmd.Help()
+			}
+			return fmt.Errorf("documents: unknown subcommand %q (see kretrieve documents --help)", args[0])
+		},
+	}
+	docs.AddCommand(e.command(&cobra.Command{
+		Use:   "verify --worker URL...",
+		Short: "Compare workers' documents (GET URL/v1/index) with the documents topic's final state",
+		Long: `Compare each worker's documents with the documents topic's final state. Give
+each worker's --health-listen address as --worker URL: verify reads its
+GET URL/v1/index (position, document count, digest), then reads the topic from
+its log start to its end offsets at that moment, as a worker applies it (a
+record that is not a document is skipped), into the digest of its documents.
+
+It prints one line per worker: its index name, whether it is ready, its
+offsets against the topic's end offsets, how many records it is behind, its
+document count and digest, and a verdict:
+
+  match              at the end offsets, and the digests are equal
+  behind N records   below the end offsets: the digests cannot be compared yet
+  MISMATCH           at the end offsets (or past them), and the digests differ
+  unreachable        no /v1/index answer
+
+--wait polls, re-reading the topic when it changes, until no worker is behind
+or --timeout passes. The command exits non-zero when a worker does not match or
+is unreachable (with --wait, also when one is still behind), and says how
+many.`,
+		Example: `  kretrieve documents verify --worker http://10.0.0.5:8081 --worker http://10.0.0.6:8081
+  kretrieve documents verify --worker http://127.0.0.1:8081 --wait --timeout 2m
+  KRETRIEVE_WORKER=http://a:8081,http://b:8081 kretrieve documents verify --json`,
+		Args: noArgs,
+	}, bind(func(ctx context.Context, c verifyConfig) error { return runDocumentsVerify(ctx, c, e.stdout, e.stderr) })))
+	return docs
+}
+
+// verifyConfig configures documents verify.
+type verifyConfig struct {
+	commonConfig
+	workers []string
+	wait    bool
+	timeout time.Duration
+	json    bool
+}
+
+// defaultVerifyTimeout is how long documents verify --wait waits by
+// default.
+const defaultVerifyTimeout = time.Minute
+
+// flags declares the flags of a verifyConfig on s and returns the check of
+// their values, run once they are parsed.
+func (c *verifyConfig) flags(s *settings) (check func(args []string) error) {
+	c.declare(s, "documents", kafkaclient.DefaultBrokers)
+	declareList(s, &c.workers, "worker", "worker to check: the URL of its --health-listen address, e.g. http://10.0.0.5:8081 (repeat the flag for more; the variable: comma-separated URLs)")
+	s.boolean(&c.wait, "wait", false, "poll until no worker is behind the topic, or --timeout passes")
+	s.duration(&c.timeout, "timeout", defaultVerifyTimeout, "how long --wait waits")
+	s.boolean(&c.json, "json", false, "print JSON lines")
+	return func(args []string) error {
+		errs := []error{c.validate(), validateBrokers(c.brokers)}
+		if len(c.workers) == 0 {
+			errs = append(errs, errors.New("worker: at least one worker URL is required (--worker URL)"))
+		}
+		for i, w := range c.workers {
+			u, err := workerURL(w)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			c.workers[i] = u
+		}
+		if c.timeout <= 0 {
+			errs = append(errs, errors.New("timeout: must be positive"))
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// workerURL checks a --worker value and returns it without a trailing
+// slash.
+func workerURL(w string) (string, error) {
+	u, err := url.Parse(w)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return w, fmt.Errorf("worker %.80q: not an http:// or https:// URL of a worker's --health-listen address, such as http://10.0.0.5:8081", w)
+	}
+	return strings.TrimSuffix(w, "/"), nil
+}
+
+// Verdicts of documents verify, as --json prints them.
+const (
+	verdictMatch       = "match"
+	verdictBehind      = "behind"
+	verdictMismatch    = "mismatch"
+	verdictUnreachable = "unreachable"
+)
+
+// workerCheck is what documents verify found about one worker, one line
+// of its output (--json: as is).
+type workerCheck struct {
+	Worker      string          `json:"worker"`
+	Name        string          `json:"name,omitempty"`
+	Topic       string          `json:"topic"`
+	Ready       bool            `json:"ready"`
+	Offsets     map[int32]int64 `json:"offsets"`
+	Ends        map[int32]int64 `json:"ends"`
+	Behind      int64           `json:"behind"`
+	Documents   int             `json:"documents"`
+	Digest      string          `json:"digest"`
+	TopicDigest string          `json:"topic_digest"`
+	Verdict     string          `json:"verdict"`
+	// Reason says why a worker is unreachable or does not match.
+	Reason string `json:"reason,omitempty"`
+}
+
+// verifyPollInterval is how often documents verify --wait checks again.
+const verifyPollInterval = 500 * time.Millisecond
+
+// statusTimeout bounds one GET /v1/index.
+const statusTimeout = 5 * time.Second
+
+// maxStatusBytes bounds the /v1/index answer read.
+const maxStatusBytes = 1 << 20
+
+// runDocumentsVerify compares the workers' documents with the topic's.
+func runDocumentsVerify(ctx context.Context, cfg verifyConfig, stdout, stderr io.Writer) error {
+	return command{role: "documents", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
+		v := verifier{opts: kafkaOptions(p, nil), topic: p.Topology().Documents, workers: cfg.workers,
+			client: &http.Client{Timeout: statusTimeout}}
+		checks, state, err := v.poll(ctx, cfg.wait, cfg.timeout)
+		if err != nil {
+			return err
+		}
+		if cfg.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			for _, c := range checks {
+				if err := enc.Encode(c); err != nil {
+					return err
+				}
+			}
+		} else if err := printChecks(stdout, state, checks); err != nil {
+			return err
+		}
+		if state.refused > 0 {
+			comp.logger.WarnContext(ctx, "records that are not documents skipped, as workers skip them", "topic", state.topic, "records", state.refused)
+		}
+		return verifyErr(checks, cfg.wait, cfg.timeout)
+	})
+}
+
+// verifier checks workers against the documents topic.
+type verifier struct {
+	opts    []kgo.Opt
+	topic   string
+	workers []string
+	client  *http.Client
+}
+
+// poll checks every worker once or, with wait, until none is behind or
+// timeout has passed, and returns the last checks and topic state.
+func (v *verifier) poll(ctx context.Context, wait bool, timeout time.Duration) ([]workerCheck, *documentsState, error) {
+	deadline := time.Now().Add(timeout)
+	var state *documentsState
+	for {
+		// The workers first, then the topic: a worker can then only be
+		// behind the end offsets read, never ahead of them, unless the
+		// topic was recreated.
+		statuses, errs := v.fetch(ctx)
+		var err error
+		if state, err = v.refresh(ctx, state); err != nil {
+			return nil, nil, fmt.Errorf("read the documents topic %s: %w", v.topic, err)
+		}
+		checks := make([]workerCheck, len(v.workers))
+		for i, w := range v.workers {
+			checks[i] = state.check(w, statuses[i], errs[i])
+		}
+		behind := slices.ContainsFunc(checks, func(c workerCheck) bool { return c.Verdict == verdictBehind })
+		if !wait || !behind || !time.Now().Before(deadline) {
+			return checks, state, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(verifyPollInterval):
+		}
+	}
+}
+
+// refresh returns the topic's state now: state itself when the topic's
+// extents have not changed since it was read.
+func (v *verifier) refresh(ctx context.Context, state *documentsState) (*documentsState, error) {
+	if state != nil {
+		starts, ends, err := topicExtents(ctx, v.opts, v.topic)
+		if err != nil {
+			return nil, err
+		}
+		if maps.Equal(starts, state.starts) && maps.Equal(ends, state.ends) {
+			return state, nil
+		}
+	}
+	return readDocumentsState(ctx, v.opts, v.topic, false)
+}
+
+// fetch gets every worker's status at once.
+func (v *verifier) fetch(ctx context.Context) ([]docfeed.Status, []error) {
+	statuses, errs := make([]docfeed.Status, len(v.workers)), make([]error, len(v.workers))
+	var wg sync.WaitGroup
+	for i, w := range v.workers {
+		wg.Go(func() { statuses[i], errs[i] = fetchStatus(ctx, v.client, w) })
+	}
+	wg.Wait()
+	return statuses, errs
+}
+
+// fetchStatus gets a worker's GET /v1/index.
+func fetchStatus(ctx context.Context, client *http.Client, worker string) (docfeed.Status, error) {
+	var st docfeed.Status
+	u := worker + "/v1/index"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxStatusBytes)).Decode(&st); err != nil {
+		return st, fmt.Errorf("GET %s: not an index status: %w", u, err)
+	}
+	if st.Digest == "" || st.Offsets == nil {
+		return st, fmt.Errorf("GET %s: not an index status: no digest or offsets", u)
+	}
+	return st, nil
+}
+
+// check judges worker's status st (or the error fetching it) against the
+// topic's state.
+func (s *documentsState) check(worker string, st docfeed.Status, err error) workerCheck {
+	c := workerCheck{Worker: worker, Topic: s.topic, Ends: s.ends, TopicDigest: s.digest().String()}
+	if err != nil {
+		c.Verdict, c.Reason = verdictUnreachable, err.Error()
+		return c
+	}
+	c.Name, c.Ready, c.Offsets, c.Documents, c.Digest = st.Name, st.Ready, st.Offsets, st.Documents, st.Digest
+	if st.Topic != s.topic {
+		c.Verdict, c.Reason = verdictMismatch, fmt.Sprintf("the worker follows %s, not %s", st.Topic, s.topic)
+		return c
+	}
+	for _, p := range slices.Sorted(maps.Keys(st.Offsets)) {
+		if end, ok := s.ends[p]; !ok || st.Offsets[p] > end {
+			c.Verdict, c.Reason = verdictMismatch, fmt.Sprintf("partition %d: applied up to %d, past the topic's end %d (was the topic recreated?)", p, st.Offsets[p], end)
+			return c
+		}
+	}
+	for p, end := range s.ends {
+		o, ok := st.Offsets[p]
+		if !ok {
+			o = s.starts[p] // nothing before the log start to apply
+		}
+		c.Behind += max(end-o, 0)
+	}
+	switch {
+	case c.Behind > 0:
+		c.Verdict = verdictBehind
+	case st.Digest == c.TopicDigest:
+		c.Verdict = verdictMatch
+	default:
+		c.Verdict, c.Reason = verdictMismatch, "at the topic's end offsets, the digests differ"
+	}
+	return c
+}
+
+// verdictText is a check's verdict as the table prints it.
+func (c workerCheck) verdictText() string {
+	switch c.Verdict {
+	case verdictBehind:
+		return fmt.Sprintf("behind %d records", c.Behind)
+	case verdictMismatch:
+		return "MISMATCH: " + c.Reason
+	case verdictUnreachable:
+		return "unreachable: " + c.Reason
+	}
+	return c.Verdict
+}
+
+// printChecks prints the topic's line, then a table row per worker.
+func printChecks(w io.Writer, state *documentsState, checks []workerCheck) error {
+	fmt.Fprintf(w, "topic %s: end offsets %s, %d documents, digest %s\n",
+		state.topic, offsetsText(state.ends, nil), len(state.versions), state.digest())
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tINDEX\tREADY\tOFFSETS/ENDS\tBEHIND\tDOCUMENTS\tDIGEST\tVERDICT")
+	for _, c := range checks {
+		if c.Verdict == verdictUnreachable {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t%s\n", c.Worker, c.verdictText())
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%d\t%d\t%s\t%s\n", c.Worker, cmp.Or(c.Name, "-"), c.Ready,
+			offsetsText(c.Offsets, c.Ends), c.Behind, c.Documents, c.Digest, c.verdictText())
+	}
+	return tw.Flush()
+}
+
+// offsetsText is "0:120,1:98" or, with ends, "0:120/120,1:98/100", by
+// partition ("-" for none).
+func offsetsText(offsets, ends map[int32]int64) string {
+	ps := slices.Collect(maps.Keys(offsets))
+	for p := range ends {
+		if _, ok := offsets[p]; !ok {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	var parts []string
+	for _, p := range ps {
+		o, ok := offsets[p]
+		s := strconv.Itoa(int(p)) + ":"
+		if ok {
+			s += strconv.FormatInt(o, 10)
+		} else {
+			s += "-"
+		}
+		if ends != nil {
+			s += "/" + strconv.FormatInt(ends[p], 10)
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// verifyErr is the command's error: how many workers do not match or are
+// unreachable and, after --wait, are still behind; nil when none.
+func verifyErr(checks []workerCheck, wait bool, timeout time.Duration) error {
+	n := map[string]int{}
+	for _, c := range checks {
+		n[c.Verdict]++
+	}
+	var parts []string
+	if n[verdictMismatch] > 0 {
+		parts = append(parts, fmt.Sprintf("%d MISMATCH", n[verdictMismatch]))
+	}
+	if n[verdictUnreachable] > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreachable", n[verdictUnreachable]))
+	}
+	if wait && n[verdictBehind] > 0 {
+		parts = append(parts, fmt.Sprintf("%d still behind after %s", n[verdictBehind], timeout))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	failed := n[verdictMismatch] + n[verdictUnreachable]
+	if wait {
+		failed += n[verdictBehind]
+	}
+	return fmt.Errorf("documents verify: %d of %d workers do not match the topic: %s", failed, len(checks), strings.Join(parts, ", "))
+}
+
+// documentsState is the documents topic's final state as workers apply it
+// (package docfeed): each id's latest document, read from the log start to
+// the end offsets the topic had when reading began.
+type documentsState struct {
+	topic string
+	// starts and ends are every partition's log start and end offsets
+	// when reading began.
+	starts, ends map[int32]int64
+	// versions maps each id to its document's version
+	// (search.Document.Hash).
+	versions map[string]string
+	// docs holds the documents themselves, when asked for.
+	docs map[string]search.Document
+	// refused counts the records that are not documents, which workers
+	// dead-letter and skip.
+	refused int
+}
+
+// readDocumentsState reads topic's final state, keeping the documents
+// themselves when keepDocs is set (else only their versions).
+func readDocumentsState(ctx context.Context, opts []kgo.Opt, topic string, keepDocs bool) (*documentsState, error) {
+	s := &documentsState{topic: topic, versions: map[string]string{}}
+	if keepDocs {
+		s.docs = map[string]search.Document{}
+	}
+	starts, ends, err := readDocumentsTopic(ctx, opts, topic, s.fold)
+	if err != nil {
+		return nil, err
+	}
+	s.starts, s.ends = starts, ends
+	return s, nil
+}
+
+// fold applies one record as a worker applies it: a tombstone deletes its
+// key, a document upserts; a record that is not a document (see
+// decodeDocumentRecord) changes nothing.
+func (s *documentsState) fold(r *kgo.Record) {
+	if r.Attrs.IsControl() {
+		return
+	}
+	c, err := decodeDocumentRecord(r)
+	switch {
+	case err != nil:
+		s.refused++
+	case c.Doc == nil:
+		delete(s.versions, c.ID)
+		delete(s.docs, c.ID)
+	default:
+		s.versions[c.ID] = c.Doc.Hash()
+		if s.docs != nil {
+			s.docs[c.ID] = *c.Doc
+		}
+	}
+}
+
+// digest is the digest of the state's documents, as a worker's index
+// holding exactly them reports it.
+func (s *documentsState) digest() search.Digest {
+	var d search.Digest
+	for id, v := range s.versions {
+		d.Add(id, v)
+	}
+	return d
+}
+
+// documents returns the state's documents (kept by readDocumentsState),
+// by id.
+func (s *documentsState) documents() []search.Document {
+	out := make([]search.Document, 0, len(s.docs))
+	for _, id := range slices.Sorted(maps.Keys(s.docs)) {
+		out = append(out, s.docs[id])
+	}
+	return out
+}
+
+// position is where an index holding the state stands in the topic:
+// every partition at its end offset.
+func (s *documentsState) position() search.Position {
+	return search.Position{Topic: s.topic, Offsets: maps.Clone(s.ends)}
+}
+
+// decodeDocumentRecord returns the change a documents record asks for, by
+// the rule a worker applies it with (package docfeed): a tombstone
+// deletes its key; a value upserts the document it holds, which must be
+// valid (corpus.ParseDocument) and have the key, at most
+// messages.MaxDocumentIDBytes, as its id. Anything else is an error.
+func decodeDocumentRecord(r *kgo.Record) (search.Change, error) {
+	id := string(r.Key)
+	switch {
+	case len(r.Key) == 0:
+		return search.Change{}, errors.New("document record without a key: the key is the document id")
+	case len(r.Key) > messages.MaxDocumentIDBytes:
+		return search.Change{}, fmt.Errorf("key of %d bytes: a document id is at most %d", len(r.Key), messages.MaxDocumentIDBytes)
+	case r.Value == nil:
+		return search.Change{ID: id}, nil
+	}
+	doc, err := corpus.ParseDocument(r.Value)
+	if err != nil {
+		return search.Change{}, err
+	}
+	if doc.ID != id {
+		return search.Change{}, errors.New("the record key is not the document's id")
+	}
+	return search.Change{ID: id, Doc: &doc}, nil
+}
+
+// readDocumentsTopic reads topic from its log start to the end offsets it
+// has now, every partition, without a consumer group, calling fold with
+// each record, control records included, in offset order per partition.
+// It returns every partition's log start and end offsets, as read; none
+// when the topic does not exist (yet).
+func readDocumentsTopic(ctx context.Context, opts []kgo.Opt, topic string, fold func(*kgo.Record)) (starts, ends map[int32]int64, err error) {
+	starts, ends, err = topicExtents(ctx, opts, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	from, until := map[int32]kgo.Offset{}, map[int32]int64{}
+	for p, end := range ends {
+		if starts[p] < end {
+			from[p], until[p] = kgo.NewOffset().At(starts[p]), end
+		}
+	}
+	if len(until) == 0 {
+		return starts, ends, nil
+	}
+	// Transaction markers take offsets too: seeing them is how a
+	// partition whose last offset is a marker is known to be done.
+	client, err := kgo.NewClient(slices.Concat(opts, []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords()})...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer client.Close()
+	for len(until) > 0 {
+		fs := client.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if err := fs.Err0(); err != nil {
+			return nil, nil, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, reading := until[r.Partition]
+			if !reading || r.Offset >= end {
+				return
+			}
+			if r.Offset+1 >= end {
+				delete(until, r.Partition)
+				client.RemoveConsumePartitions(map[string][]int32{topic: {r.Partition}})
+			}
+			fold(r)
+		})
+	}
+	return starts, ends, nil
+}
+
+// topicExtents returns every partition's log start and end offset of
+// topic, as of now. A topic not known yet (just created) has none.
+func topicExtents(ctx context.Context, opts []kgo.Opt, topic string) (starts, ends map[int32]int64, err error) {
+	client, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer client.Close()
+	adm := kadm.NewClient(client)
+	listedStarts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = listedStarts.Error()
+	}
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list start offsets: %w", err)
+	}
+	listedEnds, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = listedEnds.Error()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list end offsets: %w", err)
+	}
+	starts, ends = map[int32]int64{}, map[int32]int64{}
+	listedEnds.Each(func(e kadm.ListedOffset) {
+		ends[e.Partition] = e.Offset
+		if s, ok := listedStarts.Lookup(topic, e.Partition); ok {
+			starts[e.Partition] = min(s.Offset, e.Offset)
+		}
+	})
+	return starts, ends, nil
+}
