@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/search"
 )
@@ -229,12 +230,8 @@ func publishPaced(b *testing.B, e *env, docs []search.Document, rate int, f *fol
 
 // waitApplied waits until f's index holds id.
 func waitApplied(b *testing.B, f *follower, id string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for !f.has(id) {
-		if time.Now().After(deadline) {
-			b.Fatalf("%s not applied within 30 s", id)
-		}
-		time.Sleep(100 * time.Microsecond)
+	if !poll.WaitEvery(30*time.Second, 100*time.Microsecond, func() bool { return f.has(id) }) {
+		b.Fatalf("%s not applied within 30 s", id)
 	}
 }
 

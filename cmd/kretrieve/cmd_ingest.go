@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -92,11 +93,7 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 // declareDeletes declares --delete, a flag given once per id. Its variable,
 // KRETRIEVE_DELETE, holds comma-separated ids.
 func declareDeletes(s *settings, p *[]string) {
-	var def []string
-	if v, ok := s.env("delete"); ok {
-		def = splitList(v)
-	}
-	s.fs.StringArrayVar(p, "delete", def, s.usage("delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)", true))
+	s.list(p, "delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)")
 }
 
 // ingestBatchMaxBytes is the producer's largest record batch: room for
@@ -200,26 +197,34 @@ func ingestDocuments(ctx context.Context, cfg ingestConfig, stdin io.Reader, std
 // returns the content hash of each id's latest document; a tombstone
 // removes the id.
 func readDocumentHashes(ctx context.Context, opts []kgo.Opt, topic string, logger *slog.Logger) (map[string]string, error) {
-	hashes := map[string]string{}
+	hashes, _, err := readDocumentState(ctx, opts, topic, logger)
+	return hashes, err
+}
+
+// readDocumentState is readDocumentHashes, with the end offsets it read
+// the topic to (partitions with no record left out).
+func readDocumentState(ctx context.Context, opts []kgo.Opt, topic string, logger *slog.Logger) (hashes map[string]string, ends map[int32]int64, err error) {
+	hashes = map[string]string{}
 	from, until, err := topicExtents(ctx, opts, topic)
 	if err != nil || len(until) == 0 {
-		return hashes, err
+		return hashes, until, err
 	}
+	ends = maps.Clone(until)
 	// Transaction markers take offsets too: seeing them is how a
 	// partition whose last offset is a marker is known to be done.
 	client, err := kgo.NewClient(append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}), kgo.KeepControlRecords())...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer client.Close()
 	foreign := 0
 	for len(until) > 0 {
 		fs := client.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := fs.Err0(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, reading := until[r.Partition]
@@ -238,7 +243,7 @@ func readDocumentHashes(ctx context.Context, opts []kgo.Opt, topic string, logge
 	if foreign > 0 {
 		logger.WarnContext(ctx, "records without a key on the documents topic ignored", "topic", topic, "records", foreign)
 	}
-	return hashes, nil
+	return hashes, ends, nil
 }
 
 // topicExtents returns, for each partition of topic holding records, the

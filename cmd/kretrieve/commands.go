@@ -48,7 +48,7 @@ func (e *cli) newRoot() *cobra.Command {
 	root.AddCommand(e.brokerCommand(), e.produceCommand(), e.ingestCommand(), e.gatewayCommand(), e.indexCommand(), e.lagCommand(),
 		e.pathwaysCommand(), e.conformanceCommand(), e.loadCommand(), e.traceCommand(), e.consoleCommand(), e.runCommand())
 	root.AddCommand(e.workerCommands()...)
-	root.AddCommand(e.dlqCommand(), e.versionCommand())
+	root.AddCommand(e.dlqCommand(), e.documentsCommand(), e.versionCommand())
 	return root
 }
 
