@@ -246,16 +246,24 @@ func Start(cfg Config) (*Broker, error) {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
 	}
-	for _, t := range cfg.CompactedTopics {
+	if err := createCompacted(c, cfg.CompactedTopics, int32(partitions)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start broker: %w", err)
+	}
+	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
+}
+
+// createCompacted creates the topics c does not have yet, compacted.
+func createCompacted(c *kfake.Cluster, topics []string, partitions int32) error {
+	for _, t := range topics {
 		if c.TopicInfo(t) != nil {
 			continue
 		}
-		if err := c.CreateTopic(t, int32(partitions), map[string]string{"cleanup.policy": "compact"}); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("start broker: create %s: %w", t, err)
+		if err := c.CreateTopic(t, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
+			return fmt.Errorf("create %s: %w", t, err)
 		}
 	}
-	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
+	return nil
 }
 
 // Addr returns the host:port clients connect to.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +22,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
-// bin is the kretrieve binary under test, built by TestMain; index is an
-// index directory built with it once, for every worker.
-var bin, index string
+// bin is the kretrieve binary under test, built by TestMain.
+var bin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "kretrieve-chaos-")
@@ -43,13 +44,6 @@ func TestMain(m *testing.M) {
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build kretrieve:", err)
-			return 1
-		}
-		index = filepath.Join(dir, "index")
-		ix := exec.Command(bin, "index", "--index", index)
-		ix.Env = append(os.Environ(), quietTelemetry...)
-		if out, err := ix.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "kretrieve index: %v\n%s", err, out)
 			return 1
 		}
 		return m.Run()
@@ -75,6 +69,13 @@ const (
 // No acknowledged request may be lost; duplicates stay within what
 // at-least-once allows for the records a killed worker had not committed,
 // and a killed replay republishes at most one commit batch again.
+//
+// The workers take their documents from the documents topic, seeded with
+// `kretrieve ingest`, each into its own index directory kept across its
+// restarts; documents are changed, added and deleted at 50 a second through
+// every fault, and at the end every worker's documents (its /v1/index
+// digest) must be the topic's final state: none missing, none resurrected,
+// whatever SIGKILL interrupted an apply.
 func TestChaos(t *testing.T) {
 	began := time.Now()
 	logs := os.Getenv("KRETRIEVE_CHAOS_LOGS")
@@ -97,12 +98,24 @@ func TestChaos(t *testing.T) {
 		return err == nil
 	}, "broker at %s", brokerAddr)
 
+	// The documents every worker's index follows, published before the
+	// workers start (an operator's `kretrieve ingest`).
+	seedDocuments(t, brokerAddr)
+	docs, err := corpus.GoStdlib(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := map[string]string{}
 	worker := func(stage string, n int) *proc {
 		// A stable instance id per worker (static membership), as a
 		// pod's name gives one: a restarted worker takes its partitions
-		// back at once (docs/operations.md, Crashes).
+		// back at once (docs/operations.md, Crashes). Its own index
+		// directory, kept across its restarts (a volume): a SIGKILLed
+		// worker resumes from the position stored there.
 		name := fmt.Sprintf("%s-%d", stage, n)
-		p := &proc{name: name, dir: logs, args: []string{stage, "--index", index, "--instance-id", name}, env: common}
+		health[name] = freePort(t)
+		p := &proc{name: name, dir: logs, args: []string{stage, "--index", filepath.Join(t.TempDir(), "index"),
+			"--health-listen", health[name], "--instance-id", name}, env: common}
 		p.start(t)
 		t.Cleanup(p.kill)
 		return p
@@ -127,7 +140,7 @@ func TestChaos(t *testing.T) {
 	producer := kafkaClient(t, brokerAddr)
 
 	// The gateway answers a search only when its pipeline is up.
-	poll.Until(t, 60*time.Second, func() bool { return search(gatewayAddr, "gzip") == http.StatusOK },
+	poll.Until(t, 60*time.Second, func() bool { return searchStatus(gatewayAddr, "gzip") == http.StatusOK },
 		"the gateway's first search")
 
 	// The load: paced Kafka requests, and a search through the gateway
@@ -135,6 +148,8 @@ func TestChaos(t *testing.T) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var loads sync.WaitGroup
 	loads.Go(func() { pacedLoad(loadCtx, ctx, led, producer, topics.Requests) })
+	var ingested atomic.Int64
+	loads.Go(func() { ingestLoad(loadCtx, producer, topics.Documents, docs, &ingested) })
 	gws := &gatewayStats{}
 	loads.Go(func() { gws.drive(loadCtx, gatewayAddr) })
 
@@ -208,6 +223,16 @@ func TestChaos(t *testing.T) {
 		t.Errorf("%d acknowledged requests without an outcome %v after the load stopped", led.pending(), drainTimeout)
 	}
 	mark("drained")
+
+	// Every worker's documents are the topic's final state: the changes
+	// published through every fault applied, none missing, none
+	// resurrected.
+	if err := producer.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ends, want := topicState(t, brokerAddr, topics.Documents)
+	checkDocuments(t, health, ends, want)
+	mark("documents: %d changes published during the faults; every worker holds the topic's %d documents", ingested.Load(), want.Count)
 
 	// The replay phase: poison records dead-lettered, a replay SIGKILLed
 	// after killReplayAt letters, then run again to the end.
@@ -363,7 +388,7 @@ func (g *gatewayStats) drive(ctx context.Context, addr string) {
 			return
 		case <-tick.C:
 		}
-		code := search(addr, "gzip")
+		code := searchStatus(addr, "gzip")
 		g.mu.Lock()
 		if g.statuses == nil {
 			g.statuses = map[int]int{}
@@ -385,7 +410,7 @@ func (g *gatewayStats) String() string {
 
 // search posts one search to the gateway and returns its status (0: no
 // answer).
-func search(addr, query string) int {
+func searchStatus(addr, query string) int {
 	body, _ := json.Marshal(map[string]string{"query": query})
 	cl := http.Client{Timeout: 20 * time.Second}
 	resp, err := cl.Post("http://"+addr+"/v1/search", "application/json", bytes.NewReader(body))

@@ -24,7 +24,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultName               = "index"
-	DefaultMaxBatch           = 500
+	DefaultMaxBatch           = 2000
 	DefaultMaxDeadLetterBytes = consumers.DefaultMaxDeadLetterBytes
 	// partitionsEvery is how often a Follower looks for partitions added
 	// to the topic and measures the end offsets it is behind.

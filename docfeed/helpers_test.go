@@ -26,13 +26,14 @@ const topic = "test.documents"
 // env is a broker with a documents topic and a producer placing records
 // on the partition they name.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	addr     string
 	producer *kgo.Client
 	adm      *kadm.Client
+	maxBatch int // the followers' Config.MaxBatch
 }
 
-func newEnv(t *testing.T, partitions int32) *env {
+func newEnv(t testing.TB, partitions int32) *env {
 	t.Helper()
 	addr := brokertest.NewBroker(t, int(partitions)).Addr()
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(2<<20))
@@ -40,7 +41,8 @@ func newEnv(t *testing.T, partitions int32) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(producer.Close)
-	e := &env{t: t, addr: addr, producer: producer, adm: kadm.NewClient(producer)}
+	// Small batches: the tests see several batches apply.
+	e := &env{t: t, addr: addr, producer: producer, adm: kadm.NewClient(producer), maxBatch: 100}
 	compact := "compact"
 	if _, err := e.adm.CreateTopic(t.Context(), partitions, -1, map[string]*string{"cleanup.policy": &compact}, topic); err != nil {
 		t.Fatal(err)
@@ -94,13 +96,18 @@ type follower struct {
 	stop func()
 }
 
-// start starts a Follower on dir ("" in memory), stopped and closed by
-// t.Cleanup or by stop.
-func (e *env) start(name, dir string) *follower {
+// start starts a Follower on dir ("" a temporary one), stopped and closed
+// by t.Cleanup or by stop.
+func (e *env) start(name, dir string) *follower { return e.startWith(name, dir, nil) }
+
+// startWith is start with the given tracer (nil: one with no spans).
+func (e *env) startWith(name, dir string, tracer *kafkatrace.Tracer) *follower {
 	e.t.Helper()
 	logs := &syncbuf.Buffer{}
-	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup(name))
-	f, err := docfeed.New(e.t.Context(), docfeed.Config{Topic: topic, Name: name, Dir: dir, MaxBatch: 100}, tracer,
+	if tracer == nil {
+		tracer = kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup(name))
+	}
+	f, err := docfeed.New(e.t.Context(), docfeed.Config{Topic: topic, Name: name, Dir: dir, MaxBatch: e.maxBatch}, tracer,
 		[]kgo.Opt{kgo.SeedBrokers(e.addr)}, docfeed.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	if err != nil {
 		e.t.Fatal(err)
@@ -125,9 +132,9 @@ func (e *env) start(name, dir string) *follower {
 }
 
 // waitReady waits for f to be ready.
-func (f *follower) waitReady(t *testing.T) {
+func (f *follower) waitReady(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	if err := f.WaitReady(ctx); err != nil {
 		t.Fatalf("not ready: %v (%v)", err, f.Ready())

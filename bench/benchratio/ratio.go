@@ -38,8 +38,8 @@ type Target struct {
 func (t Target) Absolute() bool { return t.Den == "" }
 
 // Targets are the targets of the issues "Performance" and "Cost" (issue
-// 11, item 5) and the idle latency of issue 12, item 5, in the order
-// printed.
+// 11, item 5), the idle latency of issue 12, item 5, and the live
+// documents of issue 24, item 6, in the order printed.
 var Targets = []Target{
 	{Label: "relay kretrieve-100 / kotel", Num: "BenchmarkRelay/kretrieve-100", Den: "BenchmarkRelay/kotel", Unit: "msgs/s", Bound: 2.5},
 	{Label: "relay kretrieve-1 / untraced", Num: "BenchmarkRelay/kretrieve-1", Den: "BenchmarkRelay/untraced", Unit: "msgs/s", Bound: 0.8},
@@ -61,6 +61,16 @@ var Targets = []Target{
 	{Label: "idle p99 / p50 kafka", Num: "BenchmarkIdleLatency/kafka", Unit: "p99/p50", Bound: 1.5, AtMost: true},
 	{Label: "idle p99 / p50 gateway", Num: "BenchmarkIdleLatency/gateway", Unit: "p99/p50", Bound: 1.5, AtMost: true},
 	{Label: "idle p99 / p50 inprocess, the work's own", Num: "BenchmarkIdleLatency/inprocess", Unit: "p99/p50", Info: true},
+	// Issue 24, item 6: documents through Kafka into a worker's index.
+	{Label: "ingest through Kafka / offline build, Go corpus", Num: "BenchmarkIngest/kafka", Den: "BenchmarkIngest/offline", Unit: "docs/s", Bound: 0.8},
+	{Label: "catch-up of 100k documents / offline build", Num: "BenchmarkIngest/kafka-100k", Den: "BenchmarkIngest/offline-100k", Unit: "s", Bound: 1.5, AtMost: true},
+	{Label: "catch-up of 100k documents, peak heap growth", Num: "BenchmarkIngest/kafka-100k", Unit: "peak-MiB", Info: true},
+	{Label: "freshness p50, idle", Num: "BenchmarkFreshness/idle", Unit: "p50-ms", Bound: 20, AtMost: true},
+	{Label: "freshness p99, idle", Num: "BenchmarkFreshness/idle", Unit: "p99-ms", Bound: 100, AtMost: true},
+	{Label: "freshness p50, 500 documents/s", Num: "BenchmarkFreshness/500-per-s", Unit: "p50-ms", Info: true},
+	{Label: "freshness p99, 500 documents/s", Num: "BenchmarkFreshness/500-per-s", Unit: "p99-ms", Info: true},
+	{Label: "search p99 ingesting 500/s / idle", Num: "BenchmarkSearchWhileIngesting/ingesting", Den: "BenchmarkSearchWhileIngesting/idle", Unit: "p99-µs", Bound: 1.25, AtMost: true},
+	{Label: "restarted worker ready, index current", Num: "BenchmarkRestartReady", Unit: "ms", Bound: 2000, AtMost: true},
 }
 
 // Status of one evaluated target.

@@ -149,13 +149,15 @@ func documentsLines(ids ...string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestDocumentsVerify: two followers of a topic match it, and a record
-// that is not a document, skipped by the workers, is skipped by verify
-// too; a follower that stopped applying is behind once the topic changes
-// (exit 0, or non-zero with --wait when it stays behind); a follower whose
-// index was changed behind its back is a MISMATCH once it has caught up;
-// a worker that does not answer is unreachable; both exit non-zero.
-func TestDocumentsVerify(t *testing.T) {
+// TestDocumentsVerifyVerdicts: two followers of a topic match it, and a
+// record that is not a document, skipped by the workers, is skipped by
+// verify too; a follower that stopped applying, still serving its status,
+// is behind once the topic changes, also after --catch-up-timeout; a
+// follower whose index was changed behind its back is a MISMATCH once it
+// has caught up; a worker that does not answer is unreachable. Each line
+// says so in the table and in --json, and the command exits non-zero
+// unless every worker matches.
+func TestDocumentsVerifyVerdicts(t *testing.T) {
 	env, client := ingestFixture(t)
 	topic := messages.DefaultDocumentsTopic
 	if _, stderr, err := ingest(t, env, documentsLines("alpha", "beta", "gamma", "delta"), "--jsonl", "-"); err != nil {
@@ -205,8 +207,8 @@ func TestDocumentsVerify(t *testing.T) {
 	ends := endOffsets(t, client, topic)
 	poll.Until(t, 10*time.Second, func() bool { return caughtUp(a.Status(), ends) }, "a applies the new document")
 	stdout, stderr, err = verify(t, env, "--worker", a.url, "--worker", b.url)
-	if err != nil {
-		t.Fatalf("verify with a worker behind: %v\n%s%s", err, stdout, stderr)
+	if err == nil || !strings.Contains(err.Error(), "documents verify: 1 behind of 2 workers") {
+		t.Errorf("verify with a worker behind: %v\n%s%s", err, stdout, stderr)
 	}
 	if r := row(stdout, a.url); !strings.HasSuffix(r, " match") {
 		t.Errorf("a: %q\n%s", r, stdout)
@@ -214,9 +216,9 @@ func TestDocumentsVerify(t *testing.T) {
 	if r := row(stdout, b.url); !strings.HasSuffix(r, " behind 2 records") {
 		t.Errorf("b: %q, want behind 2 records\n%s", r, stdout)
 	}
-	_, _, err = verify(t, env, "--worker", a.url, "--worker", b.url, "--wait", "--timeout", "300ms")
-	if err == nil || !strings.Contains(err.Error(), "1 of 2 workers do not match the topic: 1 still behind after 300ms") {
-		t.Errorf("--wait with a worker that stays behind: %v", err)
+	stdout, _, err = verify(t, env, "--worker", a.url, "--worker", b.url, "--catch-up-timeout", "300ms")
+	if err == nil || !strings.Contains(err.Error(), "documents verify: 1 behind of 2 workers") || !strings.HasSuffix(row(stdout, b.url), " behind 2 records") {
+		t.Errorf("--catch-up-timeout with a worker that stays behind: %v\n%s", err, stdout)
 	}
 
 	// b's index gains a document behind its back; b restarts and catches
@@ -237,7 +239,7 @@ func TestDocumentsVerify(t *testing.T) {
 	dead := httptest.NewServer(nil)
 	dead.Close()
 	stdout, stderr, err = verify(t, env, "--worker", a.url, "--worker", b.url, "--worker", dead.URL)
-	if err == nil || !strings.Contains(err.Error(), "2 of 3 workers do not match the topic: 1 MISMATCH, 1 unreachable") {
+	if err == nil || !strings.Contains(err.Error(), "documents verify: 1 MISMATCH, 1 unreachable of 3 workers") {
 		t.Errorf("verify with a changed index and a dead worker: %v\n%s%s", err, stdout, stderr)
 	}
 	if r := row(stdout, a.url); !strings.HasSuffix(r, " match") {
@@ -255,18 +257,19 @@ func TestDocumentsVerify(t *testing.T) {
 	}
 }
 
-// TestDocumentsVerifyFlags: verify refuses to run without a worker or with
-// a worker that is not an http(s) URL, and names the flag.
-func TestDocumentsVerifyFlags(t *testing.T) {
+// TestDocumentsVerifyURLs: verify refuses to run without a worker or with
+// a worker that is not an http(s) URL, and names the flag; the variable
+// takes comma-separated URLs.
+func TestDocumentsVerifyURLs(t *testing.T) {
 	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": "127.0.0.1:1"})
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{nil, "worker: at least one worker URL is required"},
+		{nil, "worker: at least one --worker URL is required"},
 		{[]string{"--worker", "10.0.0.5:8081"}, `worker "10.0.0.5:8081": not an http:// or https:// URL`},
 		{[]string{"--worker", "ftp://host/"}, `worker "ftp://host/": not an http:// or https:// URL`},
-		{[]string{"--worker", "http://h:1", "--timeout", "0s"}, "timeout: must be positive"},
+		{[]string{"--worker", "http://h:1", "--catch-up-timeout", "-1s"}, "catch-up-timeout: must not be negative"},
 	} {
 		if _, _, err := verify(t, env, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
@@ -277,5 +280,87 @@ func TestDocumentsVerifyFlags(t *testing.T) {
 	check := c.flags(s)
 	if err := check(nil); err != nil || len(c.workers) != 2 || c.workers[0] != "http://a:8081" || c.workers[1] != "http://b:8081" {
 		t.Errorf("KRETRIEVE_WORKER: %q %v", c.workers, err)
+	}
+}
+
+// followerServer runs a documents follower on dir against brokers and
+// serves its /v1/index; stop stops it.
+func followerServer(t *testing.T, brokers, dir string) (url string, stop func()) {
+	t.Helper()
+	f := startFollower(t, mapEnv(map[string]string{"KRETRIEVE_BROKERS": brokers}), "test", dir)
+	return f.url, f.stop
+}
+
+// verifyOutput runs kretrieve documents verify with args and returns its
+// stdout and stderr together.
+func verifyOutput(t *testing.T, env func(string) string, args ...string) (string, error) {
+	t.Helper()
+	stdout, stderr, err := verify(t, env, args...)
+	return stdout + stderr, err
+}
+
+// TestDocumentsVerify: workers at the topic's end with its documents
+// match; a worker stopped while the topic changed is behind; a worker
+// whose index was changed behind the topic's back is a mismatch; an
+// unreachable worker fails the command too.
+func TestDocumentsVerify(t *testing.T) {
+	env, _ := ingestFixture(t)
+	brokers := env("KRETRIEVE_BROKERS")
+	if _, _, err := ingest(t, env, `{"id":"a","title":"A","body":"alpha"}`+"\n"+`{"id":"b","title":"B","body":"beta"}`, "--jsonl", "-"); err != nil {
+		t.Fatal(err)
+	}
+	dirA, dirB := t.TempDir()+"/a", t.TempDir()+"/b"
+	urlA, _ := followerServer(t, brokers, dirA)
+	urlB, stopB := followerServer(t, brokers, dirB)
+	out, err := verifyOutput(t, env, "--worker", urlA, "--worker", urlB)
+	if err != nil || strings.Count(out, "match") != 2 || !strings.Contains(out, "2 documents") {
+		t.Fatalf("two current workers: %v\n%s", err, out)
+	}
+
+	// B stops; the topic changes; B is behind until it runs again.
+	stopB()
+	if _, _, err := ingest(t, env, "", "--delete", "a"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = verifyOutput(t, env, "--worker", urlA, "--worker", urlB)
+	if err == nil || !strings.Contains(out, "unreachable") {
+		t.Fatalf("a stopped worker: %v\n%s", err, out)
+	}
+	// B's index is changed behind the topic's back, then B starts again
+	// and catches up: at the topic's end, but with a document too many.
+	ix, err := search.OpenWritable(dirB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := search.Document{ID: "intruder", Title: "not on the topic", Body: "x"}
+	if _, err := ix.Apply(t.Context(), []search.Change{{ID: extra.ID, Doc: &extra}}, ix.Position()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	urlB, _ = followerServer(t, brokers, dirB)
+	out, err = verifyOutput(t, env, "--worker", urlA, "--worker", urlB, "--catch-up-timeout", "10s")
+	if err == nil || !strings.Contains(out, "MISMATCH") || !strings.Contains(err.Error(), "1 MISMATCH of 2 workers") {
+		t.Fatalf("a changed index: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "1 documents") {
+		t.Errorf("the topic's state after the delete: want 1 document\n%s", out)
+	}
+}
+
+// TestDocumentsVerifyFlags: --worker is required and must be a URL.
+func TestDocumentsVerifyFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "at least one --worker"},
+		{[]string{"--worker", "127.0.0.1:8081"}, "http:// or https://"},
+		{[]string{"--worker", "http://x", "--catch-up-timeout", "-1s"}, "catch-up-timeout: must not be negative"},
+	} {
+		if _, err := load[verifyConfig]([]string{"documents", "verify"}, c.args, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err %v, want it to mention %q", c.args, err, c.want)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jsonl, "jsonl", "", `publish FILE's documents, one JSON object per line as index --jsonl reads them (-: stdin; default: the Go standard library docs, unless --delete is given)`)
 	s.boolean(&c.strict, "strict", false, "with --jsonl: refuse the whole file at the first bad line, publishing nothing")
 	s.str(&c.goroot, "goroot", "", "Go installation to take the standard library docs from (default: this toolchain's GOROOT)")
-	declareList(s, &c.deletes, "delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)")
+	declareDeletes(s, &c.deletes)
 	return func(args []string) error {
 		errs := []error{c.validate(), validateBrokers(c.brokers)}
 		if c.strict && c.jsonl == "" {
@@ -87,14 +87,10 @@ func (c *ingestConfig) flags(s *settings) (check func(args []string) error) {
 	}
 }
 
-// declareList declares a flag given once per value (--delete ID --delete
-// ID). Its variable holds comma-separated values.
-func declareList(s *settings, p *[]string, name, usage string) {
-	var def []string
-	if v, ok := s.env(name); ok {
-		def = splitList(v)
-	}
-	s.fs.StringArrayVar(p, name, def, s.usage(name, usage, true))
+// declareDeletes declares --delete, a flag given once per id. Its variable,
+// KRETRIEVE_DELETE, holds comma-separated ids.
+func declareDeletes(s *settings, p *[]string) {
+	s.list(p, "delete", "publish a tombstone deleting the document with this id (repeat the flag for more; the variable: comma-separated ids)")
 }
 
 // ingestBatchMaxBytes is the producer's largest record batch: room for

@@ -46,9 +46,9 @@ func (e *cli) newRoot() *cobra.Command {
 	})
 	root.AddGroup(&cobra.Group{ID: "pipeline", Title: "Pipeline:"}, &cobra.Group{ID: "tools", Title: "Tools:"})
 	root.AddCommand(e.brokerCommand(), e.produceCommand(), e.ingestCommand(), e.gatewayCommand(), e.indexCommand(), e.lagCommand(),
-		e.documentsCommand(), e.pathwaysCommand(), e.conformanceCommand(), e.loadCommand(), e.traceCommand(), e.consoleCommand(), e.runCommand())
+		e.pathwaysCommand(), e.conformanceCommand(), e.loadCommand(), e.traceCommand(), e.consoleCommand(), e.runCommand())
 	root.AddCommand(e.workerCommands()...)
-	root.AddCommand(e.dlqCommand(), e.versionCommand())
+	root.AddCommand(e.dlqCommand(), e.documentsCommand(), e.versionCommand())
 	return root
 }
 

@@ -68,6 +68,16 @@ func (s *settings) str(p *string, name, def, usage string) {
 	s.fs.StringVar(p, name, def, s.usage(name, usage, true))
 }
 
+// list declares a flag given once per value; its variable holds the
+// values comma-separated.
+func (s *settings) list(p *[]string, name, usage string) {
+	var def []string
+	if v, ok := s.env(name); ok {
+		def = splitList(v)
+	}
+	s.fs.StringArrayVar(p, name, def, s.usage(name, usage, true))
+}
+
 func (s *settings) integer(p *int, name string, def int, usage string) {
 	if v, ok := s.env(name); ok {
 		n, err := strconv.Atoi(v)

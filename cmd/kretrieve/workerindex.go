@@ -108,15 +108,6 @@ func (wi *workerIndex) while(ctx context.Context, logger *slog.Logger, fn func(c
 	return errors.Join(err, <-ended)
 }
 
-// ready is the worker's readiness: the follower's, or always for a
-// static index.
-func (wi *workerIndex) ready() error {
-	if wi.follower == nil {
-		return nil
-	}
-	return wi.follower.Ready()
-}
-
 // handler serves /healthz, /readyz and (when following) /v1/index.
 func (wi *workerIndex) handler() http.Handler {
 	if wi.follower != nil {
