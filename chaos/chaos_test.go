@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/dlq"
@@ -70,12 +69,21 @@ const (
 // at-least-once allows for the records a killed worker had not committed,
 // and a killed replay republishes at most one commit batch again.
 //
-// The workers take their documents from the documents topic, seeded with
-// `kretrieve ingest`, each into its own index directory kept across its
-// restarts; documents are changed, added and deleted at 50 a second through
-// every fault, and at the end every worker's documents (its /v1/index
-// digest) must be the topic's final state: none missing, none resurrected,
-// whatever SIGKILL interrupted an apply.
+// The ingest phase runs alongside: `kretrieve ingest` seeds the documents
+// topic with the Go corpus, and every worker follows the topic into an
+// index directory of its own, kept across its restarts (one is SIGKILLed
+// mid catch-up before the load starts), with --health-listen on a port of
+// its own. Through every fault a documents load publishes upserts with
+// changed bodies, new ids and tombstones, as a foreign producer would (the
+// first deletes the first answer to probeQuery). Once the load has stopped
+// and drained, the topic's final state is read from its start
+// (topicState); every worker's GET /v1/index must reach the topic's end
+// offsets with that state's digest and document count, a restarted
+// worker must have resumed from its stored position (applied fewer records
+// than the topic holds), and the gateway must answer the load's latest
+// versions by their revision words and never the deleted probe. At the
+// very end the workers are stopped and the documents stored in their
+// directories are read back one by one (checkStored).
 func TestChaos(t *testing.T) {
 	began := time.Now()
 	logs := os.Getenv("KRETRIEVE_CHAOS_LOGS")
@@ -97,25 +105,20 @@ func TestChaos(t *testing.T) {
 		_, err := adm.BrokerMetadata(context.Background())
 		return err == nil
 	}, "broker at %s", brokerAddr)
+	seed := seedDocuments(t, logs, common, brokerAddr, topics.Documents)
 
-	// The documents every worker's index follows, published before the
-	// workers start (an operator's `kretrieve ingest`).
-	seedDocuments(t, brokerAddr)
-	docs, err := corpus.GoStdlib(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := map[string]string{}
+	indexes := t.TempDir()
+	health := map[string]string{} // each worker's --health-listen
 	worker := func(stage string, n int) *proc {
 		// A stable instance id per worker (static membership), as a
 		// pod's name gives one: a restarted worker takes its partitions
 		// back at once (docs/operations.md, Crashes). Its own index
-		// directory, kept across its restarts (a volume): a SIGKILLed
-		// worker resumes from the position stored there.
+		// directory follows the documents topic, and a restart resumes
+		// from the position stored there.
 		name := fmt.Sprintf("%s-%d", stage, n)
 		health[name] = freePort(t)
-		p := &proc{name: name, dir: logs, args: []string{stage, "--index", filepath.Join(t.TempDir(), "index"),
-			"--health-listen", health[name], "--instance-id", name}, env: common}
+		p := &proc{name: name, dir: logs, env: common, args: []string{stage, "--instance-id", name,
+			"--index", filepath.Join(indexes, name), "--health-listen", health[name]}}
 		p.start(t)
 		t.Cleanup(p.kill)
 		return p
@@ -126,6 +129,14 @@ func TestChaos(t *testing.T) {
 	gw.start(t)
 	t.Cleanup(gw.kill)
 	workers := []*proc{r0, r1, e0, e1}
+	var timeline []string
+	mark := func(format string, args ...any) {
+		line := fmt.Sprintf("%6.1fs  ", time.Since(began).Seconds()) + fmt.Sprintf(format, args...)
+		timeline = append(timeline, line)
+		t.Log(line)
+	}
+	mark("%s", killMidCatchUp(t, r1, health[r1.name]))
+	mark("%s", waitReady(t, workers, health))
 
 	led := newLedger()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -140,25 +151,18 @@ func TestChaos(t *testing.T) {
 	producer := kafkaClient(t, brokerAddr)
 
 	// The gateway answers a search only when its pipeline is up.
-	poll.Until(t, 60*time.Second, func() bool { return searchStatus(gatewayAddr, "gzip") == http.StatusOK },
-		"the gateway's first search")
+	probe := firstSearch(t, gatewayAddr)
 
-	// The load: paced Kafka requests, and a search through the gateway
-	// every 200 ms, until stopLoad.
+	// The load: paced Kafka requests, a search through the gateway every
+	// 200 ms, and paced changes to the documents, until stopLoad.
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var loads sync.WaitGroup
 	loads.Go(func() { pacedLoad(loadCtx, ctx, led, producer, topics.Requests) })
-	var ingested atomic.Int64
-	loads.Go(func() { ingestLoad(loadCtx, producer, topics.Documents, docs, &ingested) })
 	gws := &gatewayStats{}
 	loads.Go(func() { gws.drive(loadCtx, gatewayAddr) })
-
-	var timeline []string
-	mark := func(format string, args ...any) {
-		line := fmt.Sprintf("%6.1fs  ", time.Since(began).Seconds()) + fmt.Sprintf(format, args...)
-		timeline = append(timeline, line)
-		t.Log(line)
-	}
+	docs := newDocLoad(topics.Documents, seed, probe)
+	loads.Go(func() { docs.run(loadCtx, ctx, producer) })
+	mark("load started; the documents load deletes %q first (the first answer to %q)", probe, probeQuery)
 	pause(ctx, 3*time.Second)
 
 	// Repeated SIGKILLs of one worker per stage, restarted at once, as a
@@ -218,21 +222,16 @@ func TestChaos(t *testing.T) {
 
 	stopLoad()
 	loads.Wait()
+	loadStopped := time.Now()
 	mark("load stopped; draining")
 	if !poll.Wait(drainTimeout, func() bool { return led.pending() == 0 }) {
 		t.Errorf("%d acknowledged requests without an outcome %v after the load stopped", led.pending(), drainTimeout)
 	}
 	mark("drained")
 
-	// Every worker's documents are the topic's final state: the changes
-	// published through every fault applied, none missing, none
-	// resurrected.
-	if err := producer.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ends, want := topicState(t, brokerAddr, topics.Documents)
-	checkDocuments(t, health, ends, want)
-	mark("documents: %d changes published during the faults; every worker holds the topic's %d documents", ingested.Load(), want.Count)
+	// The ingest phase's end: every worker's documents are the topic's.
+	final := checkDocuments(t, brokerAddr, gatewayAddr, workers, health, docs, loadStopped)
+	mark("documents checked")
 
 	// The replay phase: poison records dead-lettered, a replay SIGKILLed
 	// after killReplayAt letters, then run again to the end.
@@ -296,6 +295,11 @@ func TestChaos(t *testing.T) {
 	}
 	cancel()
 	readers.Wait()
+	if final != nil {
+		// The documents the workers store, read back once they stopped.
+		checkStored(t, workers, indexes, final, docs.known())
+		mark("workers stopped; their stored documents checked")
+	}
 
 	r := led.count()
 	t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
@@ -342,13 +346,35 @@ func TestChaos(t *testing.T) {
 	}
 }
 
+// firstSearch waits until the gateway answers probeQuery 200 and returns
+// the probe: the first document of that answer ("" when it has none),
+// which the documents load deletes first thing.
+func firstSearch(t *testing.T, addr string) string {
+	t.Helper()
+	var first []messages.Document
+	poll.Until(t, 60*time.Second, func() bool {
+		code, docs := searchDocs(addr, probeQuery)
+		first = docs
+		return code == http.StatusOK
+	}, "the gateway's first search")
+	if len(first) == 0 {
+		return ""
+	}
+	return first[0].ID
+}
+
+// probeQuery is the query of the gateway's searches and of some of the
+// load's requests; its first answer at the start is the document the
+// documents load deletes first.
+const probeQuery = "gzip"
+
 // pacedLoad publishes a request every 1/loadRate s until ctx is done. The
 // records are produced with produceCtx, which outlives ctx: with the load's
 // own context, records still buffered when the load stopped were failed
 // with "context canceled", and so were 481 of the later poison burst's
 // (franz-go fails a batch by its first record's context).
 func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, topic string) {
-	queries := []string{"gzip", "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
+	queries := []string{probeQuery, "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	tick := time.NewTicker(time.Second / loadRate)
 	defer tick.Stop()
 	for i := 0; ; i++ {
@@ -388,7 +414,7 @@ func (g *gatewayStats) drive(ctx context.Context, addr string) {
 			return
 		case <-tick.C:
 		}
-		code := searchStatus(addr, "gzip")
+		code, _ := searchDocs(addr, probeQuery)
 		g.mu.Lock()
 		if g.statuses == nil {
 			g.statuses = map[int]int{}
@@ -408,17 +434,21 @@ func (g *gatewayStats) String() string {
 	return "searches by status " + string(b)
 }
 
-// search posts one search to the gateway and returns its status (0: no
-// answer).
-func searchStatus(addr, query string) int {
+// searchDocs posts one search to the gateway and returns its status (0:
+// no answer) and, when 200, the documents it answered.
+func searchDocs(addr, query string) (int, []messages.Document) {
 	body, _ := json.Marshal(map[string]string{"query": query})
 	cl := http.Client{Timeout: 20 * time.Second}
 	resp, err := cl.Post("http://"+addr+"/v1/search", "application/json", bytes.NewReader(body))
 	if err != nil {
-		return 0
+		return 0, nil
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	var answer gateway.SearchResponse
+	if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&answer) != nil {
+		return -1, nil // a 200 whose body is not an answer
+	}
+	return resp.StatusCode, answer.Documents
 }
 
 // kafkaClient is a franz-go client of the broker at addr, closed with t.

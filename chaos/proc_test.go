@@ -93,6 +93,13 @@ func (p *proc) exited(timeout time.Duration) (error, bool) {
 	}
 }
 
+// incarnations is how many incarnations were started.
+func (p *proc) incarnations() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runs
+}
+
 // kill ends the running incarnation, if any, for the test's cleanup.
 func (p *proc) kill() {
 	p.mu.Lock()
