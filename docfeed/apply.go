@@ -17,10 +17,13 @@ import (
 	"github.com/kretrieve/kretrieve/search"
 )
 
-// decode returns the change a documents record asks for: a tombstone
+// Decode returns the change a documents record asks for: a tombstone
 // deletes its key, a value upserts the document it holds, which must be
-// valid (corpus.ParseDocument) and have the key as its id.
-func decode(r *kgo.Record) (search.Change, error) {
+// valid (corpus.ParseDocument) and have the key (at most
+// messages.MaxDocumentIDBytes) as its id. Anything else is an error: the
+// record is dead-lettered. Workers apply records by this rule, and
+// `kretrieve documents verify` reads the topic by it.
+func Decode(r *kgo.Record) (search.Change, error) {
 	id := string(r.Key)
 	switch {
 	case len(r.Key) == 0:
@@ -56,7 +59,7 @@ func (f *Follower) apply(ctx context.Context, recs []*kgo.Record) error {
 	for _, r := range recs {
 		next[r.Partition] = r.Offset + 1
 		newest = later(newest, r.Timestamp)
-		c, err := decode(r)
+		c, err := Decode(r)
 		if err == nil {
 			changes = append(changes, c)
 			continue

@@ -235,11 +235,15 @@ func (f *Follower) plan(ctx context.Context, starts, ends map[int32]int64) (map[
 	for p := range ends {
 		o, ok := pos[p]
 		if !ok {
+			// Nothing applied yet: everything before the log start is
+			// gone, so that is where the partition stands (a partition
+			// emptied by retention is caught up at once).
 			o = starts[p]
 		}
 		out[p] = o
 	}
 	f.mu.Lock()
+	maps.Copy(f.pos, out)
 	f.target, f.ends = maps.Clone(ends), maps.Clone(ends)
 	f.mu.Unlock()
 	f.checkReady()

@@ -212,3 +212,22 @@ func TestFollowersAgree(t *testing.T) {
 		t.Fatal("no documents left: the test proves nothing")
 	}
 }
+
+// TestEmptiedPartitionIsCaughtUp: a partition whose records were all
+// deleted (log start = end > 0) holds nothing to apply: a new follower is
+// ready at once, not waiting for offsets that will never come.
+func TestEmptiedPartitionIsCaughtUp(t *testing.T) {
+	e := newEnv(t, 2)
+	e.upsert(0, doc("gone", "deleted by retention"), doc("gone-too", "also"))
+	e.upsert(1, doc("kept", "still there"))
+	var upTo kadm.Offsets
+	upTo.Add(kadm.Offset{Topic: topic, Partition: 0, At: 2})
+	if resp, err := e.adm.DeleteRecords(t.Context(), upTo); err != nil || resp.Error() != nil {
+		t.Fatalf("delete records: %v %v", err, resp.Error())
+	}
+	f := e.start("retrieval", "")
+	f.waitReady(t)
+	if s := f.Status(); f.has("gone") || !f.has("kept") || s.Behind != 0 || s.Offsets[0] != 2 {
+		t.Errorf("after an emptied partition: %+v", s)
+	}
+}

@@ -11,8 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kretrieve/kretrieve/corpus"
-	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/docfeed"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -51,12 +50,12 @@ func readDocumentsState(ctx context.Context, opts []kgo.Opt, topic string, keepD
 
 // fold applies one record as a worker applies it: a tombstone deletes its
 // key, a document upserts; a record that is not a document (see
-// decodeDocumentRecord) changes nothing.
+// docfeed.Decode) changes nothing.
 func (s *documentsState) fold(r *kgo.Record) {
 	if r.Attrs.IsControl() {
 		return
 	}
-	c, err := decodeDocumentRecord(r)
+	c, err := docfeed.Decode(r)
 	switch {
 	case err != nil:
 		s.refused++
@@ -95,31 +94,6 @@ func (s *documentsState) documents() []search.Document {
 // every partition at its end offset.
 func (s *documentsState) position() search.Position {
 	return search.Position{Topic: s.topic, Offsets: maps.Clone(s.ends)}
-}
-
-// decodeDocumentRecord returns the change a documents record asks for, by
-// the rule a worker applies it with (package docfeed): a tombstone
-// deletes its key; a value upserts the document it holds, which must be
-// valid (corpus.ParseDocument) and have the key, at most
-// messages.MaxDocumentIDBytes, as its id. Anything else is an error.
-func decodeDocumentRecord(r *kgo.Record) (search.Change, error) {
-	id := string(r.Key)
-	switch {
-	case len(r.Key) == 0:
-		return search.Change{}, errors.New("document record without a key: the key is the document id")
-	case len(r.Key) > messages.MaxDocumentIDBytes:
-		return search.Change{}, fmt.Errorf("key of %d bytes: a document id is at most %d", len(r.Key), messages.MaxDocumentIDBytes)
-	case r.Value == nil:
-		return search.Change{ID: id}, nil
-	}
-	doc, err := corpus.ParseDocument(r.Value)
-	if err != nil {
-		return search.Change{}, err
-	}
-	if doc.ID != id {
-		return search.Change{}, errors.New("the record key is not the document's id")
-	}
-	return search.Change{ID: id, Doc: &doc}, nil
 }
 
 // readDocumentsTopic reads topic from its log start to the end offsets it
