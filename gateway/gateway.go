@@ -242,6 +242,8 @@ type SearchResponse struct {
 	TraceID   string              `json:"trace_id"`
 	Documents []messages.Document `json:"documents"`
 	Timings   messages.Timings    `json:"timings"`
+	// IndexFreshness is the result's: how fresh each stage's index was.
+	IndexFreshness messages.IndexFreshness `json:"index_freshness,omitempty"`
 }
 
 // AcceptedResponse is the body of 202 and of errors that concern a published
@@ -293,7 +295,7 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		if docs == nil {
 			docs = []messages.Document{}
 		}
-		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, out.Result.Timings})
+		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, out.Result.Timings, out.Result.IndexFreshness})
 	}
 }
 
