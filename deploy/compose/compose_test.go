@@ -66,6 +66,7 @@ type service struct {
 	Environment     map[string]str        `yaml:"environment"`
 	Ports           []string              `yaml:"ports"`
 	Volumes         []string              `yaml:"volumes"`
+	Tmpfs           []string              `yaml:"tmpfs"`
 	DependsOn       map[string]dependency `yaml:"depends_on"`
 	Healthcheck     *struct{ Test []string }
 	Restart         string `yaml:"restart"`
@@ -699,7 +700,9 @@ func TestKafkaInitCreatesTheTopics(t *testing.T) {
 	if d := s.DependsOn[kafka]; d.Condition != "service_healthy" {
 		t.Errorf("kafka-init does not wait for %s to be healthy", kafka)
 	}
-	created := strings.Fields(s.env("TOPICS"))
+	compacted := strings.Fields(s.env("COMPACTED_TOPICS"))
+	created := append(strings.Fields(s.env("TOPICS")), compacted...)
+	checkCompactedLoop(t, sc)
 	for _, pr := range p.procs(t) {
 		if pr.cmd() == "index" {
 			continue
@@ -710,6 +713,11 @@ func TestKafkaInitCreatesTheTopics(t *testing.T) {
 				Requests:   env.envOr("KRETRIEVE_TOPIC_REQUESTS", messages.DefaultRequestsTopic),
 				Candidates: env.envOr("KRETRIEVE_TOPIC_CANDIDATES", messages.DefaultCandidatesTopic),
 				Results:    env.envOr("KRETRIEVE_TOPIC_RESULTS", messages.DefaultResultsTopic),
+				Documents:  env.envOr("KRETRIEVE_TOPIC_DOCUMENTS", messages.DefaultDocumentsTopic),
+			}
+			// kretrieve refuses a documents topic that is not compacted.
+			if !slices.Equal(compacted, []string{topics.Documents}) {
+				t.Errorf("kafka-init creates %v compacted, want the documents topic %s alone", compacted, topics.Documents)
 			}
 			if want := topics.All(); !sameSet(created, want) {
 				t.Errorf("kafka-init creates %v, the service uses %v", created, want)
@@ -722,6 +730,34 @@ func TestKafkaInitCreatesTheTopics(t *testing.T) {
 				t.Error("does not wait for kafka-init to complete (the topics would be created with kretrieve's defaults, racing it)")
 			}
 		})
+	}
+}
+
+// checkCompactedLoop checks that kafka-init's script creates each topic of
+// $COMPACTED_TOPICS with cleanup.policy=compact, and the others without.
+func checkCompactedLoop(t *testing.T, script string) {
+	t.Helper()
+	compact := "--config " + kafkaclient.CleanupPolicy + "=compact"
+	var loop string
+	var found bool
+	for line := range strings.Lines(script) {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "for" && f[2] == "in" {
+			loop = strings.TrimSuffix(f[3], ";")
+			continue
+		}
+		if !strings.Contains(line, "kafka-topics.sh") || !strings.Contains(line, "--create") {
+			continue
+		}
+		switch has := strings.Contains(line, compact); {
+		case loop == "$COMPACTED_TOPICS" && has:
+			found = true
+		case loop == "$COMPACTED_TOPICS" || has:
+			t.Errorf("kafka-init: %q in the loop over %s: want %q exactly for $COMPACTED_TOPICS", strings.TrimSpace(line), loop, compact)
+		}
+	}
+	if !found {
+		t.Errorf("kafka-init's script creates no topic of $COMPACTED_TOPICS with %s", compact)
 	}
 }
 
@@ -757,46 +793,94 @@ func TestOTLPEndpointIsTheCollector(t *testing.T) {
 	}
 }
 
-func TestWorkersReadTheIndexServiceBuilds(t *testing.T) {
+// TestWorkersFollowTheDocumentsTopic: no service builds an index; each
+// worker follows the documents topic into a directory of its own
+// container (a tmpfs: the image is read-only and has no /tmp), serves
+// /readyz for when it has caught up, and waits for Kafka only.
+func TestWorkersFollowTheDocumentsTopic(t *testing.T) {
 	p := load(t)
-	build := p.procOf(t, "index")
-	target, ok := build.flagValue("index")
-	if !ok {
-		t.Fatalf("service %s: index without --index", build.service)
-	}
-	bm, brel, ok := build.svc.within(t, target)
-	switch {
-	case !ok || bm.bind || bm.readOnly:
-		t.Fatalf("service %s builds into %s, which is not in a writable named volume", build.service, target)
-	case brel == ".":
-		// search.Build renames the finished index into place, which a
-		// mount point refuses.
-		t.Fatalf("service %s builds into the mount point %s: build into a subdirectory", build.service, target)
-	}
-	// bleve writes 0600 files; the kretrieve image runs as another user.
-	if sc, _ := build.svc.script(); !strings.Contains(sc, "chmod -R a+rX "+target) {
-		t.Errorf("service %s: the index is not made readable (chmod -R a+rX %s)", build.service, target)
+	for _, pr := range p.procs(t) {
+		if pr.cmd() == "index" {
+			t.Errorf("service %s builds an index: workers take their documents from the topic", pr.service)
+		}
 	}
 	for _, role := range stages {
 		t.Run(role, func(t *testing.T) {
 			w := p.procOf(t, role)
-			dir := w.svc.env("KRETRIEVE_INDEX")
-			if dir == "" {
-				t.Fatal("KRETRIEVE_INDEX unset: every worker would build the index in memory at start-up")
+			checkWorkerIndexDir(t, w.svc)
+			listen := w.svc.env("KRETRIEVE_HEALTH_LISTEN")
+			host, _, err := net.SplitHostPort(listen)
+			if err != nil {
+				t.Errorf("KRETRIEVE_HEALTH_LISTEN=%q: %v (the worker's /readyz says when its index has caught up)", listen, err)
+			} else if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+				t.Errorf("KRETRIEVE_HEALTH_LISTEN=%s: a loopback address is unreachable from the other containers", listen)
 			}
-			m, rel, ok := w.svc.within(t, dir)
-			switch {
-			case !ok:
-				t.Fatalf("KRETRIEVE_INDEX=%s is not in a volume", dir)
-			case !m.readOnly:
-				t.Errorf("the index volume must be mounted read-only")
-			case m.source != bm.source || rel != brel:
-				t.Errorf("KRETRIEVE_INDEX=%s is %s/%s, the index service builds %s/%s", dir, m.source, rel, bm.source, brel)
-			}
-			if d := w.svc.DependsOn[build.service]; d.Condition != "service_completed_successfully" {
-				t.Errorf("does not wait for %s to complete", build.service)
+			for dep := range w.svc.DependsOn {
+				for _, pr := range p.procs(t) {
+					if pr.service == dep && (pr.cmd() == "ingest" || pr.cmd() == "index") {
+						t.Errorf("depends on %s (kretrieve %s): a worker needs only Kafka, documents arrive live", dep, pr.cmd())
+					}
+				}
 			}
 		})
+	}
+}
+
+// checkWorkerIndexDir checks that a worker's index directory,
+// KRETRIEVE_INDEX or else a new directory in the temporary directory, is
+// on a tmpfs of the container: per container, so scaled replicas do not
+// share it (each worker opens its index exclusively), and writable in a
+// read-only image.
+func checkWorkerIndexDir(t *testing.T, s service) {
+	t.Helper()
+	dir := s.env("KRETRIEVE_INDEX")
+	parent := dir
+	if dir == "" {
+		parent = s.envOr("TMPDIR", "/tmp") // os.TempDir in the image
+	}
+	if m, _, ok := s.within(t, parent); ok {
+		t.Errorf("the index directory %s is on volume %s: scaled replicas would share it; use a tmpfs", parent, m.source)
+	}
+	var mount string
+	for _, v := range s.Tmpfs {
+		target, _, _ := strings.Cut(v, ":")
+		if r, err := filepath.Rel(target, parent); err == nil && r != ".." && !strings.HasPrefix(r, "../") && len(target) > len(mount) {
+			mount = target
+		}
+	}
+	switch {
+	case mount == "":
+		t.Errorf("the index directory %s is on no tmpfs (tmpfs: %v): the image's root is read-only and has no /tmp", parent, s.Tmpfs)
+	case dir != "" && path.Clean(dir) == path.Clean(mount):
+		// The index is created next to its place and renamed into it,
+		// which a mount point refuses.
+		t.Errorf("KRETRIEVE_INDEX=%s is the tmpfs mount point: use a subdirectory", dir)
+	}
+}
+
+// TestIngestService: a one-shot service publishes the documents with
+// `kretrieve ingest` to the documents topic the workers follow; the Go
+// docs need a Go installation, which the kretrieve image lacks.
+func TestIngestService(t *testing.T) {
+	p := load(t)
+	in := p.procOf(t, "ingest")
+	if r := in.svc.Restart; r != "no" {
+		t.Errorf("service %s: restart %q: want \"no\", a one-shot (ingest exits when it has published)", in.service, r)
+	}
+	_, jsonl := in.flagValue("jsonl")
+	if !jsonl && in.svc.env("KRETRIEVE_JSONL") == "" {
+		repo, _ := splitImage(in.svc.Image)
+		_, goroot := in.flagValue("goroot")
+		if repo != "golang" || !goroot && in.svc.env("KRETRIEVE_GOROOT") == "" {
+			t.Errorf("service %s publishes the Go docs: want the golang image and --goroot (the kretrieve image has no Go installation)", in.service)
+		}
+	}
+	topic := in.svc.envOr("KRETRIEVE_TOPIC_DOCUMENTS", messages.DefaultDocumentsTopic)
+	for _, role := range stages {
+		w := p.procOf(t, role)
+		if got := w.svc.envOr("KRETRIEVE_TOPIC_DOCUMENTS", messages.DefaultDocumentsTopic); got != topic {
+			t.Errorf("%s follows %s, %s publishes to %s", w.service, got, in.service, topic)
+		}
 	}
 }
 

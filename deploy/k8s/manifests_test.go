@@ -133,6 +133,10 @@ type envVar struct {
 		FieldRef *struct {
 			FieldPath string `yaml:"fieldPath"`
 		} `yaml:"fieldRef"`
+		SecretKeyRef *struct {
+			Name string `yaml:"name"`
+			Key  string `yaml:"key"`
+		} `yaml:"secretKeyRef"`
 	} `yaml:"valueFrom"`
 }
 
@@ -142,6 +146,23 @@ type probe struct {
 		Port   intOrString `yaml:"port"`
 		Scheme string      `yaml:"scheme"`
 	} `yaml:"httpGet"`
+	InitialDelaySeconds int  `yaml:"initialDelaySeconds"`
+	PeriodSeconds       *int `yaml:"periodSeconds"`
+	FailureThreshold    *int `yaml:"failureThreshold"`
+}
+
+// budget is how long a probe lets a container fail before it acts: the
+// initial delay plus failureThreshold periods (Kubernetes defaults: 10 s
+// and 3).
+func (p probe) budget() time.Duration {
+	period, failures := 10, 3
+	if p.PeriodSeconds != nil {
+		period = *p.PeriodSeconds
+	}
+	if p.FailureThreshold != nil {
+		failures = *p.FailureThreshold
+	}
+	return time.Duration(p.InitialDelaySeconds+period*failures) * time.Second
 }
 
 type volumeMount struct {
@@ -166,6 +187,10 @@ type container struct {
 		ConfigMapRef *struct {
 			Name string `yaml:"name"`
 		} `yaml:"configMapRef"`
+		SecretRef *struct {
+			Name     string `yaml:"name"`
+			Optional bool   `yaml:"optional"`
+		} `yaml:"secretRef"`
 	} `yaml:"envFrom"`
 	Env       []envVar `yaml:"env"`
 	Resources struct {
@@ -186,17 +211,34 @@ type container struct {
 	VolumeMounts    []volumeMount   `yaml:"volumeMounts"`
 }
 
+type volume struct {
+	Name     string `yaml:"name"`
+	EmptyDir *struct {
+		SizeLimit string `yaml:"sizeLimit"`
+	} `yaml:"emptyDir"`
+	PersistentVolumeClaim *struct {
+		ClaimName string `yaml:"claimName"`
+	} `yaml:"persistentVolumeClaim"`
+	Secret *struct {
+		SecretName string `yaml:"secretName"`
+	} `yaml:"secret"`
+}
+
+// deployment is a Deployment or a Job: a workload with a pod template.
 type deployment struct {
 	header `yaml:",inline"`
 	Spec   struct {
-		Replicas *int `yaml:"replicas"`
-		Template struct {
+		Replicas     *int `yaml:"replicas"`
+		BackoffLimit *int `yaml:"backoffLimit"`
+		Template     struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
 				TerminationGracePeriodSeconds *int            `yaml:"terminationGracePeriodSeconds"`
+				RestartPolicy                 string          `yaml:"restartPolicy"`
 				SecurityContext               securityContext `yaml:"securityContext"`
 				InitContainers                []container     `yaml:"initContainers"`
 				Containers                    []container     `yaml:"containers"`
+				Volumes                       []volume        `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
@@ -242,6 +284,7 @@ type manifests struct {
 		Resources []string `yaml:"resources"`
 	}
 	deployments   []deployment
+	jobs          []deployment
 	services      []service
 	configMaps    map[string]configMap
 	scaledObjects []scaledObject
@@ -303,6 +346,12 @@ func (m *manifests) add(doc *yaml.Node) error {
 			return err
 		}
 		m.deployments = append(m.deployments, d)
+	case "Job":
+		var j deployment
+		if err := doc.Decode(&j); err != nil {
+			return err
+		}
+		m.jobs = append(m.jobs, j)
 	case "Service":
 		var s service
 		if err := doc.Decode(&s); err != nil {
@@ -445,9 +494,10 @@ func documentedVars(t *testing.T) (kretrieve map[string][]string, otel map[strin
 // envName is the variable bound to a flag.
 func envName(flag string) string { return configdoc.EnvName(flag) }
 
-// eachContainer calls f for every init and regular container.
+// eachContainer calls f for every init and regular container of every
+// Deployment and Job.
 func (m *manifests) eachContainer(t *testing.T, f func(t *testing.T, d deployment, c container)) {
-	for _, d := range m.deployments {
+	for _, d := range append(slices.Clone(m.deployments), m.jobs...) {
 		spec := d.Spec.Template.Spec
 		for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
 			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) { f(t, d, c) })
@@ -546,51 +596,9 @@ func TestGatewayPortsProbesAndService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		listen := env["KRETRIEVE_HTTP_LISTEN"]
-		_, portText, err := net.SplitHostPort(listen)
-		if err != nil {
-			t.Fatalf("KRETRIEVE_HTTP_LISTEN=%q: %v (the default 127.0.0.1:8080 is unreachable from outside the pod)", listen, err)
-		}
-		port, _ := strconv.Atoi(portText)
-		// resolve turns a port number or container port name into a number.
-		resolve := func(p intOrString) int {
-			if p.name == "" {
-				return p.num
-			}
-			for _, cp := range c.Ports {
-				if cp.Name == p.name {
-					return cp.ContainerPort
-				}
-			}
-			return -1
-		}
-		if !slices.ContainsFunc(c.Ports, func(p containerPort) bool { return p.ContainerPort == port }) {
-			t.Errorf("no containerPort %d (KRETRIEVE_HTTP_LISTEN=%s)", port, listen)
-		}
-		for _, p := range []struct {
-			kind  string
-			probe *probe
-			paths []string
-		}{
-			{"readinessProbe", c.ReadinessProbe, []string{"/readyz"}},
-			{"livenessProbe", c.LivenessProbe, []string{"/healthz"}},
-			{"startupProbe", c.StartupProbe, []string{"/healthz", "/readyz"}},
-		} {
-			if p.probe == nil {
-				if p.kind != "startupProbe" {
-					t.Errorf("%s: missing", p.kind)
-				}
-				continue
-			}
-			g := p.probe.HTTPGet
-			if g == nil {
-				t.Errorf("%s: want an httpGet probe", p.kind)
-				continue
-			}
-			if !slices.Contains(p.paths, g.Path) || resolve(g.Port) != port || (g.Scheme != "" && g.Scheme != "HTTP") {
-				t.Errorf("%s: GET %s on port %s (%s), want %v on port %d over HTTP", p.kind, g.Path, g.Port, g.Scheme, p.paths, port)
-			}
-		}
+		port := listenPort(t, c, env, "KRETRIEVE_HTTP_LISTEN")
+		checkProbes(t, c, port, false)
+		resolve := func(p intOrString) int { return resolvePort(c, p) }
 		labels := d.Spec.Template.Metadata.Labels
 		var served bool
 		for _, s := range m.services {
@@ -622,6 +630,74 @@ func TestGatewayPortsProbesAndService(t *testing.T) {
 	}
 }
 
+// listenPort returns the port of the address in the container's variable
+// listenVar, checking that it is reachable from outside the pod (not
+// loopback) and a containerPort.
+func listenPort(t *testing.T, c container, env map[string]string, listenVar string) int {
+	t.Helper()
+	listen := env[listenVar]
+	host, portText, err := net.SplitHostPort(listen)
+	if err != nil {
+		t.Fatalf("%s=%q: %v (the default 127.0.0.1 is unreachable from outside the pod)", listenVar, listen, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		t.Errorf("%s=%s: a loopback address is unreachable from the kubelet's probes", listenVar, listen)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", listenVar, listen, err)
+	}
+	if !slices.ContainsFunc(c.Ports, func(p containerPort) bool { return p.ContainerPort == port }) {
+		t.Errorf("no containerPort %d (%s=%s)", port, listenVar, listen)
+	}
+	return port
+}
+
+// resolvePort turns a port number or container port name into a number
+// (-1: no such name).
+func resolvePort(c container, p intOrString) int {
+	if p.name == "" {
+		return p.num
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.name {
+			return cp.ContainerPort
+		}
+	}
+	return -1
+}
+
+// checkProbes checks a container's HTTP probes on port: readiness on
+// /readyz, liveness on /healthz, and startup (required when
+// startupRequired) on either.
+func checkProbes(t *testing.T, c container, port int, startupRequired bool) {
+	t.Helper()
+	for _, p := range []struct {
+		kind  string
+		probe *probe
+		paths []string
+	}{
+		{"readinessProbe", c.ReadinessProbe, []string{"/readyz"}},
+		{"livenessProbe", c.LivenessProbe, []string{"/healthz"}},
+		{"startupProbe", c.StartupProbe, []string{"/healthz", "/readyz"}},
+	} {
+		if p.probe == nil {
+			if p.kind != "startupProbe" || startupRequired {
+				t.Errorf("%s: missing", p.kind)
+			}
+			continue
+		}
+		g := p.probe.HTTPGet
+		if g == nil {
+			t.Errorf("%s: want an httpGet probe", p.kind)
+			continue
+		}
+		if !slices.Contains(p.paths, g.Path) || resolvePort(c, g.Port) != port || (g.Scheme != "" && g.Scheme != "HTTP") {
+			t.Errorf("%s: GET %s on port %s (%s), want %v on port %d over HTTP", p.kind, g.Path, g.Port, g.Scheme, p.paths, port)
+		}
+	}
+}
+
 // selects reports whether a non-empty selector matches labels.
 func selects(selector, labels map[string]string) bool {
 	if len(selector) == 0 {
@@ -635,12 +711,62 @@ func selects(selector, labels map[string]string) bool {
 	return true
 }
 
-func TestOnlyGatewaysHaveProbes(t *testing.T) {
-	// Workers have no HTTP port: a probe on them could only be made up.
+// minWorkerStartup is the least a worker's startup probe must allow
+// before liveness takes over: the wait for Kafka at start and the catch-up
+// with the documents topic (about 2 s for the 8,352 documents of the Go
+// corpus on one machine; minutes for a corpus a hundred times larger over
+// a network).
+const minWorkerStartup = 5 * time.Minute
+
+// TestWorkersServeHealthAndHaveProbes: every worker serves /healthz and
+// /readyz on KRETRIEVE_HEALTH_LISTEN, exposed as a containerPort, is not
+// ready until its index has caught up (/readyz) and gets a startup probe
+// long enough for the catch-up.
+func TestWorkersServeHealthAndHaveProbes(t *testing.T) {
+	m := load(t)
+	var found int
+	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
+		if cmd, _ := subcommand(c); roles[cmd].group == "" {
+			return
+		}
+		found++
+		env, err := m.env(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env["KRETRIEVE_HEALTH_LISTEN"] == "" {
+			t.Fatal("KRETRIEVE_HEALTH_LISTEN unset: the worker serves no /readyz to say when its index has caught up")
+		}
+		port := listenPort(t, c, env, "KRETRIEVE_HEALTH_LISTEN")
+		checkProbes(t, c, port, true)
+		if p := c.StartupProbe; p != nil && p.budget() < minWorkerStartup {
+			t.Errorf("startupProbe allows %v: want at least %v for the wait for Kafka and the catch-up with the documents topic", p.budget(), minWorkerStartup)
+		}
+	})
+	if found < len(stages) {
+		t.Errorf("%d worker containers, want one per stage (%d)", found, len(stages))
+	}
+}
+
+func TestProbesOnlyWhereHTTPIsServed(t *testing.T) {
+	// A probe on a container that serves no HTTP could only be made up:
+	// the gateway serves KRETRIEVE_HTTP_LISTEN, workers
+	// KRETRIEVE_HEALTH_LISTEN, and nothing else (the ingest Job) has a
+	// port.
 	m := load(t)
 	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
-		if cmd, _ := subcommand(c); cmd != "gateway" && (c.StartupProbe != nil || c.LivenessProbe != nil || c.ReadinessProbe != nil) {
-			t.Errorf("%s serves no HTTP endpoint to probe; it is supervised by its exit status", cmd)
+		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
+			return
+		}
+		env, err := m.env(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, _ := subcommand(c)
+		_, worker := roles[cmd]
+		serves := cmd == "gateway" && env["KRETRIEVE_HTTP_LISTEN"] != "" || worker && env["KRETRIEVE_HEALTH_LISTEN"] != ""
+		if !serves {
+			t.Errorf("%s has probes but serves no HTTP endpoint; it is supervised by its exit status", cmd)
 		}
 	})
 }
@@ -792,58 +918,173 @@ func TestScaledObjects(t *testing.T) {
 	}
 }
 
-func TestWorkersReadTheInitContainersIndex(t *testing.T) {
+// TestWorkersCacheTheIndexOnTheirOwnVolume: no pod builds the index (no
+// init container runs `kretrieve index`); each worker follows the
+// documents topic into KRETRIEVE_INDEX, a subdirectory of a writable
+// volume of its own pod.
+func TestWorkersCacheTheIndexOnTheirOwnVolume(t *testing.T) {
 	m := load(t)
 	for _, d := range m.deployments {
 		spec := d.Spec.Template.Spec
-		for _, c := range spec.Containers {
-			env, err := m.env(c)
-			if err != nil {
-				t.Fatal(err)
+		for _, ic := range spec.InitContainers {
+			if cmd, _ := subcommand(ic); cmd == "index" {
+				t.Errorf("%s: init container %s builds the index in every pod: workers take their documents from the topic", d.Metadata.Name, ic.Name)
 			}
-			dir := env["KRETRIEVE_INDEX"]
-			cmd, _ := subcommand(c)
-			if _, worker := roles[cmd]; !worker || dir == "" {
+		}
+		for _, c := range spec.Containers {
+			if cmd, _ := subcommand(c); roles[cmd].group == "" {
 				continue
 			}
 			t.Run(d.Metadata.Name+"/"+c.Name, func(t *testing.T) {
-				i := slices.IndexFunc(c.VolumeMounts, func(v volumeMount) bool { return path.Clean(v.MountPath) == path.Clean(dir) })
-				if i < 0 {
-					t.Fatalf("KRETRIEVE_INDEX=%s is not a volume mount", dir)
+				env, err := m.env(c)
+				if err != nil {
+					t.Fatal(err)
 				}
-				mount := c.VolumeMounts[i]
-				if !mount.ReadOnly {
-					t.Errorf("the index mount %s must be readOnly", dir)
-				}
-				var built bool
-				for _, ic := range spec.InitContainers {
-					if cmd, _ := subcommand(ic); cmd != "index" {
-						continue
-					}
-					if ic.Image != c.Image {
-						t.Errorf("init container %s image %q differs from %q: index and reader should be one build", ic.Name, ic.Image, c.Image)
-					}
-					target, ok := flagValue(ic, "index")
-					j := slices.IndexFunc(ic.VolumeMounts, func(v volumeMount) bool { return v.Name == mount.Name })
-					if !ok || j < 0 {
-						continue
-					}
-					at := ic.VolumeMounts[j].MountPath
-					if path.Clean(target) == path.Clean(at) {
-						// search.Build renames the finished index into
-						// place, which a mount point refuses.
-						t.Errorf("init container %s builds into the mount point %s: build into a subdirectory", ic.Name, at)
-					}
-					if path.Join(at, mount.SubPath) == path.Clean(target) {
-						built = true
-					}
-				}
-				if !built {
-					t.Errorf("no init container runs `index --index DIR` into volume %q subPath %q", mount.Name, mount.SubPath)
-				}
+				checkIndexCache(t, d, c, env["KRETRIEVE_INDEX"])
 			})
 		}
 	}
+}
+
+// checkIndexCache checks that dir, a worker's KRETRIEVE_INDEX, is a
+// subdirectory of a writable volume of the pod that no other pod shares.
+func checkIndexCache(t *testing.T, d deployment, c container, dir string) {
+	t.Helper()
+	if dir == "" {
+		// The worker would follow into a temporary directory, which a
+		// read-only root file system does not have.
+		t.Fatal("KRETRIEVE_INDEX unset: the worker needs a writable directory for its index")
+	}
+	var (
+		mount volumeMount
+		found bool
+	)
+	for _, v := range c.VolumeMounts {
+		rel, err := filepath.Rel(v.MountPath, dir)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || (found && len(v.MountPath) <= len(mount.MountPath)) {
+			continue
+		}
+		mount, found = v, true
+	}
+	switch {
+	case !found:
+		t.Fatalf("KRETRIEVE_INDEX=%s is not on a volume", dir)
+	case mount.ReadOnly:
+		t.Errorf("KRETRIEVE_INDEX=%s is on the read-only mount %s: the worker writes its index", dir, mount.MountPath)
+	case path.Clean(mount.MountPath) == path.Clean(dir):
+		// The index is created next to its place and renamed into it,
+		// and removed and created again to rebuild: a mount point
+		// refuses both.
+		t.Errorf("KRETRIEVE_INDEX=%s is the mount point itself: use a subdirectory", dir)
+	}
+	i := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v volume) bool { return v.Name == mount.Name })
+	if i < 0 {
+		t.Fatalf("volume %q is not declared", mount.Name)
+	}
+	v := d.Spec.Template.Spec.Volumes[i]
+	switch {
+	case v.PersistentVolumeClaim != nil:
+		// Every replica of a Deployment mounts the same claim; each
+		// worker opens its index exclusively.
+		t.Errorf("volume %s: claim %s would be shared by the Deployment's replicas: an emptyDir, or a StatefulSet's volumeClaimTemplates", v.Name, v.PersistentVolumeClaim.ClaimName)
+	case v.EmptyDir == nil:
+		t.Errorf("volume %s: want an emptyDir for the index cache", v.Name)
+	}
+}
+
+// TestIngestJob: one Job publishes the documents with `kretrieve ingest`
+// to the brokers and documents topic the workers follow, as a one-shot pod,
+// with Kafka credentials of its own (the ingest ACL role) that no other
+// workload reads.
+func TestIngestJob(t *testing.T) {
+	m := load(t)
+	var ingest []deployment
+	for _, j := range m.jobs {
+		for _, c := range j.Spec.Template.Spec.Containers {
+			if cmd, _ := subcommand(c); cmd == "ingest" {
+				ingest = append(ingest, j)
+			}
+		}
+	}
+	if len(ingest) != 1 {
+		t.Fatalf("%d Jobs run `kretrieve ingest`, want 1: nothing else puts documents in the topic", len(ingest))
+	}
+	job := ingest[0]
+	spec := job.Spec.Template.Spec
+	if p := spec.RestartPolicy; p != "Never" && p != "OnFailure" {
+		t.Errorf("restartPolicy %q: a Job's pods need Never or OnFailure", p)
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers, want the ingest one alone", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	env, err := m.env(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	documentsTopic := func(env map[string]string) string {
+		return envOr(env, "KRETRIEVE_TOPIC_DOCUMENTS", messages.DefaultDocumentsTopic)
+	}
+	for _, d := range m.deployments {
+		for _, w := range d.Spec.Template.Spec.Containers {
+			if cmd, _ := subcommand(w); roles[cmd].group == "" {
+				continue
+			}
+			wenv, err := m.env(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := envOr(env, "KRETRIEVE_BROKERS", defaultBrokers), envOr(wenv, "KRETRIEVE_BROKERS", defaultBrokers); a != b {
+				t.Errorf("ingest publishes to brokers %s, %s/%s reads %s", a, d.Metadata.Name, w.Name, b)
+			}
+			if a, b := documentsTopic(env), documentsTopic(wenv); a != b {
+				t.Errorf("ingest publishes to topic %s, %s/%s follows %s", a, d.Metadata.Name, w.Name, b)
+			}
+		}
+	}
+	own := secretsOf(job)
+	if len(own) == 0 {
+		t.Error("no Secret: ingest must run with the ingest role's Kafka credentials, not a shared identity")
+	}
+	for _, from := range c.EnvFrom {
+		if from.SecretRef != nil && !from.SecretRef.Optional {
+			t.Errorf("secretRef %s is not optional: the Job would not start on a cluster without SASL", from.SecretRef.Name)
+		}
+	}
+	for _, other := range append(slices.Clone(m.deployments), m.jobs...) {
+		if other.Metadata.Name == job.Metadata.Name {
+			continue
+		}
+		for name := range secretsOf(other) {
+			if own[name] {
+				t.Errorf("Secret %s is read by %s too: each role has its own credentials (least privilege)", name, other.Metadata.Name)
+			}
+		}
+	}
+}
+
+// secretsOf returns the names of the Secrets a workload's pods read.
+func secretsOf(d deployment) map[string]bool {
+	out := map[string]bool{}
+	spec := d.Spec.Template.Spec
+	for _, v := range spec.Volumes {
+		if v.Secret != nil {
+			out[v.Secret.SecretName] = true
+		}
+	}
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		for _, from := range c.EnvFrom {
+			if from.SecretRef != nil {
+				out[from.SecretRef.Name] = true
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				out[e.ValueFrom.SecretKeyRef.Name] = true
+			}
+		}
+	}
+	return out
 }
 
 func TestSecurityAndResources(t *testing.T) {
