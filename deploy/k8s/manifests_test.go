@@ -403,23 +403,6 @@ func subcommand(c container) (string, error) {
 	return argv[0], nil
 }
 
-// flagValue returns the value of --name in a container's args.
-func flagValue(c container, name string) (string, bool) {
-	for i, a := range c.Args {
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		a = "--" + strings.TrimLeft(a, "-")
-		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
-			return v, true
-		}
-		if a == "--"+name && i+1 < len(c.Args) {
-			return c.Args[i+1], true
-		}
-	}
-	return "", false
-}
-
 // envRef matches a $(VAR) reference that Kubernetes expands ($$(VAR) is an
 // escaped literal).
 var envRef = regexp.MustCompile(`\$?\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
