@@ -35,17 +35,7 @@ a dead letter is replayed once per group. Letters that --reason or
 		Example: `  kretrieve dlq list
   kretrieve dlq replay --dry-run`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				cmd.SetOut(e.stderr)
-				_ = cmd.Help()
-				return errors.New("dlq: missing subcommand: list or replay")
-			case args[0] == "help":
-				return cmd.Help()
-			}
-			return fmt.Errorf("dlq: unknown subcommand %q (see kretrieve dlq --help)", args[0])
-		},
+		RunE: e.subcommandOnly("dlq", "list or replay"),
 	}
 	for _, sub := range []struct{ name, short, example string }{
 		{"list", "Print dead letters, oldest first (a table, or --json lines)", `  kretrieve dlq list

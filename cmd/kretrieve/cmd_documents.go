@@ -35,17 +35,7 @@ func (e *cli) documentsCommand() *cobra.Command {
 follows. verify checks that workers' indexes hold the topic's documents.`,
 		Example: `  kretrieve documents verify --worker http://10.0.0.5:8081 --worker http://10.0.0.6:8081`,
 		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				cmd.SetOut(e.stderr)
-				_ = cmd.Help()
-				return errors.New("documents: missing subcommand: verify")
-			case args[0] == "help":
-				return cmd.Help()
-			}
-			return fmt.Errorf("documents: unknown subcommand %q (see kretrieve documents --help)", args[0])
-		},
+		RunE:    e.subcommandOnly("documents", "verify"),
 	}
 	docs.AddCommand(e.command(&cobra.Command{
 		Use:   "verify --worker URL...",

@@ -204,14 +204,14 @@ func (r *allInOne) prepare(comp *component, pc *pipeline.Config) (release func()
 func (r *allInOne) run(ctx context.Context, comp *component, p *pipeline.Pipeline) (err error) {
 	stopPathways := publishPathways(ctx, r.cfg.pathways, p, comp)
 	defer stopPathways()
-	if err := seedDocuments(ctx, p, comp, r.cfg.index, r.stderr); err != nil {
-		return err
-	}
 	wi, err := openWorkerIndex(ctx, p, docfeed.DefaultName, r.cfg.index, comp.logger)
 	if err != nil {
 		return err
 	}
 	defer wi.Close()
+	if err := wi.seedDocuments(ctx, p, comp, r.stderr); err != nil {
+		return err
+	}
 	return wi.while(ctx, comp.logger, func(ctx context.Context) error { return r.runOn(ctx, comp, p, wi, stopPathways) })
 }
 

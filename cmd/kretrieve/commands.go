@@ -116,3 +116,20 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// subcommandOnly is the RunE of a command that only groups subcommands
+// (want names them): without one it prints its help to stderr and fails;
+// "help" prints the help; anything else is an unknown subcommand.
+func (e *cli) subcommandOnly(name, want string) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			cmd.SetOut(e.stderr)
+			_ = cmd.Help()
+			return fmt.Errorf("%s: missing subcommand: %s", name, want)
+		case args[0] == "help":
+			return cmd.Help()
+		}
+		return fmt.Errorf("%s: unknown subcommand %q (see kretrieve %s --help)", name, args[0], name)
+	}
+}

@@ -152,16 +152,10 @@ func (wi *workerIndex) Close() error {
 // seedDocuments publishes the Go standard library documentation to p's
 // documents topic when the topic holds no record, so that `kretrieve run`
 // takes the production path by default: documents from the topic. It
-// does nothing for a static --index (see openWorkerIndex).
-func seedDocuments(ctx context.Context, p *pipeline.Pipeline, comp *component, dir string, stderr io.Writer) error {
-	if dir != "" {
-		if ix, err := search.Open(dir); err == nil {
-			static := len(ix.Position().Offsets) == 0 && ix.Len() > 0
-			_ = ix.Close()
-			if static {
-				return nil
-			}
-		}
+// does nothing for a static index (wi follows no topic).
+func (wi *workerIndex) seedDocuments(ctx context.Context, p *pipeline.Pipeline, comp *component, stderr io.Writer) error {
+	if wi.follower == nil {
+		return nil
 	}
 	topic := p.Topology().Documents
 	_, until, err := topicExtents(ctx, kafkaOptions(p, nil), topic)
