@@ -55,7 +55,7 @@ func (f *Follower) apply(ctx context.Context, recs []*kgo.Record) error {
 	f.mu.Unlock()
 	changes := make([]search.Change, 0, len(recs))
 	var letters []*kgo.Record
-	var newest time.Time
+	newest := f.live.Position().Newest
 	for _, r := range recs {
 		next[r.Partition] = r.Offset + 1
 		newest = later(newest, r.Timestamp)
@@ -75,7 +75,7 @@ func (f *Follower) apply(ctx context.Context, recs []*kgo.Record) error {
 		return err
 	}
 	started := time.Now()
-	res, err := f.live.index().Apply(ctx, changes, search.Position{Topic: f.cfg.Topic, Offsets: next})
+	res, err := f.live.index().Apply(ctx, changes, search.Position{Topic: f.cfg.Topic, Offsets: next, Newest: newest})
 	if err != nil {
 		return fmt.Errorf("apply documents: %w", err)
 	}
@@ -83,9 +83,6 @@ func (f *Follower) apply(ctx context.Context, recs []*kgo.Record) error {
 	f.pos = next
 	f.mu.Unlock()
 	f.applied.Add(int64(len(recs)))
-	if newest.UnixNano() > f.live.newest.Load() {
-		f.live.newest.Store(newest.UnixNano())
-	}
 	f.checkpoint(ctx, recs, started, res)
 	f.checkReady()
 	return nil

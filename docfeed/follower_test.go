@@ -95,6 +95,16 @@ func TestRestartResumesFromItsPosition(t *testing.T) {
 	if g.Index().Digest() == digest {
 		t.Error("digest unchanged by the changes")
 	}
+	_, newest, _ := g.Index().Freshness()
+	g.stop()
+
+	// Restarted with nothing new to apply, it still knows how fresh its
+	// index is: the newest record's time is kept in the index.
+	h := e.start("retrieval", dir)
+	h.waitReady(t)
+	if pos, got, ok := h.Index().Freshness(); !ok || pos != 502 || !got.Equal(newest) {
+		t.Errorf("Freshness() after a restart with nothing new = %d, %v, %v; want 502, %v", pos, got, ok, newest)
+	}
 }
 
 // TestLogStartRebuild: records deleted from the topic before a stopped

@@ -12,8 +12,7 @@ import (
 // it searches and highlights the index the Follower currently applies to
 // (a rebuild replaces it). It is safe for concurrent use.
 type Live struct {
-	cur    atomic.Pointer[search.Index]
-	newest atomic.Int64 // the newest applied record's timestamp, Unix ns
+	cur atomic.Pointer[search.Index]
 }
 
 // index returns the current index.
@@ -50,14 +49,16 @@ func (l *Live) Position() search.Position { return l.index().Position() }
 // Freshness reports where the index stands, for the index_freshness stamp
 // of results (consumers.FreshnessReporter): the sum of the next offsets
 // applied over the partitions, and the timestamp of the newest document
-// record applied; ok is false before the first one.
+// record applied (search.Position.Newest, kept with the offsets, so it is
+// never older than a document a search found before); ok is false before
+// the first one.
 func (l *Live) Freshness() (position int64, newest time.Time, ok bool) {
-	n := l.newest.Load()
-	if n == 0 {
+	pos := l.Position()
+	if pos.Newest.IsZero() {
 		return 0, time.Time{}, false
 	}
-	for _, o := range l.Position().Offsets {
+	for _, o := range pos.Offsets {
 		position += o
 	}
-	return position, time.Unix(0, n), true
+	return position, pos.Newest, true
 }

@@ -197,8 +197,8 @@ func (f *Follower) Status() Status {
 	s := Status{Name: f.cfg.Name, Topic: f.cfg.Topic, Ready: f.ready.Load(), Offsets: pos, Behind: f.behind(),
 		Documents: f.live.Len(), Digest: f.live.Digest().String(),
 		Applied: f.applied.Load(), DeadLettered: f.deadLettered.Load()}
-	if n := f.live.newest.Load(); n > 0 {
-		s.NewestApplied = time.Unix(0, n).UTC()
+	if n := f.live.Position().Newest; !n.IsZero() {
+		s.NewestApplied = n.UTC()
 	}
 	return s
 }

@@ -45,10 +45,13 @@ type Index struct {
 
 	// applyMu serialises Apply.
 	applyMu sync.Mutex
-	// stateMu guards pos and digest, which Apply sets once its batch is in.
-	stateMu sync.RWMutex
-	pos     Position
-	digest  Digest
+	// stateMu guards pos and digest, the position and digest last read
+	// from the index's internal storage, and the stored bytes they were
+	// decoded from (see state).
+	stateMu           sync.Mutex
+	pos               Position
+	digest            Digest
+	rawPos, rawDigest []byte
 
 	closeOnce sync.Once
 	closeErr  error

@@ -1,11 +1,14 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	index "github.com/blevesearch/bleve_index_api"
@@ -19,16 +22,22 @@ type Position struct {
 	// Offsets maps each partition to the offset of the first record not
 	// yet applied.
 	Offsets map[int32]int64
+	// Newest is the timestamp of the newest record applied, the age of
+	// the index's content; zero when unknown. It is kept with the offsets,
+	// so that a reopened index, and a search that finds a document, never
+	// see a Newest older than the documents they hold.
+	Newest time.Time
 }
 
 // clone returns a copy of p that shares no map with it.
 func (p Position) clone() Position {
-	return Position{Topic: p.Topic, Offsets: maps.Clone(p.Offsets)}
+	return Position{Topic: p.Topic, Offsets: maps.Clone(p.Offsets), Newest: p.Newest}
 }
 
-// equal reports whether p and q name the same topic and offsets.
+// equal reports whether p and q name the same topic, offsets and newest
+// record.
 func (p Position) equal(q Position) bool {
-	return p.Topic == q.Topic && maps.Equal(p.Offsets, q.Offsets)
+	return p.Topic == q.Topic && maps.Equal(p.Offsets, q.Offsets) && p.Newest.Equal(q.Newest)
 }
 
 // check refuses negative partitions and offsets, and offsets without a
@@ -109,14 +118,10 @@ func (ix *Index) Apply(ctx context.Context, changes []Change, pos Position) (App
 		return Applied{}, fmt.Errorf("apply: %w", err)
 	}
 	if err := ix.idx.Batch(b); err != nil {
-		// The batch may be in memory and not on disk: keep what the index
-		// itself now says.
-		if p, d, rerr := readState(ix.idx); rerr == nil {
-			ix.setState(p, d)
-		}
+		// The batch may be searchable and not on disk: Position and
+		// Digest say what the index itself now holds.
 		return Applied{}, fmt.Errorf("apply: %w", err)
 	}
-	ix.setState(pos.clone(), digest)
 	return applied, nil
 }
 
@@ -171,19 +176,59 @@ func checkChanges(changes []Change) error {
 
 // Position returns a copy of the index's position in the documents topic:
 // the one the last Apply recorded, or WithPosition gave Build or NewMemory.
-// It is the zero Position when the index was never stamped.
+// It is the zero Position when the index was never stamped. It is never
+// behind the documents a search run before the call could find (see state).
 func (ix *Index) Position() Position {
-	ix.stateMu.RLock()
-	defer ix.stateMu.RUnlock()
-	return ix.pos.clone()
+	p, _ := ix.state()
+	return p
 }
 
 // Digest returns the digest of the (id, version) pairs of the documents the
 // index holds, as Digest.Add of each would make it.
 func (ix *Index) Digest() Digest {
-	ix.stateMu.RLock()
-	defer ix.stateMu.RUnlock()
-	return ix.digest
+	_, d := ix.state()
+	return d
+}
+
+// state returns the position and digest that the index's current snapshot
+// holds, those of the last batch that searches can see. They are read
+// from the snapshot rather than kept when Batch returns, because bleve
+// makes a batch searchable before Batch returns: Batch then waits for the
+// batch to be persisted, and a position kept only then would lag, by that
+// wait, the documents a search finds. The decoded values are cached by
+// their stored bytes; if the snapshot cannot be read, state returns the
+// cached ones.
+func (ix *Index) state() (Position, Digest) {
+	p, d, err := ix.rawState()
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	if err == nil && p != nil && d != nil && !(bytes.Equal(p, ix.rawPos) && bytes.Equal(d, ix.rawDigest)) {
+		if pos, digest, err := decodeState(p, d); err == nil {
+			ix.pos, ix.digest, ix.rawPos, ix.rawDigest = pos, digest, p, d
+		}
+	}
+	return ix.pos.clone(), ix.digest
+}
+
+// rawState reads the stored position and digest from one snapshot of the
+// index.
+func (ix *Index) rawState() (pos, digest []byte, err error) {
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = r.Close() }()
+	if pos, err = r.GetInternal(internalPosition); err != nil {
+		return nil, nil, err
+	}
+	if digest, err = r.GetInternal(internalDigest); err != nil {
+		return nil, nil, err
+	}
+	return slices.Clone(pos), slices.Clone(digest), nil
 }
 
 // Version returns the version (Document.Hash) of the stored document id. It
@@ -200,19 +245,13 @@ func (ix *Index) Version(id string) (string, bool) {
 	return version, true
 }
 
-// setState records pos and digest once they are in the index.
-func (ix *Index) setState(pos Position, digest Digest) {
-	ix.stateMu.Lock()
-	defer ix.stateMu.Unlock()
-	ix.pos, ix.digest = pos, digest
-}
-
 // positionJSON and digestJSON are how Position and Digest are kept in the
 // index's internal storage.
 type (
 	positionJSON struct {
 		Topic   string          `json:"topic,omitempty"`
 		Offsets map[int32]int64 `json:"offsets,omitempty"`
+		Newest  time.Time       `json:"newest,omitzero"`
 	}
 	digestJSON struct {
 		Sum   [2]uint64 `json:"sum"`
@@ -237,22 +276,31 @@ func setState(b *bleve.Batch, pos Position, digest Digest) error {
 
 // readState reads the position and digest in idx's internal storage.
 func readState(idx bleve.Index) (Position, Digest, error) {
+	p, err := idx.GetInternal(internalPosition)
+	if err != nil {
+		return Position{}, Digest{}, err
+	}
+	d, err := idx.GetInternal(internalDigest)
+	if err != nil {
+		return Position{}, Digest{}, err
+	}
+	return decodeState(p, d)
+}
+
+// decodeState decodes a stored position and digest.
+func decodeState(pos, digest []byte) (Position, Digest, error) {
 	var (
 		p positionJSON
 		d digestJSON
 	)
 	for _, v := range []struct {
-		key []byte
-		to  any
-	}{{internalPosition, &p}, {internalDigest, &d}} {
-		b, err := idx.GetInternal(v.key)
-		if err != nil {
-			return Position{}, Digest{}, err
-		}
-		if b == nil {
+		key, val []byte
+		to       any
+	}{{internalPosition, pos, &p}, {internalDigest, digest, &d}} {
+		if v.val == nil {
 			return Position{}, Digest{}, fmt.Errorf("no %s in the index", v.key)
 		}
-		if err := json.Unmarshal(b, v.to); err != nil {
+		if err := json.Unmarshal(v.val, v.to); err != nil {
 			return Position{}, Digest{}, fmt.Errorf("%s: %w", v.key, err)
 		}
 	}

@@ -3,13 +3,16 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 )
@@ -45,7 +48,7 @@ func mustApply(t *testing.T, ix *Index, changes []Change, pos Position) Applied 
 // checkState checks ix's position, digest and length.
 func checkState(t *testing.T, what string, ix *Index, pos Position, docs []Document) {
 	t.Helper()
-	if got := ix.Position(); !reflect.DeepEqual(got, pos) {
+	if got := ix.Position(); !got.equal(pos) {
 		t.Errorf("%s: Position() = %+v, want %+v", what, got, pos)
 	}
 	if got, want := ix.Digest(), digestOf(docs); got != want {
@@ -64,7 +67,10 @@ func TestPositionAndDigestRoundTrip(t *testing.T) {
 		t.Fatalf("Create: %v", err)
 	}
 	checkState(t, "created", ix, Position{}, nil)
-	pos1 := Position{Topic: "retrieval.documents", Offsets: map[int32]int64{0: 12, 3: 7}}
+	// Newest in a zone other than UTC, with nanoseconds: kept to the
+	// nanosecond through the index's storage.
+	newest := time.Date(2026, 11, 28, 6, 30, 0, 123456789, time.FixedZone("CET", 3600))
+	pos1 := Position{Topic: "retrieval.documents", Offsets: map[int32]int64{0: 12, 3: 7}, Newest: newest}
 	mustApply(t, ix, upserts(docs), pos1)
 	checkState(t, "applied", ix, pos1, docs)
 	if err := ix.Close(); err != nil {
@@ -76,7 +82,7 @@ func TestPositionAndDigestRoundTrip(t *testing.T) {
 		t.Fatalf("OpenWritable: %v", err)
 	}
 	checkState(t, "reopened writable", w, pos1, docs)
-	pos2 := Position{Topic: "retrieval.documents", Offsets: map[int32]int64{0: 13, 3: 7}}
+	pos2 := Position{Topic: "retrieval.documents", Offsets: map[int32]int64{0: 13, 3: 7}, Newest: newest.Add(time.Millisecond)}
 	mustApply(t, w, []Change{{ID: docs[0].ID}}, pos2)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -399,4 +405,59 @@ func snippetOf(h Highlighted) bool {
 		}
 	}
 	return true
+}
+
+// TestPositionNeverBehindSearch: a Position read after a search is at
+// least as far as the documents that search found. bleve makes a batch
+// searchable before Batch returns (it then waits to persist it), so a
+// position kept only once Batch returned lagged behind what searches saw,
+// and a worker stamped results that held a new document with the
+// freshness of the index before it.
+func TestPositionNeverBehindSearch(t *testing.T) {
+	ix, err := Create(filepath.Join(t.TempDir(), "index"), "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	const n = 60
+	var (
+		stop   atomic.Bool
+		checks atomic.Int64
+		wg     sync.WaitGroup
+	)
+	wg.Go(func() {
+		for !stop.Load() {
+			hits, err := ix.Search(t.Context(), "zebrafish", n)
+			if err != nil {
+				t.Errorf("Search: %v", err)
+				return
+			}
+			pos := ix.Position()
+			if got := pos.Offsets[0]; got < int64(len(hits)) {
+				t.Errorf("a search found %d documents, then Position() = %d: behind them", len(hits), got)
+				return
+			}
+			if len(hits) > 0 && pos.Newest.IsZero() {
+				t.Errorf("a search found %d documents, then Position() has no newest record", len(hits))
+				return
+			}
+			checks.Add(1)
+		}
+	})
+	start := time.Now()
+	for i := range n {
+		d := Document{ID: fmt.Sprintf("fish-%02d", i), Title: "zebrafish", Body: "zebrafish number " + strconv.Itoa(i)}
+		pos := Position{Topic: "docs", Offsets: map[int32]int64{0: int64(i + 1)}, Newest: start.Add(time.Duration(i) * time.Millisecond)}
+		if _, err := ix.Apply(t.Context(), []Change{{ID: d.ID, Doc: &d}}, pos); err != nil {
+			t.Fatal(err)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if checks.Load() == 0 {
+		t.Fatal("no search ran during the applies")
+	}
 }

@@ -77,6 +77,11 @@ func TestIndexFromTopic(t *testing.T) {
 	if pos.Topic != topic || !maps.Equal(pos.Offsets, ends) || digest != want || n != 3 {
 		t.Fatalf("snapshot: position %+v (topic's ends %v), digest %v (want %v), %d documents", pos, ends, digest, want, n)
 	}
+	// As new as the last record published: a worker started on it stamps
+	// its results with freshness before it applies anything.
+	if age := time.Since(pos.Newest); pos.Newest.IsZero() || age < 0 || age > time.Minute {
+		t.Errorf("snapshot's newest record %v: want the last ingest's, moments ago", pos.Newest)
+	}
 	if !strings.Contains(stdout, "digest "+want.String()) {
 		t.Errorf("output lacks the digest %v:\n%s", want, stdout)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,6 +32,9 @@ type documentsState struct {
 	// refused counts the records that are not documents, which workers
 	// dead-letter and skip.
 	refused int
+	// newest is the timestamp of the newest record read, control records
+	// aside.
+	newest time.Time
 }
 
 // readDocumentsState reads topic's final state, keeping the documents
@@ -54,6 +58,9 @@ func readDocumentsState(ctx context.Context, opts []kgo.Opt, topic string, keepD
 func (s *documentsState) fold(r *kgo.Record) {
 	if r.Attrs.IsControl() {
 		return
+	}
+	if r.Timestamp.After(s.newest) {
+		s.newest = r.Timestamp
 	}
 	c, err := docfeed.Decode(r)
 	switch {
@@ -91,9 +98,9 @@ func (s *documentsState) documents() []search.Document {
 }
 
 // position is where an index holding the state stands in the topic:
-// every partition at its end offset.
+// every partition at its end offset, as new as its newest record.
 func (s *documentsState) position() search.Position {
-	return search.Position{Topic: s.topic, Offsets: maps.Clone(s.ends)}
+	return search.Position{Topic: s.topic, Offsets: maps.Clone(s.ends), Newest: s.newest}
 }
 
 // readDocumentsTopic reads topic from its log start to the end offsets it
