@@ -10,7 +10,13 @@
 //
 // Measure takes one measurement; a Monitor measures periodically and exports
 // the last measurement as the gauges kretrieve.consumer.lag and
-// kretrieve.consumer.lag.seconds. A Monitor's settings are a MonitorConfig;
+// kretrieve.consumer.lag.seconds.
+//
+// A [Reader] reads a topic with no consumer group and keeps its own
+// offsets, as a worker's index following the documents topic does:
+// MeasureReader measures its lag the same way, from its offsets instead of
+// a group's commits, and a Monitor made by NewReaderMonitor exports it as
+// kretrieve.index.lag and kretrieve.index.lag.seconds. A Monitor's settings are a MonitorConfig;
 // its meter provider and logger are Options (WithMeterProvider, WithLogger),
 // defaulting to the global provider and slog.Default().
 //

@@ -25,8 +25,9 @@ const ScopeName = "github.com/kretrieve/kretrieve/lag"
 // DefaultInterval is the time between two measurements of a Monitor.
 const DefaultInterval = 15 * time.Second
 
-// Monitor measures the lag of consumer groups periodically and exports the
-// last measurement as two observable gauges, by messaging.system,
+// Monitor measures the lag of consumer groups (NewMonitor), or of a Reader
+// (NewReaderMonitor), periodically and exports the last measurement as two
+// observable gauges. A consumer groups' Monitor's are, by messaging.system,
 // messaging.consumer.group.name, messaging.destination.name and
 // messaging.destination.partition.id:
 //
@@ -39,8 +40,9 @@ const DefaultInterval = 15 * time.Second
 // succeeds, so a stale lag is never exported. A Monitor is safe for
 // concurrent use.
 type Monitor struct {
-	opts     []kgo.Opt
-	groups   []string
+	measure  func(context.Context) ([]PartitionLag, error)
+	attrsOf  func(PartitionLag) attribute.Set
+	what     string // what is measured, for the logs: "consumer lag"
 	interval time.Duration
 	logger   *slog.Logger
 	reg      metric.Registration
@@ -102,25 +104,76 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg, o := newConfig(cfg), newOptions(opts)
+	cfg, baseOpts, groups := newConfig(cfg), slices.Clone(baseOpts), slices.Clone(cfg.Groups)
 	m := &Monitor{
-		opts:     slices.Clone(baseOpts),
-		groups:   slices.Clone(cfg.Groups),
+		measure: func(ctx context.Context) ([]PartitionLag, error) { return Measure(ctx, baseOpts, groups...) },
+		attrsOf: func(l PartitionLag) attribute.Set {
+			return attribute.NewSet(
+				semconv.MessagingSystemKafka,
+				semconv.MessagingConsumerGroupName(l.Group),
+				semconv.MessagingDestinationName(l.Topic),
+				semconv.MessagingDestinationPartitionID(strconv.Itoa(int(l.Partition))),
+			)
+		},
+		what:     "consumer lag",
 		interval: cfg.Interval,
-		logger:   o.logger,
-		attrs:    map[attrKey]metric.ObserveOption{},
 	}
+	return m.register(opts, gauge{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit,
+		"Records a consumer group has yet to consume on a partition: end offset minus committed offset."},
+		gauge{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit,
+			"Age of the oldest record a consumer group has yet to consume on a partition."})
+}
+
+// NewReaderMonitor returns a Monitor of r measuring with MeasureReader
+// every cfg.Interval once Run is called (cfg.Groups must be empty), and
+// registers its gauges on the meter provider of opts: by
+// messaging.system, messaging.destination.name,
+// messaging.destination.partition.id and kretrieve.index.name (r.Name),
+//
+//   - kretrieve.index.lag ({message}): PartitionLag.Records;
+//   - kretrieve.index.lag.seconds (s): PartitionLag.Seconds.
+func NewReaderMonitor(baseOpts []kgo.Opt, r Reader, cfg MonitorConfig, opts ...Option) (*Monitor, error) {
+	if err := errors.Join(cfg.Validate(), r.Validate()); err != nil {
+		return nil, err
+	}
+	if len(cfg.Groups) > 0 {
+		return nil, errors.New("lag monitor: a reader's monitor measures no groups")
+	}
+	cfg, baseOpts = newConfig(cfg), slices.Clone(baseOpts)
+	m := &Monitor{
+		measure: func(ctx context.Context) ([]PartitionLag, error) { return MeasureReader(ctx, baseOpts, r) },
+		attrsOf: func(l PartitionLag) attribute.Set {
+			return attribute.NewSet(
+				semconv.MessagingSystemKafka,
+				semconv.MessagingDestinationName(l.Topic),
+				semconv.MessagingDestinationPartitionID(strconv.Itoa(int(l.Partition))),
+				otelnames.IndexName.String(l.Group),
+			)
+		},
+		what:     "index lag",
+		interval: cfg.Interval,
+	}
+	return m.register(opts, gauge{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit,
+		"Records of the documents topic a worker's index has yet to apply on a partition: end offset minus the next offset to apply."},
+		gauge{otelnames.MetricIndexLagSeconds, otelnames.MetricLagSecondsUnit,
+			"Age of the oldest record of the documents topic a worker's index has yet to apply on a partition."})
+}
+
+// gauge names and describes one of a Monitor's gauges.
+type gauge struct{ name, unit, description string }
+
+// register creates m's gauges on the meter provider of opts and registers
+// their callback.
+func (m *Monitor) register(opts []Option, records, seconds gauge) (*Monitor, error) {
+	o := newOptions(opts)
+	m.logger, m.attrs = o.logger, map[attrKey]metric.ObserveOption{}
 	meter := o.meterProvider.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
-	m.records, err = meter.Int64ObservableGauge(otelnames.MetricLagRecords,
-		metric.WithUnit(otelnames.MetricLagRecordsUnit),
-		metric.WithDescription("Records a consumer group has yet to consume on a partition: end offset minus committed offset."))
+	m.records, err = meter.Int64ObservableGauge(records.name, metric.WithUnit(records.unit), metric.WithDescription(records.description))
 	if err != nil {
 		return nil, fmt.Errorf("lag gauge: %w", err)
 	}
-	m.seconds, err = meter.Float64ObservableGauge(otelnames.MetricLagSeconds,
-		metric.WithUnit(otelnames.MetricLagSecondsUnit),
-		metric.WithDescription("Age of the oldest record a consumer group has yet to consume on a partition."))
+	m.seconds, err = meter.Float64ObservableGauge(seconds.name, metric.WithUnit(seconds.unit), metric.WithDescription(seconds.description))
 	if err != nil {
 		return nil, fmt.Errorf("lag seconds gauge: %w", err)
 	}
@@ -144,7 +197,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			m.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
+			m.logger.WarnContext(ctx, m.what+" not measured", "err", err)
 		default:
 			m.logEntryErrors(ctx, lags)
 		}
@@ -183,7 +236,7 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 			m.uncommitted[group] = true
 			m.logger.InfoContext(ctx, "consumer group has no commits yet: its lag is measured once it commits", "group", group)
 		default:
-			m.logger.WarnContext(ctx, "consumer lag partly measured", "group", group, "failed", failed, "err", first)
+			m.logger.WarnContext(ctx, m.what+" partly measured", "group", group, "failed", failed, "err", first)
 		}
 	}
 }
@@ -192,7 +245,7 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 // returns it. On error the gauges report nothing until the next successful
 // measurement.
 func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
-	lags, err := Measure(ctx, m.opts, m.groups...)
+	lags, err := m.measure(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
@@ -208,12 +261,7 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 		k := attrKey{l.Group, l.Topic, l.Partition}
 		a, ok := m.attrs[k]
 		if !ok {
-			a = metric.WithAttributeSet(attribute.NewSet(
-				semconv.MessagingSystemKafka,
-				semconv.MessagingConsumerGroupName(l.Group),
-				semconv.MessagingDestinationName(l.Topic),
-				semconv.MessagingDestinationPartitionID(strconv.Itoa(int(l.Partition))),
-			))
+			a = metric.WithAttributeSet(m.attrsOf(l))
 		}
 		attrs[k] = a
 		obs = append(obs, observation{records: l.Records, seconds: l.Seconds, attrs: a})

@@ -18,6 +18,14 @@ const (
 	// MetricLagSeconds is the gauge of a consumer group's lag in time.
 	MetricLagSeconds     = "kretrieve.consumer.lag.seconds"
 	MetricLagSecondsUnit = "s"
+	// MetricIndexLagRecords is the gauge of the records of the documents
+	// topic a worker's index has yet to apply (its unit is
+	// MetricLagRecordsUnit).
+	MetricIndexLagRecords = "kretrieve.index.lag"
+	// MetricIndexLagSeconds is the gauge of the age of the oldest record
+	// of the documents topic a worker's index has yet to apply (its unit
+	// is MetricLagSecondsUnit).
+	MetricIndexLagSeconds = "kretrieve.index.lag.seconds"
 	// MetricResultsDropped counts the outcome records not handed to a
 	// waiter, by [DroppedReason].
 	MetricResultsDropped     = "kretrieve.results.dropped"
