@@ -52,8 +52,26 @@ func (r Reader) Validate() error {
 // the reader's next offset, -1 when it has none. A topic that does not
 // exist yet is no error: it has no partitions, and so no entries.
 func MeasureReader(ctx context.Context, baseOpts []kgo.Opt, r Reader) ([]PartitionLag, error) {
-	if err := r.Validate(); err != nil {
-		return nil, err
+	return MeasureReaders(ctx, baseOpts, r)
+}
+
+// MeasureReaders measures the lag of every reader as MeasureReader does,
+// listing each topic's offsets once and reading the oldest records of all
+// of them with one consumer per round, and returns their entries in the
+// order of readers, each reader's sorted by partition. Many workers'
+// indexes following one topic are measured so at the cost of one.
+func MeasureReaders(ctx context.Context, baseOpts []kgo.Opt, readers ...Reader) ([]PartitionLag, error) {
+	var topics []string
+	for _, r := range readers {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(topics, r.Topic) {
+			topics = append(topics, r.Topic)
+		}
+	}
+	if len(readers) == 0 {
+		return nil, nil
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, measureTimeout)
@@ -64,16 +82,19 @@ func MeasureReader(ctx context.Context, baseOpts []kgo.Opt, r Reader) ([]Partiti
 	}
 	defer client.Close()
 	adm := kadm.NewClient(client)
-	starts, err := adm.ListStartOffsets(ctx, r.Topic)
+	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
-		return nil, fmt.Errorf("start offsets of %s: %w", r.Topic, err)
+		return nil, fmt.Errorf("start offsets: %w", err)
 	}
-	ends, err := adm.ListEndOffsets(ctx, r.Topic)
+	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
-		return nil, fmt.Errorf("end offsets of %s: %w", r.Topic, err)
+		return nil, fmt.Errorf("end offsets: %w", err)
 	}
 	at := time.Now()
-	lags := readerLags(r, r.Offsets(), starts, ends)
+	var lags []PartitionLag
+	for _, r := range readers {
+		lags = append(lags, readerLags(r, r.Offsets(), starts, ends)...)
+	}
 	readOldest(ctx, baseOpts, lags, at)
 	if err := parent.Err(); err != nil {
 		return nil, err

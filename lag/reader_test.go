@@ -143,3 +143,35 @@ func indexGauges(t *testing.T, r sdkmetric.Reader) (map[string]point[int64], map
 	}
 	return records, seconds
 }
+
+// TestMeasureReadersAtOnce: readers of one topic at different offsets of
+// the same partition are measured together, each its own entries in the
+// order given, each with the age of its own oldest record.
+func TestMeasureReadersAtOnce(t *testing.T) {
+	f := newFixture(t)
+	a := lag.Reader{Name: "retrieval@a", Topic: testTopic, Offsets: func() map[int32]int64 { return map[int32]int64{0: 3, 1: 6, 2: 4} }}
+	b := lag.Reader{Name: "retrieval@b", Topic: testTopic, Offsets: func() map[int32]int64 { return map[int32]int64{0: 8, 1: 6, 2: 1} }}
+	before := time.Now()
+	got, err := lag.MeasureReaders(t.Context(), f.opts, a, b)
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := []want{
+		{"retrieval@a", 0, 3, 10, 7, 3},
+		{"retrieval@a", 1, 6, 6, 0, -1},
+		{"retrieval@a", 2, 4, 4, 0, -1},
+		{"retrieval@b", 0, 8, 10, 2, 8},
+		{"retrieval@b", 1, 6, 6, 0, -1},
+		{"retrieval@b", 2, 1, 4, 3, 1},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d entries, want %d: %+v", len(got), len(wants), got)
+	}
+	for i, w := range wants {
+		f.checkEntry(t, got[i], w, before, after)
+	}
+	if got, err := lag.MeasureReaders(t.Context(), f.opts); got != nil || err != nil {
+		t.Errorf("no readers: %v, %v", got, err)
+	}
+}
