@@ -29,6 +29,7 @@ type config struct {
 	logger     *slog.Logger
 	staleAfter time.Duration
 	now        func() time.Time
+	feeds      func() []Feed
 }
 
 func newConfig(opts []Option) config {
@@ -110,6 +111,14 @@ func WithStaleAfter(d time.Duration) Option {
 			c.staleAfter = d
 		}
 	})
+}
+
+// WithFeeds sets what a Publisher reports of its process's indexes in
+// every window (Publisher only): feeds is called at each publish, and the
+// feeds it returns must be valid (see Feed) and at most MaxFeeds, else the
+// window is not published. Default: none.
+func WithFeeds(feeds func() []Feed) Option {
+	return optionFunc(func(c *config) { c.feeds = feeds })
 }
 
 // withClock sets the clock (tests).

@@ -28,6 +28,13 @@
 //	   "edge":{"count":98,"sum_ns":4411000,"offset":-220,"buckets":[3,10,…]},
 //	   "origin":{"count":98,"sum_ns":…,"offset":…,"buckets":[…]}}]}
 //
+// A process whose workers keep an index that follows a topic without a
+// consumer group (the documents topic, package docfeed) adds, with
+// WithFeeds, where each index stands ([Feed]):
+//
+//	"feeds":[{"name":"retrieval","topic":"retrieval.documents","offsets":{"0":8352,"1":0},
+//	  "newest":"2026-01-02T15:04:14Z","documents":8352,"ready":true}]
+//
 // edge and origin are the base-2 exponential histograms of package pathway
 // (scale [pathway.Scale]) holding only the measurements of the window;
 // total is the series' count since the process started measuring it. Every

@@ -169,6 +169,9 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		w.Series = w.Series[:MaxSeries]
 	}
 	boundExemplars(w.Series)
+	if p.cfg.feeds != nil {
+		w.Feeds = p.cfg.feeds()
+	}
 	value, err := w.Encode()
 	if err != nil {
 		return err

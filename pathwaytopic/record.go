@@ -66,6 +66,9 @@ type Window struct {
 	Interval time.Duration
 	// Series are the pathway series measured in the window.
 	Series []Series
+	// Feeds are where the process's indexes stand in the topics they
+	// follow (WithFeeds), by name and topic.
+	Feeds []Feed
 }
 
 // Series is one pathway at one checkpoint over a window.
@@ -129,6 +132,7 @@ type wireWindow struct {
 	End      time.Time    `json:"end"`
 	Interval int64        `json:"interval_ns"`
 	Series   []wireSeries `json:"series"`
+	Feeds    []wireFeed   `json:"feeds,omitempty"`
 }
 
 type wireSeries struct {
@@ -175,7 +179,7 @@ func (w Window) Encode() ([]byte, error) {
 	ww := wireWindow{
 		Version: Version, Service: w.Service, Instance: w.Instance,
 		Start: w.Start.UTC(), End: w.End.UTC(), Interval: int64(w.Interval),
-		Series: make([]wireSeries, 0, len(w.Series)),
+		Series: make([]wireSeries, 0, len(w.Series)), Feeds: toWireFeeds(w.Feeds),
 	}
 	for _, s := range w.Series {
 		ww.Series = append(ww.Series, wireSeries{
@@ -265,6 +269,10 @@ func Decode(key, value []byte) (Window, error) {
 		}
 		seen[k] = true
 		w.Series = append(w.Series, s)
+	}
+	var err error
+	if w.Feeds, err = feedsOf(ww.Feeds); err != nil {
+		return Window{}, err
 	}
 	return w, nil
 }

@@ -34,6 +34,8 @@ type Instance struct {
 	// Stale says the window ended too long ago to count: the process
 	// stopped or cannot publish.
 	Stale bool
+	// Feeds are the window's: where the process's indexes stand.
+	Feeds []Feed
 }
 
 // Row is one pathway checkpoint over the instances' windows.
@@ -79,7 +81,7 @@ func Merge(windows []Window, now time.Time, staleAfter time.Duration) View {
 	for _, w := range windows {
 		stale := w.Stale(now, staleAfter)
 		v.Instances = append(v.Instances, Instance{Instance: w.Instance, Service: w.Service, Start: w.Start, End: w.End,
-			Interval: w.Interval, Series: len(w.Series), Stale: stale})
+			Interval: w.Interval, Series: len(w.Series), Stale: stale, Feeds: w.Feeds})
 		if stale {
 			continue
 		}
