@@ -13,10 +13,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/search"
 )
@@ -49,6 +51,9 @@ type Config struct {
 	// MaxDeadLetterBytes caps a dead letter's size (deadletters.Build).
 	// Default: DefaultMaxDeadLetterBytes.
 	MaxDeadLetterBytes int
+	// LagInterval is how often the index's apply lag is measured (its
+	// gauges and Status.Lag). Default: lag.DefaultInterval.
+	LagInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -64,6 +69,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxDeadLetterBytes <= 0 {
 		c.MaxDeadLetterBytes = DefaultMaxDeadLetterBytes
 	}
+	if c.LagInterval <= 0 {
+		c.LagInterval = lag.DefaultInterval
+	}
 	return c
 }
 
@@ -77,15 +85,24 @@ func (f optionFunc) apply(fl *Follower) { f(fl) }
 // WithLogger sets the logger; nil is ignored. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(f *Follower) { f.logger = l }) }
 
+// WithMeterProvider sets the meter provider of the index's apply-lag
+// gauges (kretrieve.index.lag and kretrieve.index.lag.seconds, see
+// lag.NewReaderMonitor); nil is ignored. Default: the global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(f *Follower) { f.meterProvider = mp })
+}
+
 // Follower applies the documents topic to its index (see the package doc).
 type Follower struct {
-	cfg        Config
-	clientOpts []kgo.Opt
-	tracer     *kafkatrace.Tracer
-	logger     *slog.Logger
-	admin      *kgo.Client // admin requests and dead letters
-	live       Live
-	tmp        string // the temporary directory of an index with no Config.Dir
+	cfg           Config
+	clientOpts    []kgo.Opt
+	tracer        *kafkatrace.Tracer
+	logger        *slog.Logger
+	meterProvider metric.MeterProvider
+	admin         *kgo.Client  // admin requests and dead letters
+	lag           *lag.Monitor // the apply lag, measured every Config.LagInterval
+	live          Live
+	tmp           string // the temporary directory of an index with no Config.Dir
 
 	mu     sync.Mutex
 	pos    map[int32]int64 // applied: every record before it, per partition
@@ -122,7 +139,20 @@ func New(ctx context.Context, cfg Config, tracer *kafkatrace.Tracer, clientOpts 
 		return nil, fmt.Errorf("documents follower client: %w", err)
 	}
 	f.admin = admin
+	f.lag, err = lag.NewReaderMonitor(clientOpts, lag.Reader{Name: f.cfg.Name, Topic: f.cfg.Topic, Offsets: f.offsets},
+		lag.MonitorConfig{Interval: f.cfg.LagInterval}, lag.WithMeterProvider(f.meterProvider), lag.WithLogger(f.logger))
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("documents follower: %w", err)
+	}
 	return f, nil
+}
+
+// offsets returns a copy of the position applied, per partition.
+func (f *Follower) offsets() map[int32]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.pos)
 }
 
 // Index returns the live index, for the stages' handlers.
@@ -131,6 +161,9 @@ func (f *Follower) Index() *Live { return &f.live }
 // Close closes the Kafka client and the index, and removes the index's
 // temporary directory when it has one.
 func (f *Follower) Close() error {
+	if f.lag != nil {
+		_ = f.lag.Close()
+	}
 	if f.admin != nil {
 		f.admin.Close()
 	}
@@ -164,7 +197,13 @@ func (f *Follower) Run(ctx context.Context) error {
 		return fmt.Errorf("documents consumer: %w", err)
 	}
 	defer cons.Close()
-	go f.watchPartitions(ctx, cons)
+	// The watchers stop with Run, whatever ends it.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { f.watchPartitions(ctx, cons) })
+	wg.Go(func() { _ = f.lag.Run(ctx) })
 	for {
 		fs := cons.PollRecords(ctx, f.cfg.MaxBatch)
 		if ctx.Err() != nil || fs.IsClientClosed() {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kretrieve/kretrieve/lag"
 	"github.com/kretrieve/kretrieve/search"
 )
 
@@ -187,6 +188,20 @@ type Status struct {
 	// NewestApplied is the timestamp of the newest record applied (zero
 	// before the first).
 	NewestApplied time.Time `json:"newest_applied"`
+	// Lag is the apply lag as last measured (every Config.LagInterval, by
+	// lag.MeasureReader): the records of the topic not applied yet, and
+	// the age in seconds of the oldest of them; each null when not
+	// measured (before the first measurement, or when it failed).
+	Lag Lag `json:"lag"`
+}
+
+// Lag is how far an index is behind its topic, summed over the
+// partitions.
+type Lag struct {
+	// Records is the records not applied yet.
+	Records *int64 `json:"records"`
+	// Seconds is the age of the oldest of them, 0 when none.
+	Seconds *float64 `json:"seconds"`
 }
 
 // Status returns the Follower's status now.
@@ -200,5 +215,19 @@ func (f *Follower) Status() Status {
 	if n := f.live.Position().Newest; !n.IsZero() {
 		s.NewestApplied = n.UTC()
 	}
+	s.Lag = lagOf(f.lag.Last())
 	return s
+}
+
+// lagOf sums a measurement of the partitions' lags (lag.Sum).
+func lagOf(parts []lag.PartitionLag) Lag {
+	var l Lag
+	records, seconds, _ := lag.Sum(parts)
+	if records >= 0 {
+		l.Records = &records
+	}
+	if seconds >= 0 {
+		l.Seconds = &seconds
+	}
+	return l
 }

@@ -130,3 +130,32 @@ func readerLags(r Reader, next map[int32]int64, starts, ends kadm.ListedOffsets)
 	slices.SortFunc(out, func(a, b PartitionLag) int { return cmp.Compare(a.Partition, b.Partition) })
 	return out
 }
+
+// Sum sums the lags of partitions, as one lag of a group or reader on a
+// topic: records add up, and the age of the oldest record is the largest
+// of the partitions'. Each is -1 (unknown) when one partition's is, or
+// when there are no partitions; errs joins the partitions' errors.
+func Sum(parts []PartitionLag) (records int64, seconds float64, errs error) {
+	if len(parts) == 0 {
+		return -1, -1, nil
+	}
+	var all []error
+	for _, p := range parts {
+		if p.Err != nil {
+			all = append(all, fmt.Errorf("partition %d: %w", p.Partition, p.Err))
+		}
+		switch {
+		case records < 0 || p.Records < 0:
+			records, seconds = -1, -1
+			continue
+		default:
+			records += p.Records
+		}
+		if seconds < 0 || p.Seconds < 0 {
+			seconds = -1
+			continue
+		}
+		seconds = max(seconds, p.Seconds)
+	}
+	return records, seconds, errors.Join(all...)
+}

@@ -175,3 +175,27 @@ func TestMeasureReadersAtOnce(t *testing.T) {
 		t.Errorf("no readers: %v, %v", got, err)
 	}
 }
+
+func TestSum(t *testing.T) {
+	boom := fmt.Errorf("boom")
+	tests := []struct {
+		name    string
+		parts   []lag.PartitionLag
+		records int64
+		seconds float64
+		err     string
+	}{
+		{"none", nil, -1, -1, ""},
+		{"records add, the oldest age wins", []lag.PartitionLag{{Records: 3, Seconds: 2}, {Records: 0}, {Records: 4, Seconds: 7.5}}, 7, 7.5, ""},
+		{"one unknown age", []lag.PartitionLag{{Records: 3, Seconds: 2}, {Partition: 1, Records: 1, Seconds: -1, Err: boom}}, 4, -1, "partition 1: boom"},
+		{"one unknown count", []lag.PartitionLag{{Partition: 2, Records: -1, Seconds: -1, Err: boom}, {Records: 5, Seconds: 1}}, -1, -1, "partition 2: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			records, seconds, err := lag.Sum(tt.parts)
+			if records != tt.records || seconds != tt.seconds || fmt.Sprint(err) != map[bool]string{true: "<nil>", false: tt.err}[tt.err == ""] {
+				t.Errorf("Sum = %d, %v, %v; want %d, %v, %q", records, seconds, err, tt.records, tt.seconds, tt.err)
+			}
+		})
+	}
+}

@@ -13,5 +13,5 @@ import (
 // Close it when done.
 func (p *Pipeline) NewFollower(ctx context.Context, name, dir string) (*docfeed.Follower, error) {
 	return docfeed.New(ctx, docfeed.Config{Topic: p.Topology().Documents, Name: name, Dir: dir},
-		p.tracer(name, false), p.ClientOptions(), docfeed.WithLogger(p.collab.Logger))
+		p.tracer(name, false), p.ClientOptions(), docfeed.WithLogger(p.collab.Logger), docfeed.WithMeterProvider(p.collab.MeterProvider))
 }

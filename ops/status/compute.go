@@ -2,8 +2,8 @@ package status
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kretrieve/kretrieve/deadletters"
@@ -108,21 +108,20 @@ func edgeLag(e Edge, groupErrs []GroupError) Lag {
 // groupLags sums the partitions' lags by topic and group (each topic's by
 // group); the groups measured as a whole in error are apart.
 func groupLags(lags []lag.PartitionLag) (map[string][]GroupLag, []GroupError) {
-	byTopic := map[string][]GroupLag{}
+	type key struct{ topic, group string }
+	parts := map[key][]lag.PartitionLag{}
 	var groupErrs []GroupError
 	for _, pl := range lags {
 		if pl.Partition < 0 {
 			groupErrs = append(groupErrs, GroupError{Group: pl.Group, Error: errString(pl.Err)})
 			continue
 		}
-		gls := byTopic[pl.Topic]
-		i := slices.IndexFunc(gls, func(g GroupLag) bool { return g.Group == pl.Group })
-		if i < 0 {
-			i = len(gls)
-			gls = append(gls, GroupLag{Group: pl.Group, Lag: Lag{Records: Of[int64](0), Seconds: Of(0.0)}})
-		}
-		gls[i].Lag = addPartition(gls[i].Lag, pl)
-		byTopic[pl.Topic] = gls
+		k := key{pl.Topic, pl.Group}
+		parts[k] = append(parts[k], pl)
+	}
+	byTopic := map[string][]GroupLag{}
+	for k, ps := range parts {
+		byTopic[k.topic] = append(byTopic[k.topic], GroupLag{Group: k.group, Lag: lagOf(ps)})
 	}
 	for _, gls := range byTopic {
 		slices.SortFunc(gls, func(a, b GroupLag) int { return cmp.Compare(a.Group, b.Group) })
@@ -130,24 +129,18 @@ func groupLags(lags []lag.PartitionLag) (map[string][]GroupLag, []GroupError) {
 	return byTopic, groupErrs
 }
 
-// addPartition adds one partition's lag to a sum: records add up, the
-// oldest record's age is the largest; one unknown partition makes the sum
-// unknown.
-func addPartition(sum Lag, pl lag.PartitionLag) Lag {
-	if pl.Records < 0 || !sum.Records.Known {
-		sum.Records = Maybe[int64]{}
-	} else {
-		sum.Records.V += pl.Records
+// lagOf is the Lag of a group or reader on a topic from its partitions'
+// (lag.Sum), with the first partition's error.
+func lagOf(parts []lag.PartitionLag) Lag {
+	records, seconds, err := lag.Sum(parts)
+	l := Lag{Error: firstLine(err)}
+	if records >= 0 {
+		l.Records = Of(records)
 	}
-	if pl.Records < 0 || pl.Seconds < 0 || !sum.Seconds.Known {
-		sum.Seconds = Maybe[float64]{}
-	} else {
-		sum.Seconds.V = max(sum.Seconds.V, pl.Seconds)
+	if seconds >= 0 {
+		l.Seconds = Of(seconds)
 	}
-	if pl.Err != nil && sum.Error == "" {
-		sum.Error = fmt.Sprintf("partition %d: %v", pl.Partition, pl.Err)
-	}
-	return sum
+	return l
 }
 
 // quantilesOf returns s's quantiles, unknown when s measured nothing.
@@ -247,4 +240,11 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// firstLine is the first line of err's message, "" for nil: of joined
+// errors, the first.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(errString(err), "\n")
+	return line
 }
