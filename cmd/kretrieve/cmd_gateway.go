@@ -146,7 +146,7 @@ func runGateway(ctx context.Context, cfg gatewayConfig, stderr io.Writer) (err e
 		}
 		// Stopped after serveGatewayOn has drained: its last window holds
 		// the last requests.
-		defer publishPathways(ctx, cfg.pathways, p, comp)()
+		defer publishPathways(ctx, cfg.pathways, p, comp, nil)()
 		return serveGatewayOn(ctx, p, cfg.gatewayFlags, ln, comp.logger, nil)
 	})
 }

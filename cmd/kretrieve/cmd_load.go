@@ -143,7 +143,7 @@ func runLoad(ctx context.Context, cfg loadConfig, getenv func(string) string, st
 				return err
 			}
 			target = loadgen.NewKafkaTarget(client, loadgen.KafkaConfig{Brokers: cfg.brokers, Timeout: cfg.timeout, LagOptions: kafkaOptions(p, nil), LagGroups: p.Topology().Groups()})
-			defer publishPathways(ctx, cfg.pathways, p, comp)()
+			defer publishPathways(ctx, cfg.pathways, p, comp, nil)()
 		}
 
 		rep, err := loadgen.Run(ctx, loadgen.Config{

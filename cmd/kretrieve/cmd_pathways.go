@@ -66,8 +66,9 @@ func validatePathwaysTopic(topic string) error {
 // component has drained, so the last window holds its last records. It
 // publishes nothing when f.interval is 0 or pathways are off. It never
 // fails the command: pathways are observability, so a topic that cannot be
-// created or written is logged and publishing goes on trying.
-func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline, comp *component) (stop func()) {
+// created or written is logged and publishing goes on trying. feeds, when
+// not nil, says where the process's indexes stand (see workerIndex.feeds).
+func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline, comp *component, feeds func() []pathwaytopic.Feed) (stop func()) {
 	pc := p.Config()
 	if f.interval <= 0 || pc.DisablePathways || comp.metrics == nil {
 		return func() {}
@@ -86,7 +87,7 @@ func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline,
 	}
 	cancel()
 	pub, err := pathwaytopic.NewPublisher(client, comp.metrics, pathwaytopic.WithTopic(f.topic), pathwaytopic.WithInterval(f.interval),
-		pathwaytopic.WithService(pc.ServiceName), pathwaytopic.WithLogger(comp.logger))
+		pathwaytopic.WithService(pc.ServiceName), pathwaytopic.WithLogger(comp.logger), pathwaytopic.WithFeeds(feeds))
 	if err != nil {
 		client.Close()
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)

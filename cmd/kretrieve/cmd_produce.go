@@ -91,7 +91,7 @@ func runProduce(ctx context.Context, cfg produceConfig, stdout, stderr io.Writer
 		if cfg.wait {
 			// Stopping publishes a last window, once every outcome has been
 			// awaited: it holds the end-to-end latency of every request.
-			defer publishPathways(ctx, cfg.pathways, pl, comp)()
+			defer publishPathways(ctx, cfg.pathways, pl, comp, nil)()
 		}
 
 		calls := make([]*producer.Call, 0, len(queries))

@@ -202,13 +202,13 @@ func (r *allInOne) prepare(comp *component, pc *pipeline.Config) (release func()
 // empty (and no static --index is given), follows the topic into the
 // index and runs the pipeline over it (runOn).
 func (r *allInOne) run(ctx context.Context, comp *component, p *pipeline.Pipeline) (err error) {
-	stopPathways := publishPathways(ctx, r.cfg.pathways, p, comp)
-	defer stopPathways()
 	wi, err := openWorkerIndex(ctx, p, docfeed.DefaultName, r.cfg.index, comp.logger)
 	if err != nil {
 		return err
 	}
 	defer wi.Close()
+	stopPathways := publishPathways(ctx, r.cfg.pathways, p, comp, wi.feeds)
+	defer stopPathways()
 	if err := wi.seedDocuments(ctx, p, comp, r.stderr); err != nil {
 		return err
 	}

@@ -141,6 +141,10 @@ func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Wri
 		if err := wi.serveHealth(ctx, cfg.healthListen, comp.logger); err != nil {
 			return err
 		}
+		// Published from the start, so that a worker catching up is seen
+		// doing so; stopped after the worker has drained and committed,
+		// so that its last window holds its last records.
+		defer publishPathways(ctx, cfg.pathways, p, comp, wi.feeds)()
 		return wi.while(ctx, comp.logger, func(ctx context.Context) error {
 			return runStageWorker(ctx, role, cfg, comp, p, wi)
 		})
@@ -153,9 +157,6 @@ func runStageWorker(ctx context.Context, role string, cfg workerConfig, comp *co
 	if err != nil {
 		return err
 	}
-	// Stopped after the worker has drained and committed: its last window
-	// holds the last records.
-	defer publishPathways(ctx, cfg.pathways, p, comp)()
 	if cfg.lagInterval > 0 {
 		// Every worker of a group exports the group's lag; the series carry
 		// the worker's resource (service.instance.id), so take their max.

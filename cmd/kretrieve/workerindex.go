@@ -14,6 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/docfeed"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/search"
 )
@@ -82,6 +83,18 @@ func (wi *workerIndex) follow(ctx context.Context, logger *slog.Logger) (<-chan 
 	logger.InfoContext(ctx, "index ready", "index", s.Name, "documents", s.Documents, "topic", s.Topic,
 		"applied", s.Applied, "took", time.Since(start).Round(time.Millisecond))
 	return done, nil
+}
+
+// feeds says where the index stands in the documents topic, for the
+// process's pathway windows (pathwaytopic.WithFeeds); none for a static
+// index.
+func (wi *workerIndex) feeds() []pathwaytopic.Feed {
+	if wi.follower == nil {
+		return nil
+	}
+	s := wi.follower.Status()
+	return []pathwaytopic.Feed{{Name: s.Name, Topic: s.Topic, Offsets: s.Offsets, Newest: s.NewestApplied,
+		Documents: int64(s.Documents), Ready: s.Ready}}
 }
 
 // while follows the documents topic (see follow), runs fn once the index

@@ -42,6 +42,14 @@ type measured struct {
 	// dead is the count of each stage input's dead-letter topic, by
 	// dead-letter topic.
 	dead map[string]deadCount
+	// feeds are the instances' feeds (where their indexes stand), and
+	// feedLags their lags by readerName; feedLagErr the error of their
+	// measurement as a whole.
+	feeds      []feedOf
+	feedLags   map[string][]lag.PartitionLag
+	feedLagErr error
+	// now is the time of the measurement.
+	now time.Time
 }
 
 // deadCount is one dead-letter topic's letters.
@@ -87,6 +95,10 @@ func compute(m measured) Status {
 		e.Latency, e.Origin = quantilesOf(edge), quantilesOf(origin)
 		e.Lag = edgeLag(e, groupErrs)
 		st.Edges = append(st.Edges, e)
+	}
+	st.Indexes = indexesOf(m.view, m.feeds, m.feedLags, m.feedLagErr, m.now)
+	if m.feedLagErr != nil {
+		st.Errors = append(st.Errors, "index lag: "+m.feedLagErr.Error())
 	}
 	return st
 }

@@ -3,6 +3,7 @@ package status
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -130,5 +131,54 @@ func TestStatusMaybeJSON(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || back != tt.m {
 			t.Errorf("%s decoded %+v %v", b, back, err)
 		}
+	}
+}
+
+// TestIndexesGroupWorkersAndTakeTheWorstLag: the feeds of three instances
+// make one index with three workers; the index's lag is the worst of the
+// workers that are not stale (a stale worker's is shown, not counted); a
+// worker whose lag has one partition unreadable makes the seconds
+// unknown; a failed measurement makes every lag unknown, with its error.
+func TestIndexesGroupWorkersAndTakeTheWorstLag(t *testing.T) {
+	now := time.Now()
+	feed := func(offset int64) pathwaytopic.Feed {
+		return pathwaytopic.Feed{Name: "retrieval", Topic: "retrieval.documents", Offsets: map[int32]int64{0: offset, 1: 10}, Ready: true}
+	}
+	v := pathwaytopic.View{Instances: []pathwaytopic.Instance{
+		{Instance: "w-c", Feeds: []pathwaytopic.Feed{feed(3)}, Stale: true},
+		{Instance: "w-a", Feeds: []pathwaytopic.Feed{feed(8)}},
+		{Instance: "w-b", Feeds: []pathwaytopic.Feed{feed(9), {Name: "enrichment", Topic: "retrieval.documents", Offsets: map[int32]int64{0: 9}}}},
+	}}
+	feeds := feedsOf(v)
+	lags := map[string][]lag.PartitionLag{
+		"retrieval@w-a": {{Partition: 0, Records: 2, Seconds: 1.5}, {Partition: 1, Records: 0}},
+		"retrieval@w-b": {{Partition: 0, Records: 1, Seconds: 4}, {Partition: 1, Records: 3, Seconds: -1, Err: errors.New("no record")}},
+		"retrieval@w-c": {{Partition: 0, Records: 7, Seconds: 60}, {Partition: 1, Records: 0}},
+		"enrichment@w-b": {{Partition: 0, Records: 1, Seconds: 0.5}},
+	}
+	got := indexesOf(v, feeds, lags, nil, now)
+	if len(got) != 2 || got[0].Name != "enrichment" || got[1].Name != "retrieval" {
+		t.Fatalf("indexes %+v, want enrichment then retrieval", got)
+	}
+	r := got[1]
+	var names []string
+	for _, w := range r.Workers {
+		names = append(names, w.Instance)
+	}
+	if fmt.Sprint(names) != "[w-a w-b w-c]" || r.Workers[0].Position != 18 {
+		t.Errorf("workers %v (position %d), want w-a, w-b, w-c, w-a at 18", names, r.Workers[0].Position)
+	}
+	if w := r.Workers[1]; w.Lag.Records != Of[int64](4) || w.Lag.Seconds.Known || w.Lag.Error != "partition 1: no record" {
+		t.Errorf("w-b lag %+v, want 4 records, unknown age", w.Lag)
+	}
+	if r.Lag.Records != Of[int64](4) || r.Lag.Seconds.Known {
+		t.Errorf("index lag %+v, want the worst of w-a and w-b (4 records, age unknown), not the stale w-c's", r.Lag)
+	}
+	if r.Workers[2].Lag.Records != Of[int64](7) {
+		t.Errorf("the stale worker's lag %+v, want shown", r.Workers[2].Lag)
+	}
+	failed := indexesOf(v, feeds, nil, errors.New("end offsets: broker down"), now)
+	if l := failed[1].Workers[0].Lag; l.Records.Known || l.Error != "end offsets: broker down" || failed[1].Lag.Records.Known {
+		t.Errorf("after a failed measurement: %+v and %+v, want unknown with the error", l, failed[1].Lag)
 	}
 }

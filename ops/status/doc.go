@@ -10,7 +10,13 @@
 //   - the lag of the configured consumer groups (package lag), in records
 //     and in seconds;
 //   - the dead-letter topics (listed by package ops/dlq): how many letters
-//     each holds, and their most frequent reasons.
+//     each holds, and their most frequent reasons;
+//   - the indexes that follow the documents topic (package docfeed), from
+//     the feeds the processes put in their windows: each index's rate and
+//     freshness (the edge latency of its apply checkpoint: publication to
+//     searchable) and, per worker, its position, its documents and its lag
+//     in records and seconds, measured at each Read from where the worker
+//     said it stood (lag.MeasureReaders, one measurement for all).
 //
 // The shape comes from the topology: a [Stage] per stage, and an [Edge] per
 // pipeline topic, from the origin (the producers) through every stage to

@@ -129,6 +129,11 @@ func (s *Source) Read(ctx context.Context) (Status, error) {
 		cancel()
 	}
 	m.dead = s.deadLetters(ctx)
+	m.feeds = feedsOf(view)
+	lctx, cancel := context.WithTimeout(ctx, LagTimeout)
+	m.feedLags, m.feedLagErr = measureFeeds(lctx, s.cfg.KafkaOptions, m.feeds)
+	cancel()
+	m.now = time.Now()
 	st := compute(m)
 	st.PathwaysTopic = s.cfg.PathwaysTopic
 	st.Time = time.Now().UTC()

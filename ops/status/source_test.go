@@ -27,7 +27,7 @@ func TestStatusSourceReadsTheSeededState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Instances) != 2 || len(st.Pathways) != 4 || len(st.Errors) != 0 {
+	if len(st.Instances) != 2 || len(st.Pathways) != 5 || len(st.Errors) != 0 {
 		t.Errorf("instances %+v pathways %d errors %v", st.Instances, len(st.Pathways), st.Errors)
 	}
 	req, cand, res := st.Edges[0], st.Edges[1], st.Edges[2]
@@ -42,6 +42,24 @@ func TestStatusSourceReadsTheSeededState(t *testing.T) {
 	}
 	if res.Rate != 0.3 || !res.Origin.P99.Known || res.Lag.Records.Known {
 		t.Errorf("results edge %+v", res)
+	}
+	// The ingestion edge: the retrieval index, its rate and freshness from
+	// the window, its one worker's lag measured now from where it stood.
+	if len(st.Indexes) != 1 || len(st.Indexes[0].Workers) != 1 {
+		t.Fatalf("indexes %+v, want the retrieval index with one worker", st.Indexes)
+	}
+	ix, w := st.Indexes[0], st.Indexes[0].Workers[0]
+	if ix.Name != "retrieval" || ix.Topic != topo.Documents || ix.Rate != 0.6 || !ix.Freshness.P99.Known || ix.Freshness.P99.V < 30 || ix.Freshness.P50.V > 7 {
+		t.Errorf("index %+v: want 3 records in 5 s, a p50 about 6 ms and a p99 ≥ 30 ms", ix)
+	}
+	wantLag := int64(statustest.IndexRecords - statustest.IndexApplied)
+	if w.Instance != "kretrieve-retrieval@test/2-bbbbbb" || w.Stale || !w.Ready || w.Position != statustest.IndexApplied || w.Documents != statustest.IndexApplied ||
+		w.Lag.Records != status.Of(wantLag) || !w.Lag.Seconds.Known || w.Lag.Seconds.V < statustest.IndexLagAge.Seconds() ||
+		!w.NewestAgeMS.Known || w.NewestAgeMS.V < float64(statustest.IndexLagAge.Milliseconds()-1) {
+		t.Errorf("worker %+v: want ready, %d applied, %d records behind, the oldest ≥ %v old", w, statustest.IndexApplied, wantLag, statustest.IndexLagAge)
+	}
+	if ix.Lag != w.Lag {
+		t.Errorf("index lag %+v, want its one worker's %+v", ix.Lag, w.Lag)
 	}
 	if len(st.GroupErrors) != 1 || st.GroupErrors[0].Group != statustest.MissingGroup {
 		t.Errorf("group errors %+v", st.GroupErrors)

@@ -26,6 +26,9 @@ type Status struct {
 	// Edges are the pipeline topics, in order: the first from "origin",
 	// the last to "results".
 	Edges []Edge
+	// Indexes are the indexes that follow the documents topic, by name:
+	// the ingestion edges, with every worker's copy (see Index).
+	Indexes []Index
 	// GroupErrors are the groups whose lag could not be measured at all
 	// (such as a group that does not exist), by group.
 	GroupErrors []GroupError

@@ -35,6 +35,13 @@ const (
 	ResultsDeadLetters  = 1
 	// TopReason is the most frequent reason (2 of RequestsDeadLetters).
 	TopReason = "request: bad json"
+	// IndexRecords are the records of the documents topic, the first
+	// IndexLagAge old (at least); the retrieval instance's index has
+	// applied IndexApplied of them and holds as many documents, and its
+	// window measured 3 applied, the slowest 30 ms after publication.
+	IndexRecords = 6
+	IndexApplied = 2
+	IndexLagAge  = 2 * time.Hour
 )
 
 // Topology is the seeded pipeline's.
@@ -45,7 +52,8 @@ func Topology() topology.Topology { return topology.Default(messages.DefaultTopi
 // instances that measured the requests and results edges but no record
 // read from the candidates topic (whose latencies are unknown); Group's
 // committed offset LagRecords behind the requests topic's end; the dead
-// letters.
+// letters; the documents topic, of which the retrieval instance's index
+// has applied IndexApplied records of IndexRecords.
 func Seed(t testing.TB, addr string) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -60,6 +68,10 @@ func Seed(t testing.TB, addr string) {
 		t.Fatal(err)
 	}
 	var recs []*kgo.Record
+	docsOld := time.Now().Add(-IndexLagAge)
+	for i := range IndexRecords {
+		recs = append(recs, &kgo.Record{Topic: topo.Documents, Key: []byte{'a' + byte(i)}, Value: []byte("{}"), Timestamp: docsOld.Add(time.Duration(i) * time.Millisecond)})
+	}
 	old := time.Now().Add(-LagAge)
 	for i := range LagRecords + 2 {
 		recs = append(recs, &kgo.Record{Topic: topo.Requests(), Value: []byte("{}"), Timestamp: old.Add(time.Duration(i) * time.Millisecond)})
@@ -109,7 +121,11 @@ func windows(t testing.TB, end time.Time) []*kgo.Record {
 					Edge: snap(ms, ms, 2*ms, 7*ms, 12*ms), Origin: snap(ms, ms, 2*ms, 7*ms, 12*ms)},
 				{Checkpoint: cp("kretrieve-retrieval", "", topo.Stages[0].Output, pathway.Out), Hash: 0x33, Parent: 0x22, Total: 40,
 					Edge: snap(ms, ms), Origin: snap(5*ms, 9*ms)},
-			}},
+				{Checkpoint: cp("kretrieve-retrieval", messages.StageRetrieval, topo.Documents, pathway.In), Hash: 0x88, Parent: 0x77, Total: 3,
+					Edge: snap(4*ms, 6*ms, 30*ms), Origin: snap(4*ms, 6*ms, 30*ms)},
+			},
+			Feeds: []pathwaytopic.Feed{{Name: messages.StageRetrieval, Topic: topo.Documents, Offsets: map[int32]int64{0: IndexApplied},
+				Newest: time.Now().Add(-IndexLagAge).Add(time.Millisecond), Documents: IndexApplied, Ready: true}}},
 	}
 	var recs []*kgo.Record
 	for _, w := range ws {
