@@ -151,9 +151,9 @@ func TestIndexesGroupWorkersAndTakeTheWorstLag(t *testing.T) {
 	}}
 	feeds := feedsOf(v)
 	lags := map[string][]lag.PartitionLag{
-		"retrieval@w-a": {{Partition: 0, Records: 2, Seconds: 1.5}, {Partition: 1, Records: 0}},
-		"retrieval@w-b": {{Partition: 0, Records: 1, Seconds: 4}, {Partition: 1, Records: 3, Seconds: -1, Err: errors.New("no record")}},
-		"retrieval@w-c": {{Partition: 0, Records: 7, Seconds: 60}, {Partition: 1, Records: 0}},
+		"retrieval@w-a":  {{Partition: 0, Records: 2, Seconds: 1.5}, {Partition: 1, Records: 0}},
+		"retrieval@w-b":  {{Partition: 0, Records: 1, Seconds: 4}, {Partition: 1, Records: 3, Seconds: -1, Err: errors.New("no record")}},
+		"retrieval@w-c":  {{Partition: 0, Records: 7, Seconds: 60}, {Partition: 1, Records: 0}},
 		"enrichment@w-b": {{Partition: 0, Records: 1, Seconds: 0.5}},
 	}
 	got := indexesOf(v, feeds, lags, nil, now)
