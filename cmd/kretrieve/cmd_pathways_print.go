@@ -25,6 +25,7 @@ type pathwaysReport struct {
 	Pathways  []pathwayRow      `json:"pathways"`
 	Edges     []pathwayEdge     `json:"edges"`
 	Stages    []pathwayStage    `json:"stages"`
+	Indexes   []pathwayIndex    `json:"indexes"`
 	Skipped   map[string]uint64 `json:"skipped,omitempty"`
 	Errors    []string          `json:"errors,omitempty"`
 }
@@ -86,10 +87,54 @@ type pathwayStage struct {
 	Error       string                `json:"error,omitempty"`
 }
 
+// pathwayIndex is an ingestion edge: the documents topic into one index,
+// kept by every worker of its stage (status.Index).
+type pathwayIndex struct {
+	Name  string `json:"name"`
+	Topic string `json:"topic"`
+	// AppliedPerSecond is the records applied per second over the
+	// workers; Freshness their publication-to-searchable latency.
+	AppliedPerSecond float64          `json:"applied_per_second"`
+	Freshness        status.Quantiles `json:"freshness_ms"`
+	// Lag and LagSeconds are the worst of the live workers'.
+	Lag        status.Maybe[int64]   `json:"lag"`
+	LagSeconds status.Maybe[float64] `json:"lag_seconds"`
+	Workers    []pathwayIndexWorker  `json:"workers"`
+}
+
+// pathwayIndexWorker is one worker's copy of an index (status.IndexWorker).
+type pathwayIndexWorker struct {
+	Instance    string                `json:"instance"`
+	Service     string                `json:"service"`
+	Stale       bool                  `json:"stale"`
+	Ready       bool                  `json:"ready"`
+	Position    int64                 `json:"position"`
+	Documents   int64                 `json:"documents"`
+	NewestAgeMS status.Maybe[float64] `json:"newest_document_age_ms"`
+	Lag         status.Maybe[int64]   `json:"lag"`
+	LagSeconds  status.Maybe[float64] `json:"lag_seconds"`
+	Error       string                `json:"error,omitempty"`
+}
+
+// indexesOf renders the status's indexes.
+func indexesOf(st status.Status) []pathwayIndex {
+	out := []pathwayIndex{}
+	for _, ix := range st.Indexes {
+		pi := pathwayIndex{Name: ix.Name, Topic: ix.Topic, AppliedPerSecond: ix.Rate, Freshness: ix.Freshness,
+			Lag: ix.Lag.Records, LagSeconds: ix.Lag.Seconds, Workers: []pathwayIndexWorker{}}
+		for _, w := range ix.Workers {
+			pi.Workers = append(pi.Workers, pathwayIndexWorker{Instance: w.Instance, Service: w.Service, Stale: w.Stale, Ready: w.Ready,
+				Position: w.Position, Documents: w.Documents, NewestAgeMS: w.NewestAgeMS, Lag: w.Lag.Records, LagSeconds: w.Lag.Seconds, Error: w.Lag.Error})
+		}
+		out = append(out, pi)
+	}
+	return out
+}
+
 // newPathwaysReport renders st.
 func newPathwaysReport(st status.Status) pathwaysReport {
 	rep := pathwaysReport{Time: st.Time, Topic: st.PathwaysTopic, Skipped: st.Skipped, Errors: st.Errors,
-		Instances: []pathwayInstance{}, Pathways: []pathwayRow{}, Edges: []pathwayEdge{}, Stages: []pathwayStage{}}
+		Instances: []pathwayInstance{}, Pathways: []pathwayRow{}, Edges: []pathwayEdge{}, Stages: []pathwayStage{}, Indexes: indexesOf(st)}
 	for _, in := range st.Instances {
 		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,
 			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale})
@@ -184,7 +229,37 @@ func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if err := printIndexesTable(w, rep); err != nil {
+		return err
+	}
 	return printStagesTable(w, rep)
+}
+
+// printIndexesTable prints each ingestion edge, then its workers,
+// indented; nothing when no worker follows the documents topic.
+func printIndexesTable(w io.Writer, rep pathwaysReport) error {
+	if len(rep.Indexes) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "INDEX / WORKER\tREADY\tAPPLIED/S\tFRESH p50\tp99\tPOSITION\tDOCS\tLAG\tLAG(s)")
+	for _, ix := range rep.Indexes {
+		fmt.Fprintf(tw, "%s → %s\t\t%s\t%s\t%s\t\t\t%s\t%s\n", ix.Topic, ix.Name, rateCell(ix.AppliedPerSecond),
+			latencyCell(ix.Freshness.P50), latencyCell(ix.Freshness.P99), recordsCell(ix.Lag), ix.LagSeconds.Format(secondsText))
+		for _, wk := range ix.Workers {
+			ready := map[bool]string{true: "yes", false: "catching up"}[wk.Ready]
+			if wk.Stale {
+				ready = "stale"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t\t\t\t%d\t%d\t%s\t%s\n", wk.Instance, ready, wk.Position, wk.Documents,
+				recordsCell(wk.Lag), wk.LagSeconds.Format(secondsText))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
 }
 
 // printPathwaysHeader prints who published and what was skipped, and

@@ -23,8 +23,26 @@ import (
 
 // consoleMap is GET /api/map as the console's script reads it.
 type consoleMap struct {
-	Stages []consoleStage
-	Edges  []consoleEdge
+	Stages  []consoleStage
+	Edges   []consoleEdge
+	Indexes []consoleIndex
+}
+
+type consoleIndex struct {
+	Name, Topic    string
+	AppliedPerSec  float64               `json:"applied_per_sec"`
+	FreshnessP50MS status.Maybe[float64] `json:"freshness_p50_ms"`
+	FreshnessP99MS status.Maybe[float64] `json:"freshness_p99_ms"`
+	LagRecords     status.Maybe[int64]   `json:"lag_records"`
+	LagSeconds     status.Maybe[float64] `json:"lag_seconds"`
+	Workers        []struct {
+		Instance   string
+		Ready      bool
+		Position   int64
+		Documents  int64
+		LagRecords status.Maybe[int64]   `json:"lag_records"`
+		LagSeconds status.Maybe[float64] `json:"lag_seconds"`
+	}
 }
 
 type consoleStage struct {
@@ -126,6 +144,40 @@ func TestPathwaysAndConsoleMapAgree(t *testing.T) {
 	}
 	if !strings.Contains(table, "error: ? "+statustest.MissingGroup+": ") {
 		t.Errorf("the missing group's error is not shown")
+	}
+	checkIndexesAgree(t, rep, m, table, elapsed)
+}
+
+// checkIndexesAgree checks that pathways and the console show the seeded
+// ingestion edge alike: the retrieval index, its rate and freshness, and
+// its one worker's position, documents and lag.
+func checkIndexesAgree(t *testing.T, rep pathwaysReport, m consoleMap, table string, elapsed float64) {
+	t.Helper()
+	if len(rep.Indexes) != 1 || len(m.Indexes) != 1 || len(rep.Indexes[0].Workers) != 1 || len(m.Indexes[0].Workers) != 1 {
+		t.Fatalf("indexes: pathways %+v, console %+v; want the retrieval index with one worker", rep.Indexes, m.Indexes)
+	}
+	p, c := rep.Indexes[0], m.Indexes[0]
+	if p.Name != c.Name || p.Topic != c.Topic || p.AppliedPerSecond != c.AppliedPerSec || p.Freshness.P50 != c.FreshnessP50MS ||
+		p.Freshness.P99 != c.FreshnessP99MS || p.Lag != c.LagRecords || !sameAge(secondsText(p.LagSeconds.V), c.LagSeconds, elapsed) {
+		t.Errorf("index: pathways %+v, console %+v", p, c)
+	}
+	pw, cw := p.Workers[0], c.Workers[0]
+	wantLag := int64(statustest.IndexRecords - statustest.IndexApplied)
+	if pw.Instance != cw.Instance || pw.Position != cw.Position || pw.Documents != cw.Documents || pw.Ready != cw.Ready ||
+		pw.Lag != cw.LagRecords || cw.LagRecords != status.Of(wantLag) || !cw.LagSeconds.Known || cw.LagSeconds.V < statustest.IndexLagAge.Seconds() {
+		t.Errorf("worker: pathways %+v, console %+v; want %d records behind, ≥ %v", pw, cw, wantLag, statustest.IndexLagAge)
+	}
+	if c.Name != "retrieval" || c.AppliedPerSec != 0.6 || !c.FreshnessP99MS.Known || c.FreshnessP99MS.V < 30 {
+		t.Errorf("index %+v: want the seeded retrieval index, 0.6 applied/s, a p99 ≥ 30 ms", c)
+	}
+	// The table: the edge, then the worker indented.
+	edge := []string{c.Topic, "→", c.Name, rateCell(c.AppliedPerSec), latencyCell(c.FreshnessP50MS), latencyCell(c.FreshnessP99MS), recordsCell(c.LagRecords)}
+	if !slices.ContainsFunc(strings.Split(table, "\n"), func(l string) bool { f := strings.Fields(l); return len(f) == 8 && slices.Equal(f[:7], edge) }) {
+		t.Errorf("the index table lacks the edge %q:\n%s", edge, table)
+	}
+	worker := []string{cw.Instance, "yes", strconv.FormatInt(cw.Position, 10), strconv.FormatInt(cw.Documents, 10), recordsCell(cw.LagRecords)}
+	if !slices.ContainsFunc(strings.Split(table, "\n"), func(l string) bool { f := strings.Fields(l); return len(f) == 6 && slices.Equal(f[:5], worker) }) {
+		t.Errorf("the index table lacks the worker %q:\n%s", worker, table)
 	}
 }
 

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/kretrieve/kretrieve/ops/status"
@@ -14,6 +15,9 @@ type mapDoc struct {
 	Updated time.Time  `json:"updated"`
 	Stages  []mapStage `json:"stages"`
 	Edges   []mapEdge  `json:"edges"`
+	// Indexes are the ingestion edges: the documents topic into each
+	// index that follows it.
+	Indexes []mapIndex `json:"indexes"`
 	// Errors are what could not be measured (the rest is shown).
 	Errors []string `json:"errors,omitempty"`
 	// exemplars are the pathway latency histograms' exemplars, for GET
@@ -50,6 +54,31 @@ type mapEdge struct {
 	LagSeconds status.Maybe[float64] `json:"lag_seconds"`
 }
 
+// mapIndex is an ingestion edge: the documents topic into one index,
+// kept by each of its workers (status.Index).
+type mapIndex struct {
+	Name           string                `json:"name"`
+	Topic          string                `json:"topic"`
+	AppliedPerSec  float64               `json:"applied_per_sec"`
+	FreshnessP50MS status.Maybe[float64] `json:"freshness_p50_ms"`
+	FreshnessP99MS status.Maybe[float64] `json:"freshness_p99_ms"`
+	LagRecords     status.Maybe[int64]   `json:"lag_records"`
+	LagSeconds     status.Maybe[float64] `json:"lag_seconds"`
+	Workers        []mapIndexWorker      `json:"workers"`
+}
+
+// mapIndexWorker is one worker's copy of an index (status.IndexWorker).
+type mapIndexWorker struct {
+	Instance    string                `json:"instance"`
+	Stale       bool                  `json:"stale"`
+	Ready       bool                  `json:"ready"`
+	Position    int64                 `json:"position"`
+	Documents   int64                 `json:"documents"`
+	NewestAgeMS status.Maybe[float64] `json:"newest_document_age_ms"`
+	LagRecords  status.Maybe[int64]   `json:"lag_records"`
+	LagSeconds  status.Maybe[float64] `json:"lag_seconds"`
+}
+
 func (c *Console) getMap(w http.ResponseWriter, r *http.Request, l *live) {
 	writeJSON(w, http.StatusOK, l.pipelineMap(r.Context()))
 }
@@ -71,7 +100,7 @@ func (l *live) pipelineMap(ctx context.Context) mapDoc {
 // mapOf renders st as the map; err is the error of reading the pathway
 // windows.
 func mapOf(st status.Status, err error) mapDoc {
-	doc := mapDoc{Updated: st.Time, Stages: []mapStage{}, Edges: []mapEdge{}, exemplars: []exemplar{}}
+	doc := mapDoc{Updated: st.Time, Stages: []mapStage{}, Edges: []mapEdge{}, Indexes: []mapIndex{}, exemplars: []exemplar{}}
 	if err != nil {
 		doc.Errors = append(doc.Errors, err.Error())
 	}
@@ -90,6 +119,18 @@ func mapOf(st status.Status, err error) mapDoc {
 		doc.Edges = append(doc.Edges, mapEdge{Topic: e.Topic, From: e.From, To: e.To, MsgsPerSec: e.Rate,
 			EdgeP50MS: e.Latency.P50, EdgeP99MS: e.Latency.P99, OriginP50MS: e.Origin.P50, OriginP99MS: e.Origin.P99,
 			LagRecords: e.Lag.Records, LagSeconds: e.Lag.Seconds})
+	}
+	for _, ix := range st.Indexes {
+		mi := mapIndex{Name: ix.Name, Topic: ix.Topic, AppliedPerSec: ix.Rate, FreshnessP50MS: ix.Freshness.P50, FreshnessP99MS: ix.Freshness.P99,
+			LagRecords: ix.Lag.Records, LagSeconds: ix.Lag.Seconds, Workers: []mapIndexWorker{}}
+		for _, w := range ix.Workers {
+			mi.Workers = append(mi.Workers, mapIndexWorker{Instance: w.Instance, Stale: w.Stale, Ready: w.Ready, Position: w.Position,
+				Documents: w.Documents, NewestAgeMS: w.NewestAgeMS, LagRecords: w.Lag.Records, LagSeconds: w.Lag.Seconds})
+			if w.Lag.Error != "" && !slices.Contains(doc.Errors, "index lag: "+w.Lag.Error) {
+				doc.Errors = append(doc.Errors, "index lag of "+w.Instance+": "+w.Lag.Error)
+			}
+		}
+		doc.Indexes = append(doc.Indexes, mi)
 	}
 	for _, x := range st.Exemplars {
 		doc.exemplars = append(doc.exemplars, exemplar(x))

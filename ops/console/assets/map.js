@@ -71,6 +71,43 @@ function edgeBox(e) {
   return box;
 }
 
+const secs = (v) => v.toFixed(1) + ' s';
+const lagText = (records, seconds) => (records == null ? UNKNOWN : fmtNum(records) + ' rec · ' + known(seconds, secs));
+
+/** indexBox draws one ingestion edge: the documents topic into an index, and each worker's copy. */
+function indexBox(ix) {
+  const rate = typeof ix.applied_per_sec === 'number' ? ix.applied_per_sec : 0;
+  const box = el('section', {
+    class: 'edge index' + (rate > 0 ? ' flowing' : ''),
+    'data-index': ix.name,
+    'data-topic': ix.topic,
+    'aria-label': 'topic ' + ix.topic + ' into the index ' + ix.name,
+  });
+  box.append(el('h3', { class: 'edge-topic mono', text: ix.topic + ' → ' + ix.name }));
+  box.append(el('p', { class: 'edge-rate', 'data-field': 'rate', text: fmtRate(rate) + ' applied' }));
+  const dl = el('dl', { class: 'kv' });
+  const add = (k, v, cls) => dl.append(el('dt', { text: k }), el('dd', { text: v, class: cls }));
+  add('freshness p50 / p99', known(ix.freshness_p50_ms, fmtMs) + ' / ' + known(ix.freshness_p99_ms, fmtMs));
+  add('worst lag', lagText(ix.lag_records, ix.lag_seconds), ix.lag_records > 0 ? 'warn' : '');
+  box.append(dl);
+  const t = el('table', { class: 'grid', 'data-table': 'index-workers' });
+  t.append(el('thead', {}, el('tr', {}, ...['Worker', 'State', 'Position', 'Documents', 'Newest', 'Lag'].map((h) => el('th', { scope: 'col', text: h })))));
+  const tb = el('tbody');
+  for (const w of ix.workers || []) {
+    const state = w.stale ? 'stale' : (w.ready ? 'ready' : 'catching up');
+    tb.append(el('tr', { 'data-worker': w.instance },
+      el('td', { class: 'mono', text: w.instance }),
+      el('td', { text: state, class: w.stale || !w.ready ? 'warn' : '' }),
+      el('td', { class: 'num', text: fmtNum(w.position) }),
+      el('td', { class: 'num', 'data-field': 'documents', text: fmtNum(w.documents) }),
+      el('td', { class: 'num', text: known(w.newest_document_age_ms, fmtMs) + ' ago' }),
+      el('td', { class: 'num', 'data-field': 'lag', text: lagText(w.lag_records, w.lag_seconds) })));
+  }
+  t.append(tb);
+  box.append(t);
+  return box;
+}
+
 function renderMap(target, m) {
   clear(target);
   const stages = new Map((m.stages || []).map((s) => [s.name, s]));
@@ -89,6 +126,13 @@ function renderMap(target, m) {
   }
   for (const [name, s] of stages) if (!shown.has(name)) item(stageBox(name, s));
   target.append(flow);
+  const indexes = m.indexes || [];
+  if (indexes.length) {
+    target.append(el('h2', { text: 'Documents into the indexes' }));
+    const ingest = el('div', { class: 'ingest', role: 'list', 'aria-label': 'the documents topic into each index' });
+    for (const ix of indexes) ingest.append(el('div', { class: 'flow-item', role: 'listitem' }, indexBox(ix)));
+    target.append(ingest);
+  }
   target.append(el('p', { class: 'muted small', 'data-field': 'updated' }, 'Updated ', fmtTime(m.updated), '.'));
 }
 
@@ -127,7 +171,7 @@ export function renderSlowest(target, s) {
 
 export function mapPage(main) {
   main.append(el('h1', { text: 'Pipeline map' }));
-  main.append(el('p', { class: 'lede' }, 'Stages as boxes, topics as edges: throughput, edge and from-origin latency (p50 / p99), consumer lag and dead letters. It updates live.'));
+  main.append(el('p', { class: 'lede' }, 'Stages as boxes, topics as edges: throughput, edge and from-origin latency (p50 / p99), consumer lag and dead letters; then the documents topic into each index: applied per second, freshness (publication to searchable) and each worker\'s lag. It updates live.'));
   const mapBox = el('div', { class: 'map', id: 'map', 'aria-busy': 'true' });
   const err = el('div');
   const slow = el('div', { class: 'slowest' });

@@ -5,7 +5,7 @@
 // and bin/console-e2e-poison first), or here with `npm ci && npm test`.
 //
 // It checks that the map shows every stage and edge with non-zero
-// throughput, that a search shows results and a waterfall whose spans are the
+// throughput and the documents topic into run's index, that a search shows results and a waterfall whose spans are the
 // trace's (api/traces/{id}), that a poison record appears on the dead-letter
 // page, and that a stored-XSS canary, as a query and as a poison record's
 // key, value and headers, is shown as text and never executed. It saves
@@ -252,6 +252,23 @@ test('the map shows every stage and edge with non-zero throughput, live', async 
     assert.match(rate, /[1-9]/, `edge ${e.topic} shows ${rate}`);
     assert.match(await edge.textContent(), /p50 \/ p99/);
   }
+  // The ingestion edge: run follows the documents topic into its index
+  // (named "index"), every document applied, nothing left to apply.
+  const ix = await until(async () => {
+    const m = await getJSON(base + 'api/map');
+    const ix = (m.indexes || []).find((i) => i.name === 'index');
+    return ix && ix.workers.length === 1 && ix.workers[0].documents > 1000 && ix.workers[0].lag_records === 0 ? ix : null;
+  }, 60000, 'api/map to show run\'s index with its documents and no lag');
+  assert.equal(ix.topic, 'retrieval.documents');
+  assert.ok(ix.workers[0].ready, 'run\'s index is not ready');
+  const box = page.locator('[data-index="index"]');
+  await box.waitFor();
+  assert.match(await box.textContent(), /freshness p50 \/ p99/);
+  const worker = box.locator(`[data-worker="${ix.workers[0].instance}"]`);
+  await worker.waitFor();
+  await until(async () => /[1-9]/.test(await worker.locator('[data-field="documents"]').textContent()), 15000, 'the worker row to show its documents');
+  assert.match(await worker.textContent(), /ready/);
+  assert.match(await worker.locator('[data-field="lag"]').textContent(), /^0 rec/);
   // Live: the server's events (or the polling fallback) update the page.
   const first = await page.locator('[data-field="updated"]').textContent();
   await until(async () => (await page.locator('[data-field="updated"]').textContent()) !== first, 15000, 'the map to update');

@@ -66,6 +66,10 @@ function map() {
       { topic: 'retrieval.candidates', from: 'retrieval', to: 'enrichment', msgs_per_sec: r, edge_p50_ms: 1.4, edge_p99_ms: 5.2, origin_p50_ms: 5.9, origin_p99_ms: 16.3, lag_records: 3, lag_seconds: 0.2 },
       { topic: 'retrieval.results', from: 'enrichment', to: 'results', msgs_per_sec: r, edge_p50_ms: 1.1, edge_p99_ms: 4.0, origin_p50_ms: 8.1, origin_p99_ms: 22.7, lag_records: null, lag_seconds: null },
     ],
+    indexes: [
+      { name: 'index', topic: 'retrieval.documents', applied_per_sec: 0.4, freshness_p50_ms: 6.2, freshness_p99_ms: 31.0, lag_records: 0, lag_seconds: 0,
+        workers: [{ instance: 'kretrieve@mock/1-abcdef', stale: false, ready: true, position: 8352, documents: 8352, newest_document_age_ms: 4200, lag_records: 0, lag_seconds: 0 }] },
+    ],
   };
 }
 
