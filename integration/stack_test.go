@@ -3,8 +3,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -21,7 +23,6 @@ import (
 
 	"github.com/kretrieve/kretrieve/corpus"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
-	"github.com/kretrieve/kretrieve/search"
 )
 
 // Images, overridable: KRETRIEVE_IMAGE (built by `make image`), JAEGER_IMAGE
@@ -41,9 +42,12 @@ var (
 	kafkaImage     = os.Getenv("KAFKA_IMAGE")
 )
 
-// indexDir is the Go standard library index, built once on the host (the
-// image has no Go toolchain) and mounted read-only into the workers.
-var indexDir string
+// docsDir holds docs.jsonl, the Go standard library's documentation as
+// `kretrieve ingest --jsonl` reads it, written once on the host (the image
+// has no Go toolchain) and mounted read-only into the ingest container of
+// every stack: the workers take their documents from the documents topic,
+// as in production.
+var docsDir string
 
 func TestMain(m *testing.M) {
 	if err := exec.Command("docker", "info").Run(); err != nil {
@@ -53,28 +57,41 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	dir, err := os.MkdirTemp("", "kretrieve-index-")
+	dir, err := os.MkdirTemp("", "kretrieve-docs-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	indexDir = filepath.Join(dir, "index")
-	ctx := context.Background()
-	docs, err := corpus.GoStdlib(ctx, "")
-	if err == nil {
-		err = search.Build(ctx, indexDir, "go-stdlib", docs)
-	}
-	if err == nil {
-		// The containers run as an unprivileged user.
-		err = exec.Command("chmod", "-R", "a+rX", dir).Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration: build index:", err)
+	docsDir = dir
+	if err := writeDocs(filepath.Join(dir, "docs.jsonl")); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: documents:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// writeDocs writes the Go standard library's documentation to path, one
+// document per line, readable by the containers' unprivileged user.
+func writeDocs(path string) error {
+	docs, err := corpus.GoStdlib(context.Background(), "")
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	for _, d := range docs {
+		line, err := corpus.EncodeDocument(d)
+		if err != nil {
+			return fmt.Errorf("document %s: %w", d.ID, err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return exec.Command("chmod", "-R", "a+rX", filepath.Dir(path)).Run()
 }
 
 // freePort returns a TCP port free on 127.0.0.1 right now.
@@ -112,6 +129,9 @@ type stack struct {
 	otlp       string
 	gatewayURL string
 	broker     *testcontainers.DockerContainer
+	// ingested says the documents were published (they outlive a broker
+	// restart: its data directory is kept).
+	ingested bool
 	// env is added to (and wins over) every kretrieve container's
 	// environment.
 	env map[string]string
@@ -121,7 +141,6 @@ type stack struct {
 func (s *stack) kretrieveEnv(service string) map[string]string {
 	env := map[string]string{
 		"KRETRIEVE_BROKERS":           s.brokers,
-		"KRETRIEVE_INDEX":             "/index",
 		"KRETRIEVE_LOG_LEVEL":         "info",
 		"KRETRIEVE_LAG_INTERVAL":      "0",
 		"KRETRIEVE_SESSION_TIMEOUT":   "10s", // a killed worker's partitions move within 10 s
@@ -148,16 +167,47 @@ func (s *stack) startBroker(t *testing.T) {
 	}
 	if kafkaImage != "" {
 		s.broker = startApacheKafka(t, s.brokerPort, s.dataDir)
-		return
+	} else {
+		s.broker = run(t, kretrieveImage,
+			testcontainers.WithCmd("broker", "--listen", s.brokers, "--data-dir", "/data"),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				hc.NetworkMode = "host"
+				hc.Binds = []string{s.dataDir + ":/data"}
+			}),
+			testcontainers.WithWaitStrategy(wait.ForLog("broker listening").WithStartupTimeout(30*time.Second)),
+		)
 	}
-	s.broker = run(t, kretrieveImage,
-		testcontainers.WithCmd("broker", "--listen", s.brokers, "--data-dir", "/data"),
+	if !s.ingested {
+		s.ingest(t)
+		s.ingested = true
+	}
+}
+
+// ingest publishes the documents to the documents topic with `kretrieve
+// ingest`, as compose's ingest service does, and fails unless it exits 0.
+func (s *stack) ingest(t *testing.T) {
+	t.Helper()
+	c := run(t, kretrieveImage,
+		testcontainers.WithCmd("ingest", "--jsonl", "/docs/docs.jsonl"),
+		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-ingest")),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
-			hc.Binds = []string{s.dataDir + ":/data"}
+			hc.Binds = []string{docsDir + ":/docs:ro"}
 		}),
-		testcontainers.WithWaitStrategy(wait.ForLog("broker listening").WithStartupTimeout(30*time.Second)),
+		testcontainers.WithWaitStrategy(wait.ForExit().WithExitTimeout(120*time.Second)),
 	)
+	st, err := c.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ExitCode != 0 {
+		logs, _ := c.Logs(t.Context())
+		var out []byte
+		if logs != nil {
+			out, _ = io.ReadAll(logs)
+		}
+		t.Fatalf("kretrieve ingest exited %d:\n%s", st.ExitCode, out)
+	}
 }
 
 // startApacheKafka runs real Apache Kafka (KRaft, one node) on port.
@@ -203,9 +253,11 @@ func (s *stack) startWorker(t *testing.T, role string) *testcontainers.DockerCon
 		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-"+role)),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
-			hc.Binds = []string{indexDir + ":/index:ro"}
+			// The index it builds from the documents topic (the image
+			// has no /tmp of its own).
+			hc.Tmpfs = map[string]string{"/tmp": "rw,size=512m"}
 		}),
-		testcontainers.WithWaitStrategy(wait.ForLog("worker started").WithStartupTimeout(60*time.Second)),
+		testcontainers.WithWaitStrategy(wait.ForLog("worker started").WithStartupTimeout(90*time.Second)),
 	)
 }
 

@@ -41,8 +41,10 @@ func emitted() []instrument {
 		{messagingconv.ClientOperationDuration{}.Name(), messagingconv.ClientOperationDuration{}.Unit(), "histogram", "addHist(messagingconv.ClientOperationDuration{}.Name()"},
 		{messagingconv.ClientSentMessages{}.Name(), messagingconv.ClientSentMessages{}.Unit(), "counter", "addSum(messagingconv.ClientSentMessages{}.Name()"},
 		{messagingconv.ClientConsumedMessages{}.Name(), messagingconv.ClientConsumedMessages{}.Unit(), "counter", "addSum(messagingconv.ClientConsumedMessages{}.Name()"},
-		{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit, "gauge", "Int64ObservableGauge(otelnames.MetricLagRecords"},
-		{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(otelnames.MetricLagSeconds"},
+		{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit, "gauge", "gauge{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit"},
+		{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "gauge{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit"},
+		{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit, "gauge", "gauge{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit"},
+		{otelnames.MetricIndexLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "gauge{otelnames.MetricIndexLagSeconds, otelnames.MetricLagSecondsUnit"},
 		{otelnames.MetricResultsDropped, otelnames.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(otelnames.MetricResultsDropped"},
 		{otelnames.MetricSpansDropped, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansDropped"},
 		{otelnames.MetricSpansExported, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansExported"},
@@ -344,7 +346,8 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 			// The panels the dashboard exists for.
 			for _, in := range emitted() {
 				switch in.name {
-				case otelnames.MetricQueueWait, messagingconv.ProcessDuration{}.Name(), otelnames.MetricLagRecords, otelnames.MetricLagSeconds, otelnames.MetricPathwayLatency:
+				case otelnames.MetricQueueWait, messagingconv.ProcessDuration{}.Name(), otelnames.MetricLagRecords, otelnames.MetricLagSeconds, otelnames.MetricPathwayLatency,
+					otelnames.MetricIndexLagRecords, otelnames.MetricIndexLagSeconds:
 					if n := promNames(in)[0]; !used[n] {
 						t.Errorf("no panel queries %s (%s)", n, in.name)
 					}
