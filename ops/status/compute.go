@@ -43,10 +43,10 @@ type measured struct {
 	// dead-letter topic.
 	dead map[string]deadCount
 	// feeds are the instances' feeds (where their indexes stand), and
-	// feedLags their lags by readerName; feedLagErr the error of their
+	// feedLags their lags by feedKey; feedLagErr the error of their
 	// measurement as a whole.
 	feeds      []feedOf
-	feedLags   map[string][]lag.PartitionLag
+	feedLags   map[feedKey][]lag.PartitionLag
 	feedLagErr error
 	// now is the time of the measurement.
 	now time.Time

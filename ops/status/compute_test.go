@@ -150,11 +150,12 @@ func TestIndexesGroupWorkersAndTakeTheWorstLag(t *testing.T) {
 		{Instance: "w-b", Feeds: []pathwaytopic.Feed{feed(9), {Name: "enrichment", Topic: "retrieval.documents", Offsets: map[int32]int64{0: 9}}}},
 	}}
 	feeds := feedsOf(v)
-	lags := map[string][]lag.PartitionLag{
-		"retrieval@w-a":  {{Partition: 0, Records: 2, Seconds: 1.5}, {Partition: 1, Records: 0}},
-		"retrieval@w-b":  {{Partition: 0, Records: 1, Seconds: 4}, {Partition: 1, Records: 3, Seconds: -1, Err: errors.New("no record")}},
-		"retrieval@w-c":  {{Partition: 0, Records: 7, Seconds: 60}, {Partition: 1, Records: 0}},
-		"enrichment@w-b": {{Partition: 0, Records: 1, Seconds: 0.5}},
+	const docs = "retrieval.documents"
+	lags := map[feedKey][]lag.PartitionLag{
+		{"retrieval", docs, "w-a"}:  {{Partition: 0, Records: 2, Seconds: 1.5}, {Partition: 1, Records: 0}},
+		{"retrieval", docs, "w-b"}:  {{Partition: 0, Records: 1, Seconds: 4}, {Partition: 1, Records: 3, Seconds: -1, Err: errors.New("no record")}},
+		{"retrieval", docs, "w-c"}:  {{Partition: 0, Records: 7, Seconds: 60}, {Partition: 1, Records: 0}},
+		{"enrichment", docs, "w-b"}: {{Partition: 0, Records: 1, Seconds: 0.5}},
 	}
 	got := indexesOf(v, feeds, lags, nil, now)
 	if len(got) != 2 || got[0].Name != "enrichment" || got[1].Name != "retrieval" {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -78,35 +79,60 @@ func feedsOf(v pathwaytopic.View) []feedOf {
 	return out
 }
 
-// readerName names the reader of one instance's feed in a lag measurement.
-func readerName(f feedOf) string { return f.feed.Name + "@" + f.instance.Instance }
+// FeedLag is the lag of one process's index on one partition of the topic
+// it follows: a lag.PartitionLag whose Group is the index's name.
+type FeedLag struct {
+	// Instance is the process whose index it is.
+	Instance string
+	lag.PartitionLag
+}
 
-// measureFeeds measures the lag of every feed from where it said it stood
-// (lag.MeasureReaders: one listing and one read for all), by readerName.
-func measureFeeds(ctx context.Context, kafkaOpts []kgo.Opt, feeds []feedOf) (map[string][]lag.PartitionLag, error) {
+// MeasureFeeds measures the lag, per partition, of every index the
+// view's instances say they keep (their windows' feeds), stale instances
+// included, from where each said it stood: with lag.MeasureReaders, one
+// listing of the offsets and one read of the oldest records for all. The
+// entries are by index name, topic, instance and partition.
+func MeasureFeeds(ctx context.Context, kafkaOpts []kgo.Opt, v pathwaytopic.View) ([]FeedLag, error) {
+	feeds := feedsOf(v)
 	if len(feeds) == 0 {
 		return nil, nil
 	}
 	readers := make([]lag.Reader, 0, len(feeds))
-	for _, f := range feeds {
+	for i, f := range feeds {
 		offsets := f.feed.Offsets
-		readers = append(readers, lag.Reader{Name: readerName(f), Topic: f.feed.Topic, Offsets: func() map[int32]int64 { return offsets }})
+		// Named by position: instance ids may hold any character.
+		readers = append(readers, lag.Reader{Name: strconv.Itoa(i), Topic: f.feed.Topic, Offsets: func() map[int32]int64 { return offsets }})
 	}
 	lags, err := lag.MeasureReaders(ctx, kafkaOpts, readers...)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]lag.PartitionLag, len(feeds))
+	out := make([]FeedLag, 0, len(lags))
 	for _, l := range lags {
-		out[l.Group] = append(out[l.Group], l)
+		i, _ := strconv.Atoi(l.Group)
+		l.Group = feeds[i].feed.Name
+		out = append(out, FeedLag{Instance: feeds[i].instance.Instance, PartitionLag: l})
 	}
 	return out, nil
 }
 
+// feedLags returns the lags of each (index name, instance), by feedKey.
+func feedLags(lags []FeedLag) map[feedKey][]lag.PartitionLag {
+	out := map[feedKey][]lag.PartitionLag{}
+	for _, l := range lags {
+		k := feedKey{l.Group, l.Topic, l.Instance}
+		out[k] = append(out[k], l.PartitionLag)
+	}
+	return out
+}
+
+// feedKey identifies one process's index.
+type feedKey struct{ name, topic, instance string }
+
 // indexesOf groups the feeds by index (name and topic) with their
 // workers, the rate and freshness of the records they applied, and their
-// lags (lags by readerName; lagErr when they could not be measured).
-func indexesOf(v pathwaytopic.View, feeds []feedOf, lags map[string][]lag.PartitionLag, lagErr error, now time.Time) []Index {
+// lags (lags by feedKey; lagErr when they could not be measured).
+func indexesOf(v pathwaytopic.View, feeds []feedOf, lags map[feedKey][]lag.PartitionLag, lagErr error, now time.Time) []Index {
 	out := []Index{}
 	for _, f := range feeds {
 		if n := len(out); n == 0 || out[n-1].Name != f.feed.Name || out[n-1].Topic != f.feed.Topic {
@@ -126,7 +152,7 @@ func indexesOf(v pathwaytopic.View, feeds []feedOf, lags map[string][]lag.Partit
 		case lagErr != nil:
 			w.Lag = Lag{Error: lagErr.Error()}
 		default:
-			w.Lag = lagOf(lags[readerName(f)])
+			w.Lag = lagOf(lags[feedKey{f.feed.Name, f.feed.Topic, f.instance.Instance}])
 		}
 		if !w.Stale {
 			ix.Lag = worse(ix.Lag, w.Lag)

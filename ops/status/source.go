@@ -131,7 +131,8 @@ func (s *Source) Read(ctx context.Context) (Status, error) {
 	m.dead = s.deadLetters(ctx)
 	m.feeds = feedsOf(view)
 	lctx, cancel := context.WithTimeout(ctx, LagTimeout)
-	m.feedLags, m.feedLagErr = measureFeeds(lctx, s.cfg.KafkaOptions, m.feeds)
+	feedLagList, feedErr := MeasureFeeds(lctx, s.cfg.KafkaOptions, view)
+	m.feedLags, m.feedLagErr = feedLags(feedLagList), feedErr
 	cancel()
 	m.now = time.Now()
 	st := compute(m)
