@@ -14,6 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/lag"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
 
@@ -22,10 +23,13 @@ func (e *cli) lagCommand() *cobra.Command {
 	return e.command(&cobra.Command{
 		Use:     "lag",
 		GroupID: "tools",
-		Short:   "Consumer-group lag in records and seconds (--watch)",
+		Short:   "Consumer-group and index lag in records and seconds (--watch)",
 		Long: `Print the lag of consumer groups, per partition, in records and in seconds,
-once or every --watch DURATION until interrupted. It exits non-zero when a
-lag could not be measured.`,
+once or every --watch DURATION until interrupted. Then, with --indexes (the
+default), the lag of every running worker's index behind the documents
+topic, which it reads with no consumer group: the workers say where they
+stand in the windows they publish to --pathways-topic. It exits non-zero
+when a lag could not be measured.`,
 		Example: fmt.Sprintf(`  kretrieve lag
   kretrieve lag --groups %s --watch 5s
   kretrieve lag --json`, defaultTopology().Stages[0].Group),
@@ -36,9 +40,11 @@ lag could not be measured.`,
 // lagConfig configures the lag command.
 type lagConfig struct {
 	commonConfig
-	groups []string
-	json   bool
-	watch  time.Duration
+	groups        []string
+	json          bool
+	watch         time.Duration
+	indexes       bool
+	pathwaysTopic string
 }
 
 // flags declares the flags of a lagConfig on s and returns the check of
@@ -49,6 +55,8 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups")
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
+	s.boolean(&c.indexes, "indexes", true, "also the lag of the workers' indexes behind the documents topic, from the pathway windows")
+	declarePathwaysTopic(s, &c.pathwaysTopic)
 	return func(args []string) error {
 		var errs []error
 		c.groups = splitList(groups)
@@ -80,28 +88,39 @@ func runLag(ctx context.Context, cfg lagConfig, stdout, stderr io.Writer) (err e
 			defer t.Stop()
 			tick = t.C
 		}
+		var indexes *indexLags
+		if cfg.indexes {
+			if indexes, err = newIndexLags(kafkaOptions(p, nil), cfg.pathwaysTopic); err != nil {
+				return err
+			}
+			defer indexes.Close()
+		}
 		for n := 0; ; n++ {
 			lags, err := mon.Update(ctx)
+			var ilags []status.FeedLag
+			if err == nil && indexes != nil {
+				ilags, err = indexes.measure(ctx)
+			}
 			switch {
 			case cfg.watch > 0 && ctx.Err() != nil:
 				return nil // interrupted while measuring
 			case err != nil && cfg.watch == 0:
 				return err
 			case err != nil:
-				comp.logger.WarnContext(ctx, "consumer lag not measured", "err", err)
+				comp.logger.WarnContext(ctx, "lag not measured", "err", err)
 			default:
 				if n > 0 && !cfg.json {
 					fmt.Fprintln(stdout)
 				}
-				if err := printLag(stdout, lags, cfg.json, time.Now()); err != nil {
+				if err := printLag(stdout, lags, ilags, cfg.json, time.Now()); err != nil {
 					return err
 				}
-				errs := lagErrors(lags)
+				errs := append(lagErrors(lags), indexLagErrors(ilags)...)
 				if cfg.watch == 0 {
 					return errors.Join(errs...)
 				}
 				for _, err := range errs {
-					comp.logger.WarnContext(ctx, "consumer lag partly measured", "err", err)
+					comp.logger.WarnContext(ctx, "lag partly measured", "err", err)
 				}
 			}
 			select {
@@ -129,17 +148,28 @@ func lagErrors(lags []lag.PartitionLag) []error {
 	return errs
 }
 
-func printLag(w io.Writer, lags []lag.PartitionLag, asJSON bool, now time.Time) error {
+// printLag prints the groups' lags, then the indexes'.
+func printLag(w io.Writer, lags []lag.PartitionLag, indexes []status.FeedLag, asJSON bool, now time.Time) error {
 	if asJSON {
-		return printLagLines(w, lags, now)
+		if err := printLagLines(w, lags, now); err != nil {
+			return err
+		}
+		return printIndexLagLines(w, indexes, now)
 	}
-	return printLagTable(w, lags)
+	if err := printLagTable(w, lags); err != nil {
+		return err
+	}
+	return printIndexLagTable(w, indexes)
 }
 
-// lagLine is one entry in `lag --json`; -1 means unknown (see error).
+// lagLine is one entry in `lag --json`; -1 means unknown (see error). A
+// worker's index (no group) has Index and Instance instead of Group, and
+// Committed is the next offset it will apply.
 type lagLine struct {
 	Time            time.Time  `json:"time"`
 	Group           string     `json:"group"`
+	Index           string     `json:"index,omitempty"`
+	Instance        string     `json:"instance,omitempty"`
 	Topic           string     `json:"topic,omitempty"`
 	Partition       int32      `json:"partition"`
 	Committed       int64      `json:"committed"`
@@ -150,51 +180,59 @@ type lagLine struct {
 	Error           string     `json:"error,omitempty"`
 }
 
-func printLagLines(w io.Writer, lags []lag.PartitionLag, now time.Time) error {
+// newLagLine is the line of l measured at now.
+func newLagLine(l lag.PartitionLag, now time.Time) lagLine {
+	line := lagLine{
+		Time: now.UTC(), Group: l.Group, Topic: l.Topic, Partition: l.Partition,
+		Committed: l.Committed, End: l.End, Lag: l.Records, LagSeconds: l.Seconds,
+	}
+	if !l.OldestTimestamp.IsZero() {
+		ts := l.OldestTimestamp.UTC()
+		line.OldestTimestamp = &ts
+	}
+	if l.Err != nil {
+		line.Error = l.Err.Error()
+	}
+	return line
+}
+
+// encodeLine writes line as one JSON line.
+func encodeLine(w io.Writer, line lagLine) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	return enc.Encode(line)
+}
+
+func printLagLines(w io.Writer, lags []lag.PartitionLag, now time.Time) error {
 	for _, l := range lags {
-		line := lagLine{
-			Time: now.UTC(), Group: l.Group, Topic: l.Topic, Partition: l.Partition,
-			Committed: l.Committed, End: l.End, Lag: l.Records, LagSeconds: l.Seconds,
-		}
-		if !l.OldestTimestamp.IsZero() {
-			ts := l.OldestTimestamp.UTC()
-			line.OldestTimestamp = &ts
-		}
-		if l.Err != nil {
-			line.Error = l.Err.Error()
-		}
-		if err := enc.Encode(line); err != nil {
+		if err := encodeLine(w, newLagLine(l, now)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// printLagTable prints one row per partition and a total row per group: the
-// records summed, the largest age. Entries about a whole group (errors) have
-// no row.
+// printLagTable prints one row per partition and a total row per group
+// (lag.Sum: records summed, the largest age, unknown when a partition's
+// is). Entries about a whole group (errors) have no row.
 func printLagTable(w io.Writer, lags []lag.PartitionLag) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tLAG(s)")
 	for i := 0; i < len(lags); {
-		group, rows := lags[i].Group, 0
-		var records int64
-		var seconds float64
+		group := lags[i].Group
+		var parts []lag.PartitionLag
 		for ; i < len(lags) && lags[i].Group == group; i++ {
 			l := lags[i]
 			if l.Partition < 0 {
 				continue
 			}
-			rows++
-			records += max(l.Records, 0)
-			seconds = max(seconds, l.Seconds)
+			parts = append(parts, l)
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Group, l.Topic, l.Partition,
 				lagCell(l.Committed), lagCell(l.End), lagCell(l.Records), secondsCell(l.Seconds))
 		}
-		if rows > 0 {
-			fmt.Fprintf(tw, "%s\t(total)\t\t\t\t%d\t%s\n", group, records, secondsCell(seconds))
+		if len(parts) > 0 {
+			records, seconds, _ := lag.Sum(parts)
+			fmt.Fprintf(tw, "%s\t(total)\t\t\t\t%s\t%s\n", group, lagCell(records), secondsCell(seconds))
 		}
 	}
 	return tw.Flush()

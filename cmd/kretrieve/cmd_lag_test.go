@@ -16,6 +16,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
+	"github.com/kretrieve/kretrieve/ops/status/statustest"
 )
 
 func TestLoadLagConfig(t *testing.T) {
@@ -230,5 +231,62 @@ func TestLagCommandWatch(t *testing.T) {
 		if !strings.HasPrefix(tbl, "GROUP") || !strings.Contains(tbl, "retrieval  retrieval.requests  0") || !strings.Contains(tbl, "(total)") {
 			t.Errorf("table:\n%s", tbl)
 		}
+	}
+}
+
+// TestLagCommandShowsTheIndexes: on a seeded pipeline whose retrieval
+// worker says, in its pathway window, that its index has applied 2 of the
+// documents topic's 6 records, lag prints the group's table and then the
+// index's, 4 records behind by the age of the third; --json gives its
+// line with the index and instance; --indexes=false leaves it out.
+func TestLagCommandShowsTheIndexes(t *testing.T) {
+	b := brokertest.NewBroker(t, 1)
+	statustest.Seed(t, b.Addr())
+	env := mapEnv(map[string]string{"KRETRIEVE_BROKERS": b.Addr(), "KRETRIEVE_LOG_LEVEL": "error"})
+	lagOut := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(t.Context(), append([]string{"lag", "--groups", "retrieval"}, args...), env, &stdout, &stderr); err != nil {
+			t.Fatalf("lag %v: %v\n%s%s", args, err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	out := lagOut()
+	const instance = "kretrieve-retrieval@test/2-bbbbbb"
+	behind := strconv.Itoa(statustest.IndexRecords - statustest.IndexApplied)
+	var row, total []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 8 && f[0] == "retrieval" && f[1] == instance:
+			row = f
+		case len(f) == 5 && f[1] == instance && f[2] == "(total)":
+			total = f
+		}
+	}
+	want := []string{"retrieval", instance, "retrieval.documents", "0", strconv.Itoa(statustest.IndexApplied), strconv.Itoa(statustest.IndexRecords), behind}
+	if !strings.Contains(out, "INDEX") || len(row) != 8 || strings.Join(row[:7], " ") != strings.Join(want, " ") || len(total) != 5 || total[3] != behind {
+		t.Fatalf("the index's rows %q and %q, want %q and its total:\n%s", row, total, want, out)
+	}
+	if s, err := strconv.ParseFloat(row[7], 64); err != nil || s < statustest.IndexLagAge.Seconds() {
+		t.Errorf("LAG(s) %q, want at least %v", row[7], statustest.IndexLagAge)
+	}
+
+	var line lagLine
+	for _, l := range strings.Split(strings.TrimSpace(lagOut("--json")), "\n") {
+		var x lagLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if x.Index != "" {
+			line = x
+		}
+	}
+	if line.Index != "retrieval" || line.Instance != instance || line.Group != "" || line.Topic != "retrieval.documents" ||
+		line.Committed != statustest.IndexApplied || line.Lag != int64(statustest.IndexRecords-statustest.IndexApplied) || line.OldestTimestamp == nil {
+		t.Errorf("index line %+v", line)
+	}
+	if out := lagOut("--indexes=false"); strings.Contains(out, "INDEX") || strings.Contains(out, "retrieval.documents") {
+		t.Errorf("--indexes=false:\n%s", out)
 	}
 }
