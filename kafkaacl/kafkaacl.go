@@ -171,10 +171,17 @@ func Roles(n Names) []Role {
 	for _, in := range t.Inputs() {
 		lagRules = append(lagRules, topic(in, read, "end offsets; timestamp of the oldest waiting record"))
 	}
+	if t.Documents != "" {
+		lagRules = append(lagRules, topic(t.Documents, read, "end offsets; timestamp of the oldest record a worker's index has not applied"))
+	}
 	pathwaysRules = append(pathwaysRules, topic(n.PathwaysTopic, read, "read the pathway aggregates"))
 	for _, r := range lagRules {
 		r.Why = "lag: " + r.Why
 		pathwaysRules = append(pathwaysRules, r)
+	}
+	if t.Documents != "" {
+		// Where the workers' indexes stand is in the pathway windows.
+		lagRules = append(lagRules, topic(n.PathwaysTopic, read, "index lag: where the workers' indexes stand (pathway windows)"))
 	}
 	for _, d := range t.DeadLetterTopics() {
 		pathwaysRules = append(pathwaysRules, topic(d, describe, "dead letters: start and end offsets"))
