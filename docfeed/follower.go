@@ -28,6 +28,10 @@ const (
 	DefaultName               = "index"
 	DefaultMaxBatch           = 2000
 	DefaultMaxDeadLetterBytes = consumers.DefaultMaxDeadLetterBytes
+	// DefaultLagInterval is how often a Follower measures its apply lag:
+	// more often than a consumer group's (lag.DefaultInterval), since
+	// freshness is counted in milliseconds.
+	DefaultLagInterval = 5 * time.Second
 	// partitionsEvery is how often a Follower looks for partitions added
 	// to the topic and measures the end offsets it is behind.
 	partitionsEvery = 5 * time.Second
@@ -52,7 +56,8 @@ type Config struct {
 	// Default: DefaultMaxDeadLetterBytes.
 	MaxDeadLetterBytes int
 	// LagInterval is how often the index's apply lag is measured (its
-	// gauges and Status.Lag). Default: lag.DefaultInterval.
+	// gauges and Status.Lag), besides once at start and once on catching
+	// up. Default: DefaultLagInterval.
 	LagInterval time.Duration
 }
 
@@ -70,7 +75,7 @@ func (c Config) withDefaults() Config {
 		c.MaxDeadLetterBytes = DefaultMaxDeadLetterBytes
 	}
 	if c.LagInterval <= 0 {
-		c.LagInterval = lag.DefaultInterval
+		c.LagInterval = DefaultLagInterval
 	}
 	return c
 }
@@ -204,6 +209,16 @@ func (f *Follower) Run(ctx context.Context) error {
 	defer cancel()
 	wg.Go(func() { f.watchPartitions(ctx, cons) })
 	wg.Go(func() { _ = f.lag.Run(ctx) })
+	wg.Go(func() {
+		// Measured again as soon as it has caught up, so that the lag
+		// measured at start (the whole topic) is not reported for a
+		// whole interval after it stopped being true.
+		select {
+		case <-f.readyCh:
+			_, _ = f.lag.Update(ctx)
+		case <-ctx.Done():
+		}
+	})
 	for {
 		fs := cons.PollRecords(ctx, f.cfg.MaxBatch)
 		if ctx.Err() != nil || fs.IsClientClosed() {

@@ -18,8 +18,9 @@ import (
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
-// TestApplyLagIsMeasuredAndExported: a follower measures its apply lag
-// every LagInterval, reports it in its Status and exports it as the
+// TestApplyLagIsMeasuredAndExported: a follower measures its apply lag at
+// start, on catching up and every LagInterval, reports it in its Status
+// and exports it as the
 // kretrieve.index.lag gauges by partition and index name: nothing left to
 // apply once it has caught up with what was published.
 func TestApplyLagIsMeasuredAndExported(t *testing.T) {
@@ -30,7 +31,7 @@ func TestApplyLagIsMeasuredAndExported(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(noop.NewTracerProvider()), kafkatrace.WithConsumerGroup("retrieval"))
-	f, err := docfeed.New(t.Context(), docfeed.Config{Topic: topic, Name: "retrieval", LagInterval: 20 * time.Millisecond}, tracer,
+	f, err := docfeed.New(t.Context(), docfeed.Config{Topic: topic, Name: "retrieval", LagInterval: time.Hour}, tracer,
 		[]kgo.Opt{kgo.SeedBrokers(e.addr)}, docfeed.WithLogger(slog.New(slog.DiscardHandler)), docfeed.WithMeterProvider(mp))
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +50,15 @@ func TestApplyLagIsMeasuredAndExported(t *testing.T) {
 	if err := f.WaitReady(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// Measured at start (70 records behind, or fewer) and again on
+	// catching up, not an interval (an hour) later.
 	poll.Until(t, 10*time.Second, func() bool {
 		l := f.Status().Lag
 		return l.Records != nil && *l.Records == 0 && l.Seconds != nil && *l.Seconds == 0
 	}, "a measured lag of 0 records and 0 s once caught up: %+v", f.Status().Lag)
+	if at := f.Status().Lag.Measured; time.Since(at) > time.Minute || time.Since(at) < 0 {
+		t.Errorf("lag measured at %v, want moments ago", at)
+	}
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(t.Context(), &rm); err != nil {

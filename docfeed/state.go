@@ -188,8 +188,8 @@ type Status struct {
 	// NewestApplied is the timestamp of the newest record applied (zero
 	// before the first).
 	NewestApplied time.Time `json:"newest_applied"`
-	// Lag is the apply lag as last measured (every Config.LagInterval, by
-	// lag.MeasureReader): the records of the topic not applied yet, and
+	// Lag is the apply lag as last measured (at start, on catching up and
+	// every Config.LagInterval, by lag.MeasureReader): the records of the topic not applied yet, and
 	// the age in seconds of the oldest of them; each null when not
 	// measured (before the first measurement, or when it failed).
 	Lag Lag `json:"lag"`
@@ -202,6 +202,8 @@ type Lag struct {
 	Records *int64 `json:"records"`
 	// Seconds is the age of the oldest of them, 0 when none.
 	Seconds *float64 `json:"seconds"`
+	// Measured is when they were measured; absent when never.
+	Measured time.Time `json:"measured,omitzero"`
 }
 
 // Status returns the Follower's status now.
@@ -215,7 +217,11 @@ func (f *Follower) Status() Status {
 	if n := f.live.Position().Newest; !n.IsZero() {
 		s.NewestApplied = n.UTC()
 	}
-	s.Lag = lagOf(f.lag.Last())
+	parts, at := f.lag.LastAt()
+	s.Lag = lagOf(parts)
+	if s.Lag.Records != nil {
+		s.Lag.Measured = at.UTC()
+	}
 	return s
 }
 

@@ -54,9 +54,10 @@ type Monitor struct {
 	// Only Run's goroutine uses it.
 	uncommitted map[string]bool
 
-	mu    sync.Mutex
-	last  []PartitionLag
-	obs   []observation
+	mu     sync.Mutex
+	last   []PartitionLag
+	lastAt time.Time // when last was measured
+	obs    []observation
 	attrs map[attrKey]metric.ObserveOption // cached attribute sets
 }
 
@@ -249,9 +250,10 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
-		m.last, m.obs = nil, nil
+		m.last, m.obs, m.lastAt = nil, nil, time.Time{}
 		return nil, err
 	}
+	m.lastAt = time.Now()
 	attrs := make(map[attrKey]metric.ObserveOption, len(lags))
 	obs := make([]observation, 0, len(lags))
 	for _, l := range lags {
@@ -277,6 +279,14 @@ func (m *Monitor) Last() []PartitionLag {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.last)
+}
+
+// LastAt returns the last measurement, as Last, and when it was taken
+// (zero with no measurement).
+func (m *Monitor) LastAt() ([]PartitionLag, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.last), m.lastAt
 }
 
 // Close unregisters the gauges' callback: the Monitor reports nothing after
