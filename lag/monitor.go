@@ -58,7 +58,7 @@ type Monitor struct {
 	last   []PartitionLag
 	lastAt time.Time // when last was measured
 	obs    []observation
-	attrs map[attrKey]metric.ObserveOption // cached attribute sets
+	attrs  map[attrKey]metric.ObserveOption // cached attribute sets
 }
 
 type attrKey struct {
