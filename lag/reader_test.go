@@ -137,7 +137,7 @@ func indexGauges(t *testing.T, r sdkmetric.Reader) (map[string]point[int64], map
 					seconds[p.AsString()] = point[float64]{dp.Value, dp.Attributes}
 				}
 			default:
-				t.Fatal(fmt.Sprintf("metric %s is a %T", m.Name, m.Data))
+				t.Fatalf("metric %s is a %T", m.Name, m.Data)
 			}
 		}
 	}
