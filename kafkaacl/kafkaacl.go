@@ -157,7 +157,7 @@ func Roles(n Names) []Role {
 	}
 	gateway = append(gateway, topic(dlq(t.Results()), describe, "`/readyz`: every pipeline topic exists"), publishPathways)
 
-	var dlqRules, lagRules, pathwaysRules []Rule
+	var dlqRules []Rule
 	for _, d := range t.DeadLetterTopics() {
 		dlqRules = append(dlqRules, topic(d, read, "read dead letters"))
 	}
@@ -165,8 +165,30 @@ func Roles(n Names) []Role {
 		dlqRules = append(dlqRules, topic(p, write, "replay: republish"))
 	}
 	dlqRules = append(dlqRules, group(n.ReplayGroup, read, "replay: commit what was replayed"))
+	lagRules, pathwaysRules := observerRules(n)
+	return withIngest(append(roles,
+		Role{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", gateway},
+		Role{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
+			topic(t.Requests(), write, "publish requests"),
+		}},
+		Role{RoleDLQ, "`kretrieve dlq list`, `dlq replay`", dlqRules},
+		Role{RoleLag, "`kretrieve lag`", lagRules},
+		Role{RolePathways, "`kretrieve pathways`", pathwaysRules},
+	), t)
+}
+
+// observerRules returns the rules of the lag and pathways roles, which
+// measure the groups' lag, the indexes' lag (when the topology has a
+// documents topic) and, for pathways, read the windows and count the dead
+// letters.
+func observerRules(n Names) (lagRules, pathwaysRules []Rule) {
+	topic := func(name string, op kmsg.ACLOperation, why string) Rule {
+		return Rule{Resource: kmsg.ACLResourceTypeTopic, Name: name, Operation: op, Why: why}
+	}
+	read, describe := kmsg.ACLOperationRead, kmsg.ACLOperationDescribe
+	t := n.Topology
 	for _, g := range t.Groups() {
-		lagRules = append(lagRules, group(g, describe, "committed offsets"))
+		lagRules = append(lagRules, Rule{Resource: kmsg.ACLResourceTypeGroup, Name: g, Operation: describe, Why: "committed offsets"})
 	}
 	for _, in := range t.Inputs() {
 		lagRules = append(lagRules, topic(in, read, "end offsets; timestamp of the oldest waiting record"))
@@ -186,15 +208,7 @@ func Roles(n Names) []Role {
 	for _, d := range t.DeadLetterTopics() {
 		pathwaysRules = append(pathwaysRules, topic(d, describe, "dead letters: start and end offsets"))
 	}
-	return withIngest(append(roles,
-		Role{RoleGateway, "`kretrieve gateway`, `produce --wait`, `load`", gateway},
-		Role{RoleProducer, "`kretrieve produce` without `--wait`; your producers", []Rule{
-			topic(t.Requests(), write, "publish requests"),
-		}},
-		Role{RoleDLQ, "`kretrieve dlq list`, `dlq replay`", dlqRules},
-		Role{RoleLag, "`kretrieve lag`", lagRules},
-		Role{RolePathways, "`kretrieve pathways`", pathwaysRules},
-	), t)
+	return lagRules, pathwaysRules
 }
 
 // withIngest appends the ingest role to roles when t has a documents topic.
