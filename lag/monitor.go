@@ -56,9 +56,11 @@ type Monitor struct {
 
 	mu     sync.Mutex
 	last   []PartitionLag
-	lastAt time.Time // when last was measured
-	obs    []observation
-	attrs  map[attrKey]metric.ObserveOption // cached attribute sets
+	lastAt time.Time // when last was measured (its start)
+	// lastStarted is when the measurement last stored (or failed) started.
+	lastStarted time.Time
+	obs         []observation
+	attrs       map[attrKey]metric.ObserveOption // cached attribute sets
 }
 
 type attrKey struct {
@@ -245,15 +247,24 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 // Update takes one measurement now, makes it the one the gauges report and
 // returns it. On error the gauges report nothing until the next successful
 // measurement.
+//
+// Measurements may overlap (Run's, and an Update called besides it): one
+// that started before the measurement the gauges report is returned but
+// does not replace it, so an older lag never overwrites a newer one.
 func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
+	started := time.Now()
 	lags, err := m.measure(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if started.Before(m.lastStarted) {
+		return slices.Clone(lags), err
+	}
+	m.lastStarted = started
 	if err != nil {
 		m.last, m.obs, m.lastAt = nil, nil, time.Time{}
 		return nil, err
 	}
-	m.lastAt = time.Now()
+	m.lastAt = started
 	attrs := make(map[attrKey]metric.ObserveOption, len(lags))
 	obs := make([]observation, 0, len(lags))
 	for _, l := range lags {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchQueries are a mix of identifier and natural-language queries.
@@ -199,4 +200,28 @@ func applyAll(b *testing.B, dir string, docs []Document) {
 // iteration.
 func reportDocsPerSecond(b *testing.B, n int) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkPosition measures Position on a live on-disk index, which every
+// request reads once per stage (its index_freshness stamp): it reads the
+// stored position from the index's current snapshot and decodes it only
+// when it changed.
+func BenchmarkPosition(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "index")
+	ix, err := Create(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	d := Document{ID: "a", Title: "a", Body: "a document"}
+	pos := Position{Topic: "bench", Offsets: map[int32]int64{0: 1, 1: 7, 2: 9, 3: 4, 4: 2, 5: 8}, Newest: time.Now()}
+	if _, err := ix.Apply(b.Context(), []Change{{ID: d.ID, Doc: &d}}, pos); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := ix.Position(); len(p.Offsets) != 6 {
+			b.Fatal(p)
+		}
+	}
 }

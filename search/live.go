@@ -199,36 +199,41 @@ func (ix *Index) Digest() Digest {
 // their stored bytes; if the snapshot cannot be read, state returns the
 // cached ones.
 func (ix *Index) state() (Position, Digest) {
-	p, d, err := ix.rawState()
 	ix.stateMu.Lock()
 	defer ix.stateMu.Unlock()
-	if err == nil && p != nil && d != nil && !(bytes.Equal(p, ix.rawPos) && bytes.Equal(d, ix.rawDigest)) {
-		if pos, digest, err := decodeState(p, d); err == nil {
-			ix.pos, ix.digest, ix.rawPos, ix.rawDigest = pos, digest, p, d
+	_ = ix.readRawState(func(p, d []byte) {
+		if p == nil || d == nil || bytes.Equal(p, ix.rawPos) && bytes.Equal(d, ix.rawDigest) {
+			return
 		}
-	}
+		if pos, digest, err := decodeState(p, d); err == nil {
+			ix.pos, ix.digest, ix.rawPos, ix.rawDigest = pos, digest, slices.Clone(p), slices.Clone(d)
+		}
+	})
 	return ix.pos.clone(), ix.digest
 }
 
-// rawState reads the stored position and digest from one snapshot of the
-// index.
-func (ix *Index) rawState() (pos, digest []byte, err error) {
+// readRawState calls fn with the stored position and digest of one
+// snapshot of the index, valid only during the call.
+func (ix *Index) readRawState(fn func(pos, digest []byte)) error {
 	adv, err := ix.idx.Advanced()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer func() { _ = r.Close() }()
-	if pos, err = r.GetInternal(internalPosition); err != nil {
-		return nil, nil, err
+	pos, err := r.GetInternal(internalPosition)
+	if err != nil {
+		return err
 	}
-	if digest, err = r.GetInternal(internalDigest); err != nil {
-		return nil, nil, err
+	digest, err := r.GetInternal(internalDigest)
+	if err != nil {
+		return err
 	}
-	return slices.Clone(pos), slices.Clone(digest), nil
+	fn(pos, digest)
+	return nil
 }
 
 // Version returns the version (Document.Hash) of the stored document id. It
