@@ -34,7 +34,6 @@ var notYetDocumented = []string{
 	"kretrieve.request.top_k", "kretrieve.request.outcome",
 	"kretrieve.enrich.candidates", "kretrieve.enrich.loaded",
 	"kretrieve.enrich.duplicates", "kretrieve.enrich.documents", "kretrieve.enrich.reordered",
-	"kretrieve.consumer.lag", "kretrieve.consumer.lag.seconds",
 	"kretrieve.results.dropped", "reason", "kretrieve.gateway.refused",
 	"dedupe", "rerank",
 }
