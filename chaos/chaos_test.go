@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -157,8 +158,9 @@ func TestChaos(t *testing.T) {
 	// 200 ms, and paced changes to the documents, until stopLoad.
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var loads sync.WaitGroup
-	loads.Go(func() { pacedLoad(loadCtx, ctx, led, producer, topics.Requests) })
-	gws := &gatewayStats{}
+	var hold atomic.Bool // the load and the gateway searches held (the stall phase)
+	loads.Go(func() { pacedLoad(loadCtx, ctx, led, producer, topics.Requests, &hold) })
+	gws := &gatewayStats{hold: &hold}
 	loads.Go(func() { gws.drive(loadCtx, gatewayAddr) })
 	docs := newDocLoad(topics.Documents, seed, probe)
 	loads.Go(func() { docs.run(loadCtx, ctx, producer) })
@@ -220,6 +222,11 @@ func TestChaos(t *testing.T) {
 	mark("broker: restarted, answering after %v", brokerUp.Sub(brokerDown).Round(time.Millisecond))
 	pause(ctx, 10*time.Second)
 
+	// The broker stalled (SIGSTOP) longer than the gateway's timeout, with
+	// only the stall phase's callers searching: what the gateway tells them
+	// is checked once the pipeline has drained.
+	stall := holdLoad(t, &hold, led, gatewayAddr, mark, func() []stallAnswer { return stallPhase(t, brk, gatewayAddr, mark) })
+
 	stopLoad()
 	loads.Wait()
 	loadStopped := time.Now()
@@ -228,6 +235,8 @@ func TestChaos(t *testing.T) {
 		t.Errorf("%d acknowledged requests without an outcome %v after the load stopped", led.pending(), drainTimeout)
 	}
 	mark("drained")
+
+	checkStall(t, stall, led)
 
 	// The ingest phase's end: every worker's documents are the topic's.
 	final := checkDocuments(t, brokerAddr, gatewayAddr, workers, health, docs, loadStopped)
@@ -373,7 +382,7 @@ const probeQuery = "gzip"
 // own context, records still buffered when the load stopped were failed
 // with "context canceled", and so were 481 of the later poison burst's
 // (franz-go fails a batch by its first record's context).
-func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, topic string) {
+func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, topic string, hold *atomic.Bool) {
 	queries := []string{probeQuery, "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	tick := time.NewTicker(time.Second / loadRate)
 	defer tick.Stop()
@@ -382,6 +391,9 @@ func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, top
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if hold.Load() {
+			continue
 		}
 		id := fmt.Sprintf("chaos-%06d", i)
 		v, err := messages.EncodeRequest(messages.Request{RequestID: id, Query: queries[i%len(queries)]}.WithDefaults())
@@ -394,6 +406,7 @@ func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, top
 
 // gatewayStats counts the gateway's answers by status.
 type gatewayStats struct {
+	hold     *atomic.Bool // no search while set
 	mu       sync.Mutex
 	statuses map[int]int
 	failed   int // answers other than 200
@@ -413,6 +426,9 @@ func (g *gatewayStats) drive(ctx context.Context, addr string) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if g.hold.Load() {
+			continue
 		}
 		code, _ := searchDocs(addr, probeQuery)
 		g.mu.Lock()

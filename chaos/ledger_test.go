@@ -26,7 +26,7 @@ type ledger struct {
 	answered    map[string]int
 	lettered    map[string]int
 	first       map[string]time.Time // first outcome's record timestamp
-	onRequests  map[string]int       // poison keys seen on the requests topic
+	onRequests  map[string]int       // poison and stall keys seen on the requests topic
 	undecodable int
 }
 
@@ -73,7 +73,7 @@ func (l *ledger) record(r *kgo.Record, topics messages.Topics) {
 	key := string(r.Key)
 	switch {
 	case r.Topic == topics.Requests:
-		if strings.HasPrefix(key, poisonPrefix) {
+		if strings.HasPrefix(key, poisonPrefix) || strings.HasPrefix(key, stallPrefix) {
 			l.onRequests[key]++
 		}
 		return
@@ -93,6 +93,21 @@ func (l *ledger) record(r *kgo.Record, topics messages.Topics) {
 	if _, ok := l.first[key]; !ok {
 		l.first[key] = r.Timestamp
 	}
+}
+
+// published reports whether id (a poison or stall request) was seen on the
+// requests topic.
+func (l *ledger) published(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.onRequests[id] > 0
+}
+
+// answeredID reports whether a result for id was read.
+func (l *ledger) answeredID(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.answered[id] > 0
 }
 
 // poisonPrefix starts the key of every poison record.
@@ -183,6 +198,9 @@ func (l *ledger) poison() (keys, letters, onRequests int, perKey map[int]int) {
 	defer l.mu.Unlock()
 	perKey = map[int]int{}
 	for k, n := range l.onRequests {
+		if !strings.HasPrefix(k, poisonPrefix) {
+			continue // the stall phase's searches
+		}
 		onRequests += n
 		perKey[n]++
 		letters += l.lettered[k]

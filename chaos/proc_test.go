@@ -79,6 +79,15 @@ func (p *proc) stop(t *testing.T, sig syscall.Signal, timeout time.Duration) (ti
 	}
 }
 
+// signal sends sig to the running incarnation without waiting (SIGSTOP,
+// SIGCONT).
+func (p *proc) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	return cmd.Process.Signal(sig)
+}
+
 // exited waits up to timeout for the running incarnation to exit by itself.
 func (p *proc) exited(timeout time.Duration) (error, bool) {
 	p.mu.Lock()

@@ -1,0 +1,186 @@
+//go:build chaos
+
+package chaos_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kretrieve/kretrieve/gateway"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+)
+
+// The broker-stall phase (issue 25): the broker SIGSTOPped for longer than
+// the gateway's timeout while callers keep searching through the gateway.
+const (
+	gatewayTimeout = 10 * time.Second // the gateway's default --timeout
+	stallFor       = 12 * time.Second // longer than gatewayTimeout
+	stallRate      = 20 // searches a second
+	stallPrefix    = "stall-"
+)
+
+// stallAnswer is one gateway answer of the stall phase.
+type stallAnswer struct {
+	id   string
+	code int    // HTTP status; 0 when no answer
+	api  string // the error body's code
+	took time.Duration
+}
+
+// stallPhase SIGSTOPs the broker for stallFor while callers search
+// through the gateway at stallRate, from a second before the stall to a
+// second after it, each search with its own request id (stallPrefix…) and
+// its own goroutine (so that searches queue behind one another in the
+// gateway's producer, as a steady stream of callers does), and returns
+// every answer once the broker is back and they have all come.
+func stallPhase(t *testing.T, brk *proc, gatewayAddr string, mark func(string, ...any)) []stallAnswer {
+	t.Helper()
+	var (
+		mu      sync.Mutex
+		answers []stallAnswer
+		wg      sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	var callers sync.WaitGroup
+	callers.Go(func() {
+		tick := time.NewTicker(time.Second / stallRate)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			wg.Go(func() {
+				a := stallSearch(gatewayAddr, fmt.Sprintf("%s%05d", stallPrefix, i))
+				mu.Lock()
+				answers = append(answers, a)
+				mu.Unlock()
+			})
+		}
+	})
+	time.Sleep(time.Second) // searches in flight before the stall
+	if err := brk.signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP the broker: %v", err)
+	}
+	mark("broker: SIGSTOP for %v (gateway timeout %v), %d searches a second", stallFor, gatewayTimeout, stallRate)
+	time.Sleep(stallFor) // the stall under test
+	if err := brk.signal(syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT the broker: %v", err)
+	}
+	mark("broker: SIGCONT")
+	time.Sleep(time.Second)
+	close(stop)
+	callers.Wait()
+	wg.Wait()
+	return answers
+}
+
+// holdLoad holds the paced load and the gateway searches, waits until
+// what was published has its outcome, runs phase, and lets the load go on
+// once the gateway answers 200 twice in a row again: the load's latency
+// bound is about the other faults, not about a stall made longer than the
+// gateway's timeout on purpose.
+func holdLoad[T any](t *testing.T, hold *atomic.Bool, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
+	t.Helper()
+	hold.Store(true)
+	defer hold.Store(false)
+	if !poll.Wait(drainTimeout, func() bool { return led.pending() == 0 }) {
+		t.Errorf("%d acknowledged requests without an outcome before the stall", led.pending())
+	}
+	out := phase()
+	ok := 0
+	poll.Until(t, 60*time.Second, func() bool {
+		if code, _ := searchDocs(gatewayAddr, probeQuery); code == http.StatusOK {
+			ok++
+		} else {
+			ok = 0
+		}
+		return ok >= 2
+	}, "the gateway answering again after the stall")
+	mark("gateway answering again; load resumed")
+	return out
+}
+
+// stallSearch posts one search with the request id id.
+func stallSearch(addr, id string) stallAnswer {
+	body, _ := json.Marshal(map[string]string{"query": probeQuery, "request_id": id})
+	cl := http.Client{Timeout: 3 * gatewayTimeout}
+	start := time.Now()
+	resp, err := cl.Post("http://"+addr+"/v1/search", "application/json", bytes.NewReader(body))
+	a := stallAnswer{id: id, took: time.Since(start)}
+	if err != nil {
+		return a
+	}
+	defer resp.Body.Close()
+	a.code = resp.StatusCode
+	var e gateway.AcceptedResponse
+	if resp.StatusCode != http.StatusOK && json.NewDecoder(resp.Body).Decode(&e) == nil && e.Error != nil {
+		a.api = e.Error.Code
+	}
+	return a
+}
+
+// checkStall asserts what the gateway told the stall phase's callers was
+// true, once the pipeline has drained: a 504 ("published, no result yet")
+// only at the timeout, never earlier, and for a request that was
+// published and answered later; a 503 publish_failed only for a request
+// that never reached the requests topic; nothing else but 200.
+func checkStall(t *testing.T, answers []stallAnswer, led *ledger) {
+	t.Helper()
+	codes := map[string]int{}
+	var early, lostAfter504, publishedAfter503, other []string
+	for _, a := range answers {
+		codes[fmt.Sprintf("%d %s", a.code, a.api)]++
+		switch {
+		case a.code == http.StatusOK:
+		case a.code == http.StatusGatewayTimeout:
+			if a.took < gatewayTimeout-250*time.Millisecond {
+				early = append(early, fmt.Sprintf("%s after %v", a.id, a.took.Round(time.Millisecond)))
+			}
+			if !led.answeredID(a.id) {
+				lostAfter504 = append(lostAfter504, a.id)
+			}
+		case a.code == http.StatusServiceUnavailable && a.api == "publish_failed":
+			if led.published(a.id) {
+				publishedAfter503 = append(publishedAfter503, a.id)
+			}
+		default:
+			other = append(other, fmt.Sprintf("%s: %d %s after %v", a.id, a.code, a.api, a.took.Round(time.Millisecond)))
+		}
+	}
+	keys := make([]string, 0, len(codes))
+	for k := range codes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var summary []string
+	for _, k := range keys {
+		summary = append(summary, fmt.Sprintf("%s: %d", k, codes[k]))
+	}
+	t.Logf("stall phase: %d searches; by answer: %s", len(answers), strings.Join(summary, ", "))
+	if len(answers) < stallRate*int(stallFor/time.Second) {
+		t.Errorf("the stall phase sent only %d searches", len(answers))
+	}
+	if len(early) > 0 {
+		t.Errorf("%d early 504s (before the %v timeout): %v", len(early), gatewayTimeout, early[:min(len(early), 10)])
+	}
+	if len(lostAfter504) > 0 {
+		t.Errorf("%d requests answered 504 (published, no result yet) never got a result: %v", len(lostAfter504), lostAfter504[:min(len(lostAfter504), 10)])
+	}
+	if len(publishedAfter503) > 0 {
+		t.Errorf("%d requests answered 503 publish_failed were published after all: %v", len(publishedAfter503), publishedAfter503[:min(len(publishedAfter503), 10)])
+	}
+	if len(other) > 0 {
+		t.Errorf("%d other answers: %v", len(other), other[:min(len(other), 10)])
+	}
+}
