@@ -24,7 +24,7 @@ import (
 const (
 	gatewayTimeout = 10 * time.Second // the gateway's default --timeout
 	stallFor       = 12 * time.Second // longer than gatewayTimeout
-	stallRate      = 20 // searches a second
+	stallRate      = 20               // searches a second
 	stallPrefix    = "stall-"
 )
 
