@@ -129,8 +129,13 @@ type saslSession struct {
 	nonce string // the SCRAM client nonce
 	fake  bool   // SCRAM with an unknown user: fail at the proof
 	final bool   // the last step went to kfake, awaiting its verdict
-	tries bool   // a login is under way: closing now means it failed
-	authd bool   // kfake accepted the login
+	// finalCorr and finalVersion are the correlation id and version of
+	// the last step's request: only the response with that id is kfake's
+	// verdict (a client may pipeline other requests before it).
+	finalCorr    int32
+	finalVersion int16
+	tries        bool // a login is under way: closing now means it failed
+	authd        bool // kfake accepted the login
 }
 
 func (g *saslGuard) newSession() *saslSession { return &saslSession{g: g} }
@@ -316,6 +321,9 @@ func (c *guardConn) inspect(body []byte) (forward bool, err error) {
 		}
 		c.mu.Lock()
 		step := c.s.authenticate(req.SASLAuthBytes)
+		if step == stepFinal {
+			c.s.finalCorr, c.s.finalVersion = corr, version
+		}
 		mech, user, nonce := c.s.mech, c.s.user, c.s.nonce
 		if step == stepReject {
 			c.s.tries = false // logged here
@@ -364,18 +372,39 @@ func (c *guardConn) respond(corr int32, resp kmsg.Response) error {
 	return err
 }
 
-// Write passes kfake's responses on; the first one after a login's last
-// step means kfake accepted it (on a failed login it closes the
-// connection without answering).
+// Write passes kfake's responses on, one whole frame a call. The response
+// to a login's last step is kfake's verdict: accepted when it carries no
+// error code (on a failed login kfake closes the connection without
+// answering). Responses to requests pipelined before the last step
+// decide nothing.
 func (c *guardConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.s.final {
-		c.s.final, c.s.tries, c.s.authd = false, false, true
+	var refused bool
+	if c.s.final && len(p) >= 8 && int32(binary.BigEndian.Uint32(p[4:8])) == c.s.finalCorr {
+		ok := authenticateSucceeded(p[8:], c.s.finalVersion)
+		c.s.final, c.s.tries, c.s.authd = false, false, ok || c.s.authd
+		refused = !ok
 	}
+	mech, user := c.s.mech, c.s.user
 	c.mu.Unlock()
+	if refused {
+		c.s.g.failed(c.RemoteAddr(), mech, user)
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.Conn.Write(p)
+}
+
+// authenticateSucceeded reports whether body, a SaslAuthenticate response
+// of version v after its correlation id, has no error code.
+func authenticateSucceeded(body []byte, v int16) bool {
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	resp.Version = v
+	r := kbin.Reader{Src: body}
+	if resp.IsFlexible() {
+		kmsg.SkipTags(&r)
+	}
+	return r.Complete() == nil && resp.ReadFrom(r.Src) == nil && resp.ErrorCode == 0
 }
 
 // Close closes the connection; closed during a login, the login failed
