@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -50,6 +51,17 @@ type Config struct {
 	// authenticate with SASL (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, each
 	// user can use all three). Default: no SASL.
 	Users []User
+	// AuthTimeout closes a connection that has not authenticated this long
+	// after it was accepted (TLS handshake included). Only with Users.
+	// Default: DefaultAuthTimeout.
+	AuthTimeout time.Duration
+	// MaxUnauthenticated caps the connections that have not authenticated
+	// yet; the listener closes a new connection beyond it at once. Only
+	// with Users. Default: DefaultMaxUnauthenticated.
+	MaxUnauthenticated int
+	// MaxUnauthenticatedPerHost caps them per source host, so that one
+	// host cannot take them all. Default: DefaultMaxUnauthenticatedPerHost.
+	MaxUnauthenticatedPerHost int
 	// EnforceACLs refuses every request no ACL allows; superusers bypass
 	// ACLs. Needs Users (principals come from SASL). Default: off.
 	EnforceACLs bool
@@ -79,6 +91,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if _, _, err := splitListen(c.listen()); err != nil {
 		errs = append(errs, err)
+	}
+	if c.AuthTimeout < 0 || c.MaxUnauthenticated < 0 || c.MaxUnauthenticatedPerHost < 0 {
+		errs = append(errs, errors.New("auth timeout and unauthenticated connection caps must not be negative"))
 	}
 	if c.DefaultPartitions < 0 {
 		errs = append(errs, errors.New("default partitions must not be negative"))
@@ -198,7 +213,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	var guard *saslGuard
 	if len(cfg.Users) > 0 {
-		guard = newSASLGuard(cfg.Users, logger)
+		guard = newSASLGuard(cfg.Users, newAuthGate(cfg, logger), logger)
 	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),

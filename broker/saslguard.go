@@ -46,12 +46,13 @@ type saslGuard struct {
 	passwords map[string]kafkaclient.Secret // user => password
 	logger    *slog.Logger
 	limiter   *loginLimiter
+	gate      *authGate
 	fakeKey   []byte // derives unknown users' SCRAM salts
 }
 
-func newSASLGuard(users []User, logger *slog.Logger) *saslGuard {
+func newSASLGuard(users []User, gate *authGate, logger *slog.Logger) *saslGuard {
 	g := &saslGuard{passwords: make(map[string]kafkaclient.Secret, len(users)),
-		logger: logger, limiter: newLoginLimiter(time.Now), fakeKey: make([]byte, 32)}
+		logger: logger, limiter: newLoginLimiter(time.Now), gate: gate, fakeKey: make([]byte, 32)}
 	_, _ = rand.Read(g.fakeKey) // never fails (crypto/rand)
 	for _, u := range users {
 		g.passwords[u.Name] = u.Password
@@ -102,12 +103,26 @@ type guardListener struct {
 	g *saslGuard
 }
 
+// Accept returns the next connection the gate admits, closing those
+// beyond its caps; an admitted one is closed unless it authenticates
+// within the gate's timeout.
 func (l guardListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		host := sourceHost(c.RemoteAddr())
+		if !l.g.gate.admit(host) {
+			c.Close()
+			continue
+		}
+		gc := &guardConn{Conn: c, s: l.g.newSession(), closed: make(chan struct{}), host: host, slot: true}
+		gc.mu.Lock()
+		gc.timer = time.AfterFunc(l.g.gate.timeout, gc.authTimedOut)
+		gc.mu.Unlock()
+		return gc, nil
 	}
-	return &guardConn{Conn: c, s: l.g.newSession(), closed: make(chan struct{})}, nil
 }
 
 // saslStep is what the guard does with one SaslAuthenticate request.
@@ -129,8 +144,13 @@ type saslSession struct {
 	nonce string // the SCRAM client nonce
 	fake  bool   // SCRAM with an unknown user: fail at the proof
 	final bool   // the last step went to kfake, awaiting its verdict
-	tries bool   // a login is under way: closing now means it failed
-	authd bool   // kfake accepted the login
+	// finalCorr and finalVersion are the correlation id and version of
+	// the last step's request: only the response with that id is kfake's
+	// verdict (a client may pipeline other requests before it).
+	finalCorr    int32
+	finalVersion int16
+	tries        bool // a login is under way: closing now means it failed
+	authd        bool // kfake accepted the login
 }
 
 func (g *saslGuard) newSession() *saslSession { return &saslSession{g: g} }
@@ -236,6 +256,34 @@ type guardConn struct {
 	buf    []byte     // the frame being handed to kfake
 	closed chan struct{}
 	once   sync.Once
+
+	host  string      // the source host, as the gate counts it
+	slot  bool        // holds a gate slot: not authenticated yet
+	timer *time.Timer // closes the connection at the auth timeout (mu guards slot and timer)
+}
+
+// authenticated gives back the connection's gate slot once it has logged
+// in: the auth timeout no longer applies.
+func (c *guardConn) authenticated() {
+	c.mu.Lock()
+	slot, timer := c.slot, c.timer
+	c.slot = false
+	c.mu.Unlock()
+	if slot {
+		timer.Stop()
+		c.s.g.gate.release(c.host)
+	}
+}
+
+// authTimedOut closes the connection if it has not authenticated yet.
+func (c *guardConn) authTimedOut() {
+	c.mu.Lock()
+	expired := c.slot
+	c.mu.Unlock()
+	if expired {
+		c.s.g.gate.expired(c.host)
+		c.Close()
+	}
 }
 
 // Read hands kfake the connection's requests, frame by frame, after the
@@ -316,6 +364,9 @@ func (c *guardConn) inspect(body []byte) (forward bool, err error) {
 		}
 		c.mu.Lock()
 		step := c.s.authenticate(req.SASLAuthBytes)
+		if step == stepFinal {
+			c.s.finalCorr, c.s.finalVersion = corr, version
+		}
 		mech, user, nonce := c.s.mech, c.s.user, c.s.nonce
 		if step == stepReject {
 			c.s.tries = false // logged here
@@ -364,18 +415,42 @@ func (c *guardConn) respond(corr int32, resp kmsg.Response) error {
 	return err
 }
 
-// Write passes kfake's responses on; the first one after a login's last
-// step means kfake accepted it (on a failed login it closes the
-// connection without answering).
+// Write passes kfake's responses on, one whole frame a call. The response
+// to a login's last step is kfake's verdict: accepted when it carries no
+// error code (on a failed login kfake closes the connection without
+// answering). Responses to requests pipelined before the last step
+// decide nothing.
 func (c *guardConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.s.final {
-		c.s.final, c.s.tries, c.s.authd = false, false, true
+	var refused bool
+	if c.s.final && len(p) >= 8 && int32(binary.BigEndian.Uint32(p[4:8])) == c.s.finalCorr {
+		ok := authenticateSucceeded(p[8:], c.s.finalVersion)
+		c.s.final, c.s.tries, c.s.authd = false, false, ok || c.s.authd
+		refused = !ok
 	}
+	mech, user, authd := c.s.mech, c.s.user, c.s.authd
 	c.mu.Unlock()
+	if refused {
+		c.s.g.failed(c.RemoteAddr(), mech, user)
+	}
+	if authd {
+		c.authenticated()
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.Conn.Write(p)
+}
+
+// authenticateSucceeded reports whether body, a SaslAuthenticate response
+// of version v after its correlation id, has no error code.
+func authenticateSucceeded(body []byte, v int16) bool {
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	resp.Version = v
+	r := kbin.Reader{Src: body}
+	if resp.IsFlexible() {
+		kmsg.SkipTags(&r)
+	}
+	return r.Complete() == nil && resp.ReadFrom(r.Src) == nil && resp.ErrorCode == 0
 }
 
 // Close closes the connection; closed during a login, the login failed
@@ -384,11 +459,15 @@ func (c *guardConn) Close() error {
 	c.once.Do(func() {
 		close(c.closed)
 		c.mu.Lock()
-		failed, mech, user := c.s.tries, c.s.mech, c.s.user
-		c.s.tries = false
+		failed, mech, user, slot, timer := c.s.tries, c.s.mech, c.s.user, c.slot, c.timer
+		c.s.tries, c.slot = false, false
 		c.mu.Unlock()
 		if failed {
 			c.s.g.failed(c.RemoteAddr(), mech, user)
+		}
+		if slot {
+			timer.Stop()
+			c.s.g.gate.release(c.host)
 		}
 	})
 	return c.Conn.Close()

@@ -100,6 +100,7 @@ func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error 
 				if err := p.EnsureTopics(ctx); err != nil {
 					return dlq.ReplayResult{}, err
 				}
+				rc.Targets = replayTargets(p)
 				return dlq.Replay(ctx, kafkaOptions(p, comp.telemetry.MeterProvider), p.Tracer(rc.Group), rc,
 					dlq.WithTracerProvider(comp.telemetry.TracerProvider), dlq.WithLogger(comp.logger))
 			}))

@@ -104,6 +104,17 @@ func (c dlqConfig) deadLetterTopics() []string {
 	return []string{messages.DLQTopic(c.topics.Requests), messages.DLQTopic(c.topics.Candidates), messages.DLQTopic(c.topics.Results)}
 }
 
+// replayTargets are the topics p's dead letters may be replayed to, as its
+// topology knows them: the pipeline topics and the documents topic.
+func replayTargets(p *pipeline.Pipeline) []string {
+	t := p.Topology()
+	targets := t.Topics()
+	if t.Documents != "" {
+		targets = append(targets, t.Documents)
+	}
+	return targets
+}
+
 // runDLQ lists or replays dead letters.
 func runDLQ(ctx context.Context, cfg dlqConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "dlq", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
@@ -130,6 +141,7 @@ func runDLQ(ctx context.Context, cfg dlqConfig, stdout, stderr io.Writer) (err e
 		// pathway of its own.
 		res, err := dlq.Replay(ctx, clientOpts, p.Tracer(cfg.replayGroup), dlq.ReplayConfig{
 			Topics:    cfg.deadLetterTopics(),
+			Targets:   replayTargets(p),
 			Group:     cfg.replayGroup,
 			Reason:    cfg.reason,
 			ErrorType: cfg.errorType,

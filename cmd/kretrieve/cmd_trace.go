@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kretrieve/kretrieve/internal/termsafe"
 	"github.com/kretrieve/kretrieve/ops/spans"
 )
 
@@ -42,7 +43,7 @@ type traceConfig struct {
 func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&c.jaeger, "jaeger-url", defaultJaegerURL, "Jaeger query API base URL")
 	s.str(&c.spansFile, "spans-file", "", "read the trace from this spans file (written by run or load --spans-file; -: stdin) instead of Jaeger; without TRACE_ID, list its traces")
-	s.integer(&c.width, "width", spans.WaterfallWidth, "width of the bars")
+	s.integer(&c.width, "width", spans.WaterfallWidth, fmt.Sprintf("width of the bars (%d to %d)", spans.MinWaterfallWidth, spans.MaxWaterfallWidth))
 	return func(args []string) error {
 		switch {
 		case len(args) == 1:
@@ -51,8 +52,8 @@ func (c *traceConfig) flags(s *settings) (check func(args []string) error) {
 		default:
 			return errors.New("usage: kretrieve trace [flags] TRACE_ID, or kretrieve trace --spans-file FILE [TRACE_ID]")
 		}
-		if c.width < 10 {
-			return errors.New("width: must be at least 10")
+		if c.width < spans.MinWaterfallWidth || c.width > spans.MaxWaterfallWidth {
+			return fmt.Errorf("width: must be %d to %d", spans.MinWaterfallWidth, spans.MaxWaterfallWidth)
 		}
 		return nil
 	}
@@ -69,9 +70,9 @@ func runTrace(ctx context.Context, cfg traceConfig, stdin io.Reader, stdout, std
 		return err
 	}
 	if len(trace) == 0 {
-		return fmt.Errorf("trace %s not found in %s", cfg.id, cfg.jaeger)
+		return fmt.Errorf("trace %s not found in %s", termsafe.Escape(cfg.id), cfg.jaeger)
 	}
-	return spans.WriteWaterfall(stdout, trace, cfg.width)
+	return spans.WriteWaterfall(ctx, stdout, trace, cfg.width)
 }
 
 // traceFromFile draws trace cfg.id from cfg.spansFile or, without an id,
@@ -95,12 +96,15 @@ func traceFromFile(ctx context.Context, stdin io.Reader, w io.Writer, cfg traceC
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TRACE ID\tDURATION (ms)\tSPANS")
 		for _, t := range traces {
-			fmt.Fprintf(tw, "%s\t%.2f\t%d\n", t.TraceID, t.DurationMS, len(t.Spans))
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%d\n", termsafe.Escape(t.TraceID), t.DurationMS, len(t.Spans))
 		}
 		return tw.Flush()
 	}
 	if trace, _ := spans.Traces(traces).Trace(ctx, cfg.id); len(trace) > 0 {
-		return spans.WriteWaterfall(w, trace, cfg.width)
+		return spans.WriteWaterfall(ctx, w, trace, cfg.width)
 	}
-	return fmt.Errorf("trace %s not in %s (%d traces; list them with kretrieve trace --spans-file %[2]s)", cfg.id, cfg.spansFile, len(traces))
+	return fmt.Errorf("trace %s not in %s (%d traces; list them with kretrieve trace --spans-file %[2]s)", termsafe.Escape(cfg.id), cfg.spansFile, len(traces))
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,5 +90,40 @@ func TestTraceCommandFromSpansFile(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"trace", "--spans-file", path, "aa"}, mapEnv(nil), &out, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "line 4") {
 		t.Fatalf("bad line: %v", err)
+	}
+}
+
+// TestTraceCommandHostileSpansFile: a spans file with escape sequences, a
+// self-parented span and a cycle of parents is listed and drawn with every
+// control character escaped, each span once; a done context stops it.
+func TestTraceCommandHostileSpansFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	lines := []string{
+		`{"trace_id":"aa","span_id":"r","name":"root\u001b[31mRED\u001b]0;pwned\u0007","service":"svc\u001b[2J","start_time_unix_nano":0,"end_time_unix_nano":1000}`,
+		`{"trace_id":"aa","span_id":"s","parent_span_id":"s","name":"self\u202e","start_time_unix_nano":10,"end_time_unix_nano":20}`,
+		`{"trace_id":"aa","span_id":"x","parent_span_id":"y","name":"x","start_time_unix_nano":10,"end_time_unix_nano":20}`,
+		`{"trace_id":"aa","span_id":"y","parent_span_id":"x","name":"y","start_time_unix_nano":10,"end_time_unix_nano":20}`,
+		`{"trace_id":"bb\u001b[2J","span_id":"b","name":"b","start_time_unix_nano":-9000000000000000000,"end_time_unix_nano":9000000000000000000}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"trace", "--spans-file", path}, {"trace", "--spans-file", path, "aa"}} {
+		var out bytes.Buffer
+		if err := run(t.Context(), args, mapEnv(nil), &out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if i := strings.IndexFunc(out.String(), func(r rune) bool { return r != '\n' && (r < 0x20 || r == 0x202e) }); i >= 0 {
+			t.Errorf("%v prints a control character raw:\n%+q", args, out.String())
+		}
+		if args[len(args)-1] == "aa" && strings.Count(out.String(), "\n") != 5 {
+			t.Errorf("%v: want a header and 4 spans:\n%s", args, out.String())
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out bytes.Buffer
+	if err := runTrace(ctx, traceConfig{spansFile: path, id: "aa", width: 20}, nil, &out, &bytes.Buffer{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a done context: %v, drew:\n%s", err, out.String())
 	}
 }

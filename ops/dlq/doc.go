@@ -7,9 +7,11 @@
 // call, without a consumer group, and returns the letters in (topic,
 // partition, offset) order.
 //
-// [Replay] republishes dead letters to their original topic. Each replay is
-// the root of a new trace ("replay <dlq topic>", instrumentation scope
-// [ScopeName]) linked to the dead letter's trace; the republished record
+// [Replay] republishes dead letters to the topic their dead-letter topic
+// belongs to (X.dlq to X, a pipeline topic of [ReplayConfig].Targets), never
+// to a topic a letter's header names: a letter whose header disagrees is
+// refused. Each replay is the root of a new trace ("replay <dlq topic>",
+// instrumentation scope [ScopeName]) linked to the dead letter's trace; the republished record
 // keeps key, value and the original headers but not the kretrieve.dlq.* or
 // trace-context headers. Progress is committed to a consumer group only
 // after the broker acknowledged the republished record, so the next Replay

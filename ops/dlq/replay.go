@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,11 @@ func capBytes(s string, n int) string {
 type ReplayConfig struct {
 	// Topics are the dead-letter topics to replay. Required.
 	Topics []string
+	// Targets are the topics letters may be replayed to, as the pipeline's
+	// topology knows them: the letters of X.dlq are replayed to X, which
+	// must be one of them, whatever the letters' headers say. Default:
+	// DefaultReplayTargets.
+	Targets []string
 	// Group is the consumer group whose committed offsets record which dead
 	// letters were dealt with. It is never joined: offsets are committed
 	// as an admin would, so two replays with the same group must not run
@@ -77,6 +83,46 @@ type ReplayConfig struct {
 // DefaultReplayCommitEvery is ReplayConfig.CommitEvery's default.
 const DefaultReplayCommitEvery = 500
 
+// DefaultReplayTargets returns ReplayConfig.Targets' default: the default
+// pipeline topics and documents topic (messages.DefaultTopics).
+func DefaultReplayTargets() []string {
+	t := messages.DefaultTopics()
+	return []string{t.Requests, t.Candidates, t.Results, t.Documents}
+}
+
+// targets maps each of c.Topics to the topic its letters are replayed to:
+// X.dlq to X, one of c.Targets (DefaultReplayTargets when empty).
+func (c ReplayConfig) targets() (map[string]string, error) {
+	allowed := c.Targets
+	if len(allowed) == 0 {
+		allowed = DefaultReplayTargets()
+	}
+	out := make(map[string]string, len(c.Topics))
+	var errs []error
+	for _, dlqTopic := range c.Topics {
+		target := strings.TrimSuffix(dlqTopic, messages.DLQSuffix)
+		if target == dlqTopic || !slices.Contains(allowed, target) {
+			errs = append(errs, fmt.Errorf("%s is not the dead-letter topic of a pipeline topic (%s): its letters have nowhere to go back to",
+				dlqTopic, strings.Join(allowed, ", ")))
+			continue
+		}
+		out[dlqTopic] = target
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkTarget returns the topic letter l of a dead-letter topic is
+// replayed to: target, that topic's source. A letter whose original-topic
+// header names another topic is refused: the header is the letter's, and
+// anyone who can write to the dead-letter topic writes it.
+func checkTarget(l deadletters.Letter, target string) (string, error) {
+	if l.OriginalTopic != "" && l.OriginalTopic != target {
+		return "", fmt.Errorf("refused: the letter's original-topic header names %+q, but %s is the dead-letter topic of %s",
+			capBytes(l.OriginalTopic, messages.MaxTopicLen), l.Topic, target)
+	}
+	return target, nil
+}
+
 // Validate reports configuration errors.
 func (c ReplayConfig) Validate() error {
 	var errs []error
@@ -86,6 +132,11 @@ func (c ReplayConfig) Validate() error {
 	for _, t := range c.Topics {
 		if strings.TrimSpace(t) == "" {
 			errs = append(errs, errors.New("topics: empty name"))
+		}
+	}
+	for _, t := range c.Targets {
+		if strings.TrimSpace(t) == "" {
+			errs = append(errs, errors.New("targets: empty name"))
 		}
 	}
 	if c.Limit < 0 {
@@ -132,8 +183,10 @@ type ReplayedLetter struct {
 	ReplayTraceID string
 }
 
-// Replay republishes the dead letters of cfg.Topics to their original topic
-// (see deadletters.Letter.Target), from the group's committed offsets (or
+// Replay republishes the dead letters of cfg.Topics to the topic each
+// dead-letter topic belongs to (X.dlq to X, one of cfg.Targets; a topic of
+// cfg.Topics that is not X.dlq of a target is an error before anything is
+// replayed), from the group's committed offsets (or
 // the start of each partition) up to the end offsets as of the call: it
 // does not wait for letters written after it started.
 //
@@ -149,9 +202,11 @@ type ReplayedLetter struct {
 // at most CommitEvery letters again. A record that is not acknowledged stops
 // its partition there: the next Replay starts with it again, so letters of
 // that partition republished after it since the last commit may be
-// republished twice (at-least-once). A letter whose original topic is unusable (a dead-letter
-// topic, an illegal name) is counted as failed and committed past, so it
-// never blocks its partition; it stays in the dead-letter topic.
+// republished twice (at-least-once). A letter whose original-topic header
+// names another topic than X (a letter anyone who can write to the
+// dead-letter topic may have written, aiming at a topic they cannot write
+// to) is refused, as is a truncated letter: counted as failed and committed
+// past, so it never blocks its partition; it stays in the dead-letter topic.
 //
 // Committed offsets of a group that has no members expire after the broker's
 // offsets.retention.minutes (7 days by default): a later Replay with that
@@ -186,6 +241,10 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 	if err != nil {
 		return res, fmt.Errorf("replay: %w", err)
 	}
+	targets, err := cfg.targets()
+	if err != nil {
+		return res, fmt.Errorf("replay: %w", err)
+	}
 	committed, err := adm.FetchOffsetsForTopics(ctx, cfg.Group, cfg.Topics...)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		// Some brokers answer so for a group that never committed.
@@ -212,6 +271,7 @@ func Replay(ctx context.Context, clientOpts []kgo.Opt, tracer *kafkatrace.Tracer
 		logger:  o.logger.With("group", cfg.Group),
 		rd:      rd,
 		adm:     adm,
+		targets: targets,
 		stopped: make(map[topicPartition]bool),
 	}
 	var errs []error
@@ -247,6 +307,8 @@ type replayer struct {
 	rd       *reader
 	adm      *kadm.Client
 	selected int // letters chosen for replay so far, for the limit
+	// targets maps each dead-letter topic to the topic its letters go to.
+	targets map[string]string
 	// stopped are the partitions whose reading ended at a letter that was
 	// not acknowledged: the rest of their poll must not be replayed.
 	stopped map[topicPartition]bool
@@ -336,7 +398,7 @@ outer:
 				it.err, it.permanent = fmt.Errorf("truncated dead letter (%s kept of the original): not replayable, inspect it with kretrieve dlq list", l.Truncated), true
 				continue
 			}
-			target, err := l.Target()
+			target, err := checkTarget(l, rp.targets[p.topic])
 			if err != nil {
 				it.err, it.permanent = err, true
 				continue

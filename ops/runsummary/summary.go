@@ -1,6 +1,7 @@
 package runsummary
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -164,5 +165,6 @@ func WriteSlowest(w io.Writer, slowest *spans.Trace, untracked int64, width int)
 	if _, err := fmt.Fprintf(w, "\nslowest request: trace %s  %.2f ms%s\n", slowest.TraceID, slowest.DurationMS, note); err != nil {
 		return err
 	}
-	return spans.WriteWaterfall(w, slowest.Spans, width)
+	// The run's own spans, drawn once at its end: nothing to cancel.
+	return spans.WriteWaterfall(context.Background(), w, slowest.Spans, width)
 }

@@ -12,9 +12,11 @@
 //   - Jaeger, the client of a Jaeger query API.
 //
 // WriteWaterfall draws a trace in the terminal, for the trace command and
-// the run summary; Tree orders a trace's spans the way it draws them, for
+// the run summary, escaping control and format characters and bounded in
+// width and lines whatever the trace holds; Tree orders a trace's spans the way it draws them, for
 // any other view.
 //
 // It imports the OpenTelemetry SDK (Store is a span processor, FromReadOnly
-// converts its spans) and, of kretrieve, only otelnames' span names.
+// converts its spans) and, of kretrieve, only otelnames' span names and
+// internal/termsafe, which escapes what the waterfall prints.
 package spans

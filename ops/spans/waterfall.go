@@ -1,12 +1,14 @@
 package spans
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/kretrieve/kretrieve/internal/termsafe"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -14,33 +16,60 @@ import (
 // command's default and the run summary's.
 const WaterfallWidth = 60
 
+// Bounds of a waterfall, whatever trace it is given: its bars are
+// MinWaterfallWidth to MaxWaterfallWidth characters wide, it draws at most
+// MaxWaterfallSpans spans (a last line counts the others) and indents
+// labels at most maxIndent levels.
+const (
+	MinWaterfallWidth = 10
+	MaxWaterfallWidth = 500
+	MaxWaterfallSpans = 1000
+	maxIndent         = 16
+)
+
 // WriteWaterfall draws one trace's spans as their Tree, with a bar per span
-// on a common time axis, width characters wide; wait spans are drawn with
-// '░' so queueing stands out, other spans with '█'. Spans whose parent is
-// not among spans (recorded by another process) are drawn as roots.
-func WriteWaterfall(w io.Writer, spans []Span, width int) error {
+// on a common time axis, width characters wide (within MinWaterfallWidth
+// and MaxWaterfallWidth); wait spans are drawn with '░' so queueing stands
+// out, other spans with '█'. Spans whose parent is not among spans
+// (recorded by another process) are drawn as roots. Trace ids, span names
+// and services are printed with their control and format characters
+// escaped (termsafe.Escape): spans come from other processes and from
+// Jaeger. It stops with ctx's error when ctx is done.
+func WriteWaterfall(ctx context.Context, w io.Writer, spans []Span, width int) error {
 	if len(spans) == 0 {
 		return errors.New("waterfall: no spans")
 	}
-	start, end := spans[0].StartTimeUnixNano, spans[0].EndTimeUnixNano
+	width = min(max(width, MinWaterfallWidth), MaxWaterfallWidth)
+	// In float64: the span of int64 timestamps may overflow an int64.
+	start, end := float64(spans[0].StartTimeUnixNano), float64(spans[0].EndTimeUnixNano)
 	for _, s := range spans {
-		start, end = min(start, s.StartTimeUnixNano), max(end, s.EndTimeUnixNano)
+		start, end = min(start, float64(s.StartTimeUnixNano)), max(end, float64(s.EndTimeUnixNano))
 	}
 	total := max(end-start, 1)
 	bw := &errWriter{w: w}
-	fmt.Fprintf(bw, "trace %s  %d spans  %.2f ms\n", spans[0].TraceID, len(spans), float64(total)/1e6)
-	for _, nd := range Tree(spans) {
+	fmt.Fprintf(bw, "trace %s  %d spans  %.2f ms\n", termsafe.Escape(spans[0].TraceID), len(spans), total/1e6)
+	for i, nd := range Tree(spans) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i == MaxWaterfallSpans {
+			fmt.Fprintf(bw, "… %d more spans not drawn\n", len(spans)-i)
+			break
+		}
 		s := nd.Span
-		from := min(int(float64(s.StartTimeUnixNano-start)/float64(total)*float64(width)), width-1)
-		n := max(int(float64(s.Duration())/float64(total)*float64(width)), 1)
-		n = min(n, width-from)
+		dur := float64(s.EndTimeUnixNano) - float64(s.StartTimeUnixNano)
+		from := int(min(max((float64(s.StartTimeUnixNano)-start)/total*float64(width), 0), float64(width-1)))
+		n := int(min(max(dur/total*float64(width), 1), float64(width-from)))
 		fill := "█"
 		if strings.HasPrefix(s.Name, otelnames.OpWait+" ") {
 			fill = "░"
 		}
-		bar := strings.Repeat(" ", from) + strings.Repeat(fill, n) + strings.Repeat(" ", max(width-from-n, 0))
-		label := strings.Repeat("  ", nd.Depth) + s.Name
-		fmt.Fprintf(bw, "%-44s %s %9.2f ms  %s\n", truncate(label, 44), bar, float64(s.Duration())/1e6, s.Service)
+		bar := strings.Repeat(" ", from) + strings.Repeat(fill, n) + strings.Repeat(" ", width-from-n)
+		label := strings.Repeat("  ", min(nd.Depth, maxIndent)) + termsafe.Escape(s.Name)
+		fmt.Fprintf(bw, "%-44s %s %9.2f ms  %s\n", truncate(label, 44), bar, dur/1e6, termsafe.Escape(s.Service))
+		if bw.err != nil {
+			break
+		}
 	}
 	return bw.err
 }
