@@ -68,17 +68,17 @@ func stallPhase(t *testing.T, brk *proc, gatewayAddr string, mark func(string, .
 			})
 		}
 	})
-	time.Sleep(time.Second) // searches in flight before the stall
+	pause(t.Context(), time.Second) // searches in flight before the stall
 	if err := brk.signal(syscall.SIGSTOP); err != nil {
 		t.Fatalf("SIGSTOP the broker: %v", err)
 	}
 	mark("broker: SIGSTOP for %v (gateway timeout %v), %d searches a second", stallFor, gatewayTimeout, stallRate)
-	time.Sleep(stallFor) // the stall under test
+	pause(t.Context(), stallFor) // the stall under test
 	if err := brk.signal(syscall.SIGCONT); err != nil {
 		t.Fatalf("SIGCONT the broker: %v", err)
 	}
 	mark("broker: SIGCONT")
-	time.Sleep(time.Second)
+	pause(t.Context(), time.Second)
 	close(stop)
 	callers.Wait()
 	wg.Wait()
