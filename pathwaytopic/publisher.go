@@ -195,6 +195,9 @@ func (p *Publisher) publish(ctx context.Context, final bool) error {
 		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
 	}
 	p.start = now
+	// Only the series the source holds now: those it dropped (see
+	// kafkatrace.WithPathwayIdle) are forgotten here too.
+	clear(p.prev)
 	for _, st := range stats {
 		st.Edge.Exemplars, st.Origin.Exemplars = nil, nil
 		p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}] = st
