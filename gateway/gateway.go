@@ -295,7 +295,10 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		if docs == nil {
 			docs = []messages.Document{}
 		}
-		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, out.Result.Timings, out.Result.IndexFreshness})
+		// Queue times beyond the whole call, on the gateway's clock, are
+		// clock skew between the workers and the record timestamps.
+		timings, _ := out.Result.Timings.BoundQueue(call.Duration())
+		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, timings, out.Result.IndexFreshness})
 	}
 }
 

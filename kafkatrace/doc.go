@@ -29,8 +29,11 @@
 // it records the edge latency from the previous checkpoint and the latency
 // from the pathway's origin into the [Metrics] given with [WithMetrics],
 // as the kretrieve.pathway.latency series (at most [DefaultMaxPathways],
-// see [WithMaxPathways]; an overflow series takes the rest), with trace
-// exemplars. [Tracer.CheckpointIn] takes the in checkpoint of a record
+// see [WithMaxPathways]; an overflow series takes the rest, and a series
+// idle for [WithPathwayIdle] makes room for a new pathway), with trace
+// exemplars. At a trust boundary ([WithTrustBoundary]) the header of a
+// record processed is ignored, as its trace context is: its pathway
+// starts there. [Tracer.CheckpointIn] takes the in checkpoint of a record
 // processed outside StartProcess, such as a dead-letter replay. Without
 // WithPathways no header is written and one found on a record is left
 // alone.

@@ -56,10 +56,22 @@ type Metrics struct {
 	pathways    sync.Map // pathwaySeriesKey -> *pathwaySeries
 	nPathways   atomic.Int64
 	maxPathways int64
+	// pathwayIdle is how long a series may measure nothing before a new
+	// pathway may take its place; lastSweep is when (unix ns) the series
+	// were last looked over for that.
+	pathwayIdle time.Duration
+	lastSweep   atomic.Int64
 }
 
 // DefaultMaxPathways is the default bound on pathway series per Metrics.
 const DefaultMaxPathways = 256
+
+// DefaultPathwayIdle is how long a pathway series may measure nothing
+// before it makes room for a new one when the bound is reached: well over
+// any scrape or publish interval, so that a pathway still in use keeps
+// its series, and short enough that a burst of hostile hashes does not
+// push real pathways into the overflow series for long.
+const DefaultPathwayIdle = 10 * time.Minute
 
 // MetricsOption configures a Metrics.
 type MetricsOption interface{ applyMetrics(*Metrics) }
@@ -82,7 +94,7 @@ func WithMaxPathways(n int) MetricsOption {
 
 // NewMetrics returns an empty Metrics whose series start now.
 func NewMetrics(opts ...MetricsOption) *Metrics {
-	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways}
+	m := &Metrics{start: time.Now(), maxPathways: DefaultMaxPathways, pathwayIdle: DefaultPathwayIdle}
 	global.Apply(m, opts, MetricsOption.applyMetrics)
 	return m
 }
@@ -280,4 +292,17 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
 	s.duration.record(d, sc)
+}
+
+// WithPathwayIdle sets how long a pathway series may measure nothing
+// before it makes room for a new pathway, once the Metrics hold
+// WithMaxPathways series: the series is dropped (a series made anew for
+// its pathway later counts from zero, read as a counter reset). Zero or
+// less is ignored. Default: DefaultPathwayIdle.
+func WithPathwayIdle(d time.Duration) MetricsOption {
+	return metricsOptionFunc(func(m *Metrics) {
+		if d > 0 {
+			m.pathwayIdle = d
+		}
+	})
 }

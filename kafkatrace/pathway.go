@@ -74,9 +74,15 @@ func readPathway(r *kgo.Record, now int64) (pathway.Context, bool) {
 // reads the record's pathway, returns the continued one, and records the
 // edge and from-origin latencies with sc's exemplar. qw is the record's
 // queue wait, the edge latency of a record that starts its pathway here.
+// At a trust boundary the record's pathway header counts for nothing, as
+// its trace context does: every record starts a pathway here.
 func (t *Tracer) checkpointIn(p *partitionState, r *kgo.Record, now time.Time, qw time.Duration, sc trace.SpanContext) pathway.Context {
 	ns := now.UnixNano()
-	parent, ok := readPathway(r, ns)
+	var parent pathway.Context
+	ok := false
+	if !t.boundary {
+		parent, ok = readPathway(r, ns)
+	}
 	next := pathway.Next(parent, p.names.in.id, ns)
 	if t.metrics == nil {
 		return next
@@ -85,7 +91,7 @@ func (t *Tracer) checkpointIn(p *partitionState, r *kgo.Record, now time.Time, q
 	if ok {
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
-	t.metrics.pathwaySeries(&p.inCache, p.names.in, next.Hash, parent.Hash).record(edge, origin, sc, ns)
+	t.metrics.pathwaySeries(&p.inCache, p.names.in, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
 	return next
 }
 
@@ -102,7 +108,7 @@ func (t *Tracer) checkpointOut(ctx context.Context, p *partitionState, now time.
 	if ok && parent.IsValid() {
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
-	t.metrics.pathwaySeries(&p.outCache, p.names.out, next.Hash, parent.Hash).record(edge, origin, sc, ns)
+	t.metrics.pathwaySeries(&p.outCache, p.names.out, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
 	return next
 }
 

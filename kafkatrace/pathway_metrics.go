@@ -45,11 +45,18 @@ type pathwaySeries struct {
 	cp                     pathway.Checkpoint
 	edgeAttrs, originAttrs attribute.Set
 	edge, origin           pathway.Histogram
+	// last is when (unix ns) the series last measured, to a second;
+	// evicted says it was dropped to make room (Metrics.sweep).
+	last    atomic.Int64
+	evicted atomic.Bool
 }
 
 func (s *pathwaySeries) record(edge, origin time.Duration, sc trace.SpanContext, now int64) {
 	s.edge.Record(edge, sc, now)
 	s.origin.Record(origin, sc, now)
+	if now-s.last.Load() > int64(time.Second) { // one store a second at most
+		s.last.Store(now)
+	}
 }
 
 func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries {
@@ -79,11 +86,13 @@ func newPathwaySeries(k pathwaySeriesKey, cp pathway.Checkpoint) *pathwaySeries 
 }
 
 // pathwaySeries returns the series of pathway hash (arrived on parent) at
-// checkpoint cp, through cache, the series last used at cp by the caller:
-// records of one partition almost always follow one pathway, so most
-// lookups end there.
-func (m *Metrics) pathwaySeries(cache *atomic.Pointer[pathwaySeries], cp *checkpointInfo, hash, parent uint64) *pathwaySeries {
-	if s := cache.Load(); s != nil && s.key.hash == hash && s.key.parent == parent {
+// checkpoint cp at now (unix ns), through cache, the series last used at
+// cp by the caller: records of one partition almost always follow one
+// pathway, so most lookups end there. Once the bound is reached, a new
+// pathway takes the place of a series idle for pathwayIdle (sweep), or
+// goes to the overflow series.
+func (m *Metrics) pathwaySeries(cache *atomic.Pointer[pathwaySeries], cp *checkpointInfo, hash, parent uint64, now int64) *pathwaySeries {
+	if s := cache.Load(); s != nil && s.key.hash == hash && s.key.parent == parent && !s.evicted.Load() {
 		return s
 	}
 	k := pathwaySeriesKey{cp: cp.id, hash: hash, parent: parent}
@@ -92,7 +101,7 @@ func (m *Metrics) pathwaySeries(cache *atomic.Pointer[pathwaySeries], cp *checkp
 		cache.Store(s)
 		return s
 	}
-	if m.nPathways.Load() >= m.maxPathways {
+	if m.nPathways.Load() >= m.maxPathways && m.sweep(now) == 0 {
 		k.hash, k.parent = 0, 0
 		if v, ok := m.pathways.Load(k); ok {
 			return v.(*pathwaySeries)
@@ -107,6 +116,28 @@ func (m *Metrics) pathwaySeries(cache *atomic.Pointer[pathwaySeries], cp *checkp
 	s := v.(*pathwaySeries)
 	cache.Store(s)
 	return s
+}
+
+// sweep drops the series (not the overflow ones) that measured nothing
+// for pathwayIdle before now, and returns how many. It looks the series
+// over at most once per tenth of pathwayIdle, so that a full Metrics
+// under a flood of new pathways costs one atomic load per record.
+func (m *Metrics) sweep(now int64) int {
+	last := m.lastSweep.Load()
+	if now-last < int64(m.pathwayIdle/10) || !m.lastSweep.CompareAndSwap(last, now) {
+		return 0
+	}
+	n := 0
+	m.pathways.Range(func(k, v any) bool {
+		s := v.(*pathwaySeries)
+		if l := s.last.Load(); s.key.hash != 0 && l != 0 && now-l > int64(m.pathwayIdle) && m.pathways.CompareAndDelete(k, v) {
+			s.evicted.Store(true)
+			m.nPathways.Add(-1)
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // PathwayStats is the state of one pathway at one checkpoint.

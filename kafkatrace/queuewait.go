@@ -58,3 +58,9 @@ func ComputeQueueWait(r *kgo.Record, now time.Time) QueueWait {
 	}
 	return qw
 }
+
+// Signed returns the wait with its sign: Wait, or −Skew when the record's
+// timestamp lay in the future (clock skew between its producer or broker
+// and this process). Timings report it so that skew shows as what it is,
+// never as a silent 0.
+func (qw QueueWait) Signed() time.Duration { return qw.Wait - qw.Skew }

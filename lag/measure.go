@@ -50,6 +50,12 @@ type PartitionLag struct {
 	OldestTimestamp time.Time
 	// Err is set when part of the entry could not be measured.
 	Err error
+	// Skew is set when record timestamps and the measuring process's
+	// clock disagree: negative when the oldest record's timestamp lay
+	// in the future (by -Skew seconds; Seconds is 0), positive when a
+	// Monitor bounded Seconds because the record was younger than its
+	// timestamp says (by Skew seconds at least; see Monitor).
+	Skew float64
 }
 
 // Measure returns the lag of the given consumer groups on every partition
@@ -204,6 +210,9 @@ func readOldest(ctx context.Context, baseOpts []kgo.Opt, lags []PartitionLag, at
 			}
 			l.OldestTimestamp = r.timestamp
 			l.Seconds = max(at.Sub(r.timestamp).Seconds(), 0)
+			if r.timestamp.After(at) {
+				l.Skew = -r.timestamp.Sub(at).Seconds()
+			}
 		}
 	}
 }

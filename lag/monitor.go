@@ -61,6 +61,11 @@ type Monitor struct {
 	lastStarted time.Time
 	obs         []observation
 	attrs       map[attrKey]metric.ObserveOption // cached attribute sets
+	// ends holds each partition's end offset at the measurement that
+	// started at lastStarted: bounds the age of later records (bound).
+	ends map[attrKey]int64
+	// skewLogged says a clock skew was logged at warn already.
+	skewLogged bool
 }
 
 type attrKey struct {
@@ -259,14 +264,17 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 	if started.Before(m.lastStarted) {
 		return slices.Clone(lags), err
 	}
+	prevStarted, prevEnds := m.lastStarted, m.ends
 	m.lastStarted = started
 	if err != nil {
-		m.last, m.obs, m.lastAt = nil, nil, time.Time{}
+		m.last, m.obs, m.lastAt, m.ends = nil, nil, time.Time{}, nil
 		return nil, err
 	}
 	m.lastAt = started
+	m.bound(ctx, lags, prevStarted, prevEnds)
 	attrs := make(map[attrKey]metric.ObserveOption, len(lags))
 	obs := make([]observation, 0, len(lags))
+	ends := make(map[attrKey]int64, len(lags))
 	for _, l := range lags {
 		if l.Partition < 0 || (l.Records < 0 && l.Seconds < 0) {
 			continue
@@ -277,11 +285,44 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 			a = metric.WithAttributeSet(m.attrsOf(l))
 		}
 		attrs[k] = a
+		if l.End >= 0 {
+			ends[k] = l.End
+		}
 		obs = append(obs, observation{records: l.Records, seconds: l.Seconds, attrs: a})
 	}
 	// Keeping only the current partitions' sets bounds the cache.
-	m.last, m.obs, m.attrs = lags, obs, attrs
+	m.last, m.obs, m.attrs, m.ends = lags, obs, attrs, ends
 	return slices.Clone(lags), nil
+}
+
+// bound bounds the lag in seconds by what this process's clock alone can
+// tell: a partition's oldest unconsumed record (at the committed offset)
+// that lay at or past the end offset listed by the previous measurement,
+// which started at prevStarted, was produced after that, so it is at most
+// now − prevStarted old, whatever its timestamp says. A timestamp older
+// than that means its producer's clock is behind this process's (or this
+// one's ahead): Seconds is cut to the bound and Skew says by how much it
+// was over, logged at warn once per Monitor, at debug after. Called with
+// m.mu held.
+func (m *Monitor) bound(ctx context.Context, lags []PartitionLag, prevStarted time.Time, prevEnds map[attrKey]int64) {
+	if prevStarted.IsZero() {
+		return
+	}
+	limit := time.Since(prevStarted).Seconds()
+	for i := range lags {
+		l := &lags[i]
+		end, ok := prevEnds[attrKey{l.Group, l.Topic, l.Partition}]
+		if !ok || l.Records <= 0 || l.Committed < end || l.Seconds <= limit {
+			continue
+		}
+		l.Skew, l.Seconds = l.Seconds-limit, limit
+		log := m.logger.DebugContext
+		if !m.skewLogged {
+			m.skewLogged, log = true, m.logger.WarnContext
+		}
+		log(ctx, m.what+" in seconds bounded: record timestamps are behind this process's clock", "group", l.Group, "topic", l.Topic,
+			"partition", l.Partition, "skew_seconds", l.Skew, "bound_seconds", limit)
+	}
 }
 
 // Last returns the last measurement, nil before the first one and after a

@@ -2,7 +2,9 @@ package messages
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
+	"time"
 )
 
 // Names of the two default stages: the one home of these names. Each also
@@ -203,4 +205,23 @@ func (d *decoder) stages(obj object, l loc) Timings {
 		return Timings{}
 	}
 	return Timings{Stages: out}
+}
+
+// BoundQueue returns a copy of t whose queue times lie within the
+// request's whole duration total, either sign, and how many were cut. A
+// stage's queue time compares its input record's timestamp with its
+// worker's clock; total is measured on one clock (the gateway's, from
+// publishing the request to its result), so a queue time longer than it
+// is clock skew between processes, not time spent.
+func (t Timings) BoundQueue(total time.Duration) (Timings, int) {
+	limit := float64(total) / float64(time.Millisecond)
+	out := Timings{Stages: slices.Clone(t.Stages)}
+	n := 0
+	for i := range out.Stages {
+		if q := out.Stages[i].QueueMS; q > limit || q < -limit {
+			out.Stages[i].QueueMS = min(max(q, -limit), limit)
+			n++
+		}
+	}
+	return out, n
 }

@@ -176,6 +176,20 @@ func (h *Histogram) Snapshot() Snapshot {
 	return s
 }
 
+// resetSince reports whether prev holds more than s in some count: s is
+// not a later snapshot of the same histogram.
+func (s Snapshot) resetSince(prev Snapshot) bool {
+	if prev.Count > s.Count || prev.ZeroCount > s.ZeroCount || prev.Sum > s.Sum {
+		return true
+	}
+	for i, c := range prev.Buckets {
+		if c > s.bucket(prev.Offset+i) {
+			return true
+		}
+	}
+	return false
+}
+
 // bucket returns the count of the bucket with index i.
 func (s Snapshot) bucket(i int) uint64 {
 	if i < s.Offset || i >= s.Offset+len(s.Buckets) {
@@ -186,8 +200,13 @@ func (s Snapshot) bucket(i int) uint64 {
 
 // Sub returns s minus an earlier snapshot prev of the same histogram: the
 // measurements recorded between the two. Exemplars are those of s recorded
-// after prev's newest.
+// after prev's newest. When prev holds more than s in any count (the
+// histogram was reset: a series evicted and made anew), the measurements
+// since are s itself, as a counter reset is read.
 func (s Snapshot) Sub(prev Snapshot) Snapshot {
+	if s.resetSince(prev) {
+		prev = Snapshot{}
+	}
 	d := Snapshot{ZeroCount: s.ZeroCount - prev.ZeroCount, Sum: s.Sum - prev.Sum}
 	d.Count = d.ZeroCount
 	first, last := 0, -1

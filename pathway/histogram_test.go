@@ -175,3 +175,18 @@ func BenchmarkBucketIndex(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestSubAfterReset: a snapshot of a histogram made anew (a pathway
+// series evicted and recreated) is all new measurements, not a negative
+// difference.
+func TestSubAfterReset(t *testing.T) {
+	var old, anew Histogram
+	for range 5 {
+		old.Record(time.Millisecond, trace.SpanContext{}, 0)
+	}
+	anew.Record(time.Second, trace.SpanContext{}, 0)
+	d := anew.Snapshot().Sub(old.Snapshot())
+	if d.Count != 1 || d.Sum != time.Second || d.Quantile(0.5) < 900*time.Millisecond {
+		t.Errorf("difference %+v, want the one new measurement", d)
+	}
+}

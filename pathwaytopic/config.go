@@ -18,6 +18,20 @@ const (
 	MinStale = 5 * time.Second
 	// FinalTimeout bounds the last publish of Publisher.Run.
 	FinalTimeout = 5 * time.Second
+	// MaxAhead is how far after the moment a Reader receives it a
+	// window may end: more than clocks disagree by (clocks in sync agree
+	// within a second; the chaos run skewed one by 30 s), less than
+	// would let a window from the future outlive its process. Later
+	// windows are refused (ReasonFuture).
+	MaxAhead = 5 * time.Minute
+	// MaxRate bounds the records per second a series of one window may
+	// claim (over at least MinInterval): a hundred times what one process
+	// can consume. Windows claiming more are refused (ReasonRate).
+	MaxRate = 10_000_000
+	// MaxReaderSeries bounds the series a Reader holds over all its
+	// instances' windows, and so its memory and the time of a View:
+	// windows that would take it over are refused (ReasonBudget).
+	MaxReaderSeries = 1 << 16
 )
 
 // config is the configuration of a Publisher or a Reader.
@@ -30,10 +44,11 @@ type config struct {
 	staleAfter time.Duration
 	now        func() time.Time
 	feeds      func() []Feed
+	maxSeries  int
 }
 
 func newConfig(opts []Option) config {
-	c := config{topic: DefaultTopic, interval: DefaultInterval, service: "kretrieve", now: time.Now}
+	c := config{topic: DefaultTopic, interval: DefaultInterval, service: "kretrieve", now: time.Now, maxSeries: MaxReaderSeries}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -124,4 +139,9 @@ func WithFeeds(feeds func() []Feed) Option {
 // withClock sets the clock (tests).
 func withClock(now func() time.Time) Option {
 	return optionFunc(func(c *config) { c.now = now })
+}
+
+// withMaxSeries sets the Reader's bound on series (tests).
+func withMaxSeries(n int) Option {
+	return optionFunc(func(c *config) { c.maxSeries = n })
 }

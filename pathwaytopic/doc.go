@@ -11,7 +11,9 @@
 // window is published when the process stops.
 //
 // A [Reader] reads the topic from its start, keeps the newest window of
-// each instance and [Merge]s those that are not stale into a [View]: one
+// each instance (the one read last), dates each window on its own clock
+// (see Reader: never by the writer's clock), marks late and final windows
+// (Window.Late) and [Merge]s those that are not stale into a [View]: one
 // [Row] per pathway checkpoint (checkpoint, pathway hash, parent hash),
 // with its messages per second and the edge and from-origin latency
 // quantiles of the merged histograms, in pathway order.

@@ -94,7 +94,7 @@ func (p *Publisher) Instance() string { return p.cfg.instance }
 func (p *Publisher) Interval() time.Duration { return p.cfg.interval }
 
 // Run publishes a window every interval until ctx is done, then a last
-// one within FinalTimeout, and returns nil. Failures are logged and do not
+// one (Window.Final) within FinalTimeout, and returns nil. Failures are logged and do not
 // stop it: the window of a failed publish is part of the next.
 func (p *Publisher) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.interval)
@@ -104,20 +104,20 @@ func (p *Publisher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinalTimeout)
 			defer cancel()
-			p.publishLogged(fctx)
+			p.publishLogged(fctx, true)
 			return nil
 		case <-t.C:
 			// A window not acknowledged in time is part of the next; if
 			// it arrives after all, the next supersedes it.
 			pctx, cancel := context.WithTimeout(ctx, max(p.cfg.interval, FinalTimeout))
-			p.publishLogged(pctx)
+			p.publishLogged(pctx, false)
 			cancel()
 		}
 	}
 }
 
-func (p *Publisher) publishLogged(ctx context.Context) {
-	err := p.Publish(ctx)
+func (p *Publisher) publishLogged(ctx context.Context, final bool) {
+	err := p.publish(ctx, final)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -138,7 +138,10 @@ func (p *Publisher) publishLogged(ctx context.Context) {
 // has acknowledged the record, or with the error that prevented it, or
 // with ctx's error when ctx ends first (the record may still arrive; the
 // next window, which includes this one's measurements, supersedes it).
-func (p *Publisher) Publish(ctx context.Context) error {
+func (p *Publisher) Publish(ctx context.Context) error { return p.publish(ctx, false) }
+
+// publish publishes one window, the last of the process when final.
+func (p *Publisher) publish(ctx context.Context, final bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
 	}
@@ -153,7 +156,7 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		start = now.Add(-MaxWindow)
 	}
 	stats := p.src.Pathways()
-	w := Window{Service: p.cfg.service, Instance: p.cfg.instance, Start: start, End: now, Interval: p.cfg.interval}
+	w := Window{Service: p.cfg.service, Instance: p.cfg.instance, Start: start, End: now, Interval: p.cfg.interval, Final: final}
 	for _, st := range stats {
 		prev := p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}]
 		// prev holds no exemplars: Sub keeps all of the histograms'.
@@ -176,7 +179,9 @@ func (p *Publisher) Publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := &kgo.Record{Topic: p.cfg.topic, Key: []byte(p.cfg.instance), Value: value}
+	// The timestamp is the window's end, unless the topic has the broker
+	// stamp its records (LogAppendTime): readers date the window by it.
+	rec := &kgo.Record{Topic: p.cfg.topic, Key: []byte(p.cfg.instance), Value: value, Timestamp: now}
 	// Not ProduceSync: a record already sent waits for its answer whatever
 	// ctx says, and an unreachable broker would hold Run (and shutdown) up.
 	done := make(chan error, 1)
@@ -190,6 +195,9 @@ func (p *Publisher) Publish(ctx context.Context) error {
 		return fmt.Errorf("publish pathway aggregate to %s: %w", p.cfg.topic, err)
 	}
 	p.start = now
+	// Only the series the source holds now: those it dropped (see
+	// kafkatrace.WithPathwayIdle) are forgotten here too.
+	clear(p.prev)
 	for _, st := range stats {
 		st.Edge.Exemplars, st.Origin.Exemplars = nil, nil
 		p.prev[seriesKey{st.Checkpoint, st.Hash, st.Parent}] = st

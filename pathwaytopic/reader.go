@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,15 +22,37 @@ const MaxInstances = 10000
 var ErrNoTopic = errors.New("the pathway aggregate topic does not exist: no process has published pathways yet")
 
 // Reader reads the aggregate topic and keeps the newest window of each
-// instance. It is not safe for concurrent use.
+// instance: the one read last, as compaction keeps it, never one chosen by
+// the times it claims. It is not safe for concurrent use.
+//
+// A window's age is judged on the reader's clock alone, so that a writer
+// whose clock is off is neither hidden nor kept alive: the Reader sets
+// each window's Seen to the record's timestamp, bounded by the moment it
+// received the record and, from the second CatchUp on, by the moment the
+// previous CatchUp listed the topic's end offsets (a record read now was
+// not there then). A Reader that keeps catching up (the console, the
+// pathways command) so knows within one read when every window was
+// published, whatever the writers' clocks. The records of a Reader's first
+// CatchUp, published before it started, can only be dated by their
+// timestamps: the broker's own with message.timestamp.type=LogAppendTime
+// (TopicConfigs), otherwise the writer's.
+//
+// Records are hostile (see Decode): a window ending more than MaxAhead
+// after its receipt is refused, and so is one that would take the Reader
+// over MaxReaderSeries series in all.
 type Reader struct {
 	client *kgo.Client
 	cfg    config
 
 	windows map[string]Window
 	skipped map[string]uint64
+	// series is the number of series of windows.
+	series int
 	// next is the offset of the next record to read, per partition.
 	next map[int32]int64
+	// listed is when the last successful CatchUp listed the end offsets:
+	// every record read since was published after it. Zero before.
+	listed time.Time
 }
 
 // NewReader returns a Reader of the aggregate topic (WithTopic) from its
@@ -58,6 +81,7 @@ func (r *Reader) Topic() string { return r.cfg.topic }
 // once it has, or with ctx's error. Its error matches ErrNoTopic when the
 // topic does not exist.
 func (r *Reader) CatchUp(ctx context.Context) error {
+	listing := r.cfg.now()
 	adm := kadm.NewClient(r.client)
 	ends, err := adm.ListEndOffsets(ctx, r.cfg.topic)
 	if err == nil {
@@ -96,15 +120,31 @@ func (r *Reader) CatchUp(ctx context.Context) error {
 			return err
 		}
 		fs.EachRecord(func(rec *kgo.Record) {
-			r.add(ctx, rec)
+			r.add(ctx, rec, r.seen(rec))
 			r.next[rec.Partition] = rec.Offset + 1
 			if end, ok := want[rec.Partition]; ok && rec.Offset+1 >= end {
 				delete(want, rec.Partition)
 			}
 		})
 	}
+	r.listed = listing
 	r.prune()
 	return nil
+}
+
+// seen returns when rec was published as far as the reader can tell, on
+// its clock (see Reader): its timestamp, no later than now and no earlier
+// than the previous listing of the end offsets.
+func (r *Reader) seen(rec *kgo.Record) time.Time {
+	now := r.cfg.now()
+	t := rec.Timestamp
+	if t.IsZero() || t.After(now) {
+		t = now
+	}
+	if t.Before(r.listed) {
+		t = r.listed
+	}
+	return t
 }
 
 // listError returns the error of a listing of one topic's offsets,
@@ -129,14 +169,15 @@ func listError(l kadm.ListedOffsets) error {
 	return nil
 }
 
-// add keeps the record's window when it is valid and the newest of its
-// instance; it counts and logs the ones it refuses.
-func (r *Reader) add(ctx context.Context, rec *kgo.Record) {
+// add keeps the record's window, published at seen, when it is valid: it
+// replaces the window of its instance read before, whatever times either
+// claims. It counts and logs the records it refuses.
+func (r *Reader) add(ctx context.Context, rec *kgo.Record, seen time.Time) {
 	w, err := Decode(rec.Key, rec.Value)
 	var ie *InvalidError
 	switch {
 	case errors.As(err, &ie) && ie.Reason == ReasonTombstone:
-		delete(r.windows, string(rec.Key))
+		r.drop(string(rec.Key))
 		return
 	case err != nil:
 		reason := ReasonMalformed
@@ -148,13 +189,25 @@ func (r *Reader) add(ctx context.Context, rec *kgo.Record) {
 	}
 	old, ok := r.windows[w.Instance]
 	switch {
-	case ok && old.End.After(w.End):
-		return // an older window published later: keep the newer
+	case w.End.Sub(r.cfg.now()) > MaxAhead:
+		r.skip(ctx, rec, ReasonFuture, fmt.Errorf("ends at %s, over %s after it was read", w.End, MaxAhead))
+		return
 	case !ok && len(r.windows) >= MaxInstances:
 		r.skip(ctx, rec, ReasonInstances, fmt.Errorf("more than %d instances", MaxInstances))
 		return
+	case r.series-len(old.Series)+len(w.Series) > r.cfg.maxSeries:
+		r.skip(ctx, rec, ReasonBudget, fmt.Errorf("%d series, %d held already, at most %d", len(w.Series), r.series, r.cfg.maxSeries))
+		return
 	}
+	w.Seen = seen
+	r.series += len(w.Series) - len(old.Series)
 	r.windows[w.Instance] = w
+}
+
+// drop forgets the window of an instance.
+func (r *Reader) drop(instance string) {
+	r.series -= len(r.windows[instance].Series)
+	delete(r.windows, instance)
 }
 
 // skip counts a refused record; the first of each reason is logged at
@@ -168,11 +221,15 @@ func (r *Reader) skip(ctx context.Context, rec *kgo.Record, reason string, err e
 	log(ctx, "pathway aggregate skipped", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "reason", reason, "err", err)
 }
 
-// prune forgets the windows that ended more than Retention ago: the topic
+// prune forgets the windows published more than Retention ago: the topic
 // has dropped them too.
 func (r *Reader) prune() {
 	now := r.cfg.now()
-	maps.DeleteFunc(r.windows, func(_ string, w Window) bool { return now.Sub(w.End) > Retention })
+	for id, w := range r.windows {
+		if now.Sub(w.Seen) > Retention {
+			r.drop(id)
+		}
+	}
 }
 
 // View merges the newest window of each instance that is not stale now.

@@ -69,6 +69,14 @@ type Window struct {
 	// Feeds are where the process's indexes stand in the topics they
 	// follow (WithFeeds), by name and topic.
 	Feeds []Feed
+	// Final marks the last window of a process that stopped (Publisher.Run
+	// publishes it when its context ends): no window follows it.
+	Final bool
+	// Seen is when, on the reader's clock, the window was published as
+	// far as a Reader can tell (see Reader): it judges the window's age by
+	// Seen, never by the writer's clock. Not encoded; zero for windows
+	// not read by a Reader, whose age Stale and Late judge by End.
+	Seen time.Time
 }
 
 // Series is one pathway at one checkpoint over a window.
@@ -101,6 +109,13 @@ const (
 	ReasonInstances  = "too many instances"
 	ReasonDuplicated = "duplicate series"
 	ReasonExemplars  = "too many exemplars"
+	// ReasonFuture: the window ends more than MaxAhead after the Reader
+	// received it.
+	ReasonFuture = "from the future"
+	// ReasonRate: a series claims more than MaxRate records per second.
+	ReasonRate = "implausible rate"
+	// ReasonBudget: the Reader holds MaxReaderSeries series already.
+	ReasonBudget = "too many series in all"
 )
 
 // InvalidError is a record refused: by Decode, or by a Reader that keeps
@@ -133,6 +148,8 @@ type wireWindow struct {
 	Interval int64        `json:"interval_ns"`
 	Series   []wireSeries `json:"series"`
 	Feeds    []wireFeed   `json:"feeds,omitempty"`
+	// Final is absent from the records of earlier releases.
+	Final bool `json:"final,omitempty"`
 }
 
 type wireSeries struct {
@@ -179,7 +196,7 @@ func (w Window) Encode() ([]byte, error) {
 	ww := wireWindow{
 		Version: Version, Service: w.Service, Instance: w.Instance,
 		Start: w.Start.UTC(), End: w.End.UTC(), Interval: int64(w.Interval),
-		Series: make([]wireSeries, 0, len(w.Series)), Feeds: toWireFeeds(w.Feeds),
+		Series: make([]wireSeries, 0, len(w.Series)), Feeds: toWireFeeds(w.Feeds), Final: w.Final,
 	}
 	for _, s := range w.Series {
 		ww.Series = append(ww.Series, wireSeries{
@@ -237,7 +254,7 @@ func Decode(key, value []byte) (Window, error) {
 	if err := checkName(ReasonWindow, "service", ww.Service); err != nil {
 		return Window{}, err
 	}
-	w := Window{Service: ww.Service, Instance: ww.Instance, Start: ww.Start, End: ww.End, Interval: time.Duration(ww.Interval)}
+	w := Window{Service: ww.Service, Instance: ww.Instance, Start: ww.Start, End: ww.End, Interval: time.Duration(ww.Interval), Final: ww.Final}
 	if err := w.checkTimes(); err != nil {
 		return Window{}, err
 	}
@@ -262,6 +279,9 @@ func Decode(key, value []byte) (Window, error) {
 				ie.Detail = fmt.Sprintf("series %d: %s", i, ie.Detail)
 			}
 			return Window{}, err
+		}
+		if err := w.checkRate(s); err != nil {
+			return Window{}, invalid(ReasonRate, "series %d: %v", i, err)
 		}
 		k := seriesKey{s.Checkpoint, s.Hash, s.Parent}
 		if seen[k] {
@@ -293,6 +313,19 @@ func (w Window) checkTimes() error {
 		return invalid(ReasonWindow, "%s long, at most %s", w.End.Sub(w.Start), MaxWindow)
 	case w.Interval < MinInterval || w.Interval > MaxInterval:
 		return invalid(ReasonWindow, "interval %s not within %s and %s", w.Interval, MinInterval, MaxInterval)
+	}
+	return nil
+}
+
+// checkRate refuses a series claiming more than MaxRate records per
+// second of the window (at least MinInterval long), so that no rate a
+// View computes exceeds MaxRate per instance.
+func (w Window) checkRate(s Series) error {
+	secs := max(w.End.Sub(w.Start), MinInterval).Seconds()
+	for _, n := range []uint64{s.Edge.Count, s.Origin.Count} {
+		if float64(n) > MaxRate*secs {
+			return fmt.Errorf("%d records in %s", n, w.End.Sub(w.Start))
+		}
 	}
 	return nil
 }

@@ -27,13 +27,16 @@ const Retention = time.Hour
 // TopicConfigs returns the configuration EnsureTopic creates the topic
 // with: compacted (the newest window of each instance is kept) and deleted
 // after Retention (instances long gone go), in segments of a tenth of
-// that so compaction and deletion have closed segments to work on.
+// that so compaction and deletion have closed segments to work on; its
+// records stamped by the broker (LogAppendTime), so that a Reader dates
+// the windows it finds on one clock, not each writer's.
 func TopicConfigs() map[string]*string {
 	str := func(s string) *string { return &s }
 	return map[string]*string{
-		"cleanup.policy": str("compact,delete"),
-		"retention.ms":   str(strconv.FormatInt(Retention.Milliseconds(), 10)),
-		"segment.ms":     str(strconv.FormatInt((Retention / 10).Milliseconds(), 10)),
+		"cleanup.policy":         str("compact,delete"),
+		"retention.ms":           str(strconv.FormatInt(Retention.Milliseconds(), 10)),
+		"segment.ms":             str(strconv.FormatInt((Retention / 10).Milliseconds(), 10)),
+		"message.timestamp.type": str("LogAppendTime"),
 	}
 }
 

@@ -31,9 +31,18 @@ type Instance struct {
 	Interval          time.Duration
 	// Series is the number of series in the window.
 	Series int
-	// Stale says the window ended too long ago to count: the process
-	// stopped or cannot publish.
+	// Stale says the window was published too long ago to count: the
+	// process stopped or cannot publish. Its series are not in the rows.
 	Stale bool
+	// Late says the window's rates are not current: the process stopped
+	// (Final), or its next window is overdue (see Window.Late). Its
+	// series are in the rows, which count it in Row.Late.
+	Late bool
+	// Final says the process stopped: the window is its last.
+	Final bool
+	// Seen is when the window was published as far as the reader can
+	// tell, on the reader's clock (Window.Seen).
+	Seen time.Time
 	// Feeds are the window's: where the process's indexes stand.
 	Feeds []Feed
 }
@@ -55,6 +64,10 @@ type Row struct {
 	Rate float64
 	// Instances is the number of instances that measured the series.
 	Instances int
+	// Late is the number of those instances whose windows are late
+	// (Instance.Late): when it equals Instances, the row's Rate is the
+	// last one measured, not a current one.
+	Late int
 	// Latency and Origin are the merged edge and from-origin latencies.
 	Latency, Origin pathway.Snapshot
 }
@@ -63,13 +76,30 @@ type Row struct {
 // (pathway.Checkpoint.Edge).
 func (r Row) Edge() string { return r.Checkpoint.Edge() }
 
-// Stale reports whether w ended more than staleAfter before now; with
-// staleAfter 0, more than StaleIntervals of its interval and MinStale.
+// Stale reports whether w was published more than staleAfter before now;
+// with staleAfter 0, more than StaleIntervals of its interval and
+// MinStale. Its age runs from Seen, the reader's estimate on its own
+// clock, or from End (the writer's clock) when Seen is zero.
 func (w Window) Stale(now time.Time, staleAfter time.Duration) bool {
 	if staleAfter <= 0 {
 		staleAfter = max(StaleIntervals*w.Interval, MinStale)
 	}
-	return now.Sub(w.End) > staleAfter
+	return now.Sub(w.published()) > staleAfter
+}
+
+// Late reports whether w's rates are not current at now: it is the final
+// window of its process, or the next window is overdue, w having been
+// published (as Stale judges) more than its interval and MinStale ago.
+func (w Window) Late(now time.Time) bool {
+	return w.Final || now.Sub(w.published()) > w.Interval+MinStale
+}
+
+// published returns Seen, or End when Seen is zero.
+func (w Window) published() time.Time {
+	if w.Seen.IsZero() {
+		return w.End
+	}
+	return w.Seen
 }
 
 // Merge merges the windows that are not stale at now (see Window.Stale)
@@ -79,13 +109,15 @@ func Merge(windows []Window, now time.Time, staleAfter time.Duration) View {
 	v := View{Time: now}
 	index := map[seriesKey]int{}
 	for _, w := range windows {
-		stale := w.Stale(now, staleAfter)
+		stale, late := w.Stale(now, staleAfter), w.Late(now)
 		v.Instances = append(v.Instances, Instance{Instance: w.Instance, Service: w.Service, Start: w.Start, End: w.End,
-			Interval: w.Interval, Series: len(w.Series), Stale: stale, Feeds: w.Feeds})
+			Interval: w.Interval, Series: len(w.Series), Stale: stale, Late: late, Final: w.Final, Seen: w.Seen, Feeds: w.Feeds})
 		if stale {
 			continue
 		}
-		secs := w.End.Sub(w.Start).Seconds()
+		// At least MinInterval: Decode bounds counts over that length,
+		// so no rate exceeds MaxRate.
+		secs := max(w.End.Sub(w.Start), MinInterval).Seconds()
 		for _, s := range w.Series {
 			k := seriesKey{s.Checkpoint, s.Hash, s.Parent}
 			i, ok := index[k]
@@ -101,6 +133,9 @@ func Merge(windows []Window, now time.Time, staleAfter time.Duration) View {
 				r.Rate += float64(s.Edge.Count) / secs
 			}
 			r.Instances++
+			if late {
+				r.Late++
+			}
 			r.Latency.Merge(s.Edge)
 			r.Origin.Merge(s.Origin)
 		}

@@ -39,6 +39,9 @@ type pathwayInstance struct {
 	IntervalSeconds float64   `json:"interval_seconds"`
 	Series          int       `json:"series"`
 	Stale           bool      `json:"stale"`
+	// Late says the window's rates are not current: the process stopped,
+	// or its next window is overdue.
+	Late bool `json:"late"`
 }
 
 // pathwayRow is one pathway checkpoint over the instances' windows.
@@ -55,10 +58,12 @@ type pathwayRow struct {
 	Overflow bool `json:"overflow,omitempty"`
 	// Count is the records in the windows, Total since the processes
 	// started.
-	Count         uint64           `json:"count"`
-	Total         uint64           `json:"total"`
-	MsgsPerSecond float64          `json:"msgs_per_second"`
-	Instances     int              `json:"instances"`
+	Count         uint64  `json:"count"`
+	Total         uint64  `json:"total"`
+	MsgsPerSecond float64 `json:"msgs_per_second"`
+	Instances     int     `json:"instances"`
+	// Late is how many of them have late windows (rates not current).
+	Late          int              `json:"late,omitempty"`
 	EdgeLatency   status.Quantiles `json:"edge_ms"`
 	OriginLatency status.Quantiles `json:"origin_ms"`
 }
@@ -137,14 +142,14 @@ func newPathwaysReport(st status.Status) pathwaysReport {
 		Instances: []pathwayInstance{}, Pathways: []pathwayRow{}, Edges: []pathwayEdge{}, Stages: []pathwayStage{}, Indexes: indexesOf(st)}
 	for _, in := range st.Instances {
 		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,
-			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale})
+			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale, Late: in.Late})
 	}
 	for _, r := range st.Pathways {
 		cp := r.Checkpoint
 		rep.Pathways = append(rep.Pathways, pathwayRow{
 			Hash: pathway.HashString(r.Hash), Parent: pathway.HashString(r.Parent), Depth: r.Depth, Edge: cp.Edge(),
 			Service: cp.Service, Group: cp.Group, Topic: cp.Topic, Direction: cp.Direction.String(), Overflow: r.Overflow,
-			Count: r.Count, Total: r.Total, MsgsPerSecond: r.Rate, Instances: r.Instances,
+			Count: r.Count, Total: r.Total, MsgsPerSecond: r.Rate, Instances: r.Instances, Late: r.Late,
 			EdgeLatency: r.Latency, OriginLatency: r.Origin,
 		})
 	}
@@ -265,15 +270,22 @@ func printIndexesTable(w io.Writer, rep pathwaysReport) error {
 // printPathwaysHeader prints who published and what was skipped, and
 // returns the number of live instances.
 func printPathwaysHeader(w io.Writer, rep pathwaysReport) (live int) {
-	stale := 0
+	stale, late := 0, 0
 	for _, in := range rep.Instances {
-		if in.Stale {
+		switch {
+		case in.Stale:
 			stale++
-		} else {
+		case in.Late:
+			late++
+			live++
+		default:
 			live++
 		}
 	}
 	fmt.Fprintf(w, "pathways of %d %s", live, plural(live, "process", "processes"))
+	if late > 0 {
+		fmt.Fprintf(w, " (%d late or stopped: rates not current)", late)
+	}
 	if stale > 0 {
 		fmt.Fprintf(w, " (%d stale, not counted)", stale)
 	}

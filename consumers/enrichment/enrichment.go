@@ -84,7 +84,7 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 		}
 		timings := c.Timings.With(messages.StageTiming{
 			Stage:   cfg.Stage,
-			QueueMS: float64(msg.QueueWait.Wait) / float64(time.Millisecond),
+			QueueMS: float64(msg.QueueWait.Signed()) / float64(time.Millisecond),
 			WorkMS:  float64(time.Since(start)) / float64(time.Millisecond),
 		})
 		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings, IndexFreshness: fresh})

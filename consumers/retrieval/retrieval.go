@@ -128,7 +128,7 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 			Candidates: candidates(s, hits),
 			Timings: messages.Timings{}.With(messages.StageTiming{
 				Stage:   cfg.Stage,
-				QueueMS: millis(msg.QueueWait.Wait),
+				QueueMS: millis(msg.QueueWait.Signed()),
 				WorkMS:  millis(time.Since(start)),
 			}),
 			IndexFreshness: fresh,

@@ -171,7 +171,7 @@ func pathwaysOf(v pathwaytopic.View) []Pathway {
 	out := make([]Pathway, 0, len(v.Rows))
 	for _, r := range v.Rows {
 		out = append(out, Pathway{Checkpoint: r.Checkpoint, Hash: r.Hash, Parent: r.Parent, Depth: r.Depth, Overflow: r.Hash == 0,
-			Count: r.Count, Total: r.Total, Rate: r.Rate, Instances: r.Instances,
+			Count: r.Count, Total: r.Total, Rate: r.Rate, Instances: r.Instances, Late: r.Late,
 			Latency: quantilesOf(r.Latency), Origin: quantilesOf(r.Origin)})
 	}
 	return out

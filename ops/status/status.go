@@ -66,6 +66,10 @@ type Pathway struct {
 	Rate float64
 	// Instances is the number of instances that measured the series.
 	Instances int
+	// Late is the number of those whose windows are late or final
+	// (pathwaytopic.Instance.Late): when it equals Instances, Rate is the
+	// last measured, not a current one.
+	Late int
 	// Latency and Origin are the edge and from-origin latencies.
 	Latency, Origin Quantiles
 }
