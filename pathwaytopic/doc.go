@@ -53,6 +53,7 @@
 //
 // The package imports franz-go and, of kretrieve, only kafkaclient (topic
 // creation), kafkatrace (the type of the pathway state), pathway (its
-// checkpoints and histograms) and messages (the default topic's name); it
+// checkpoints and histograms), messages (the default topic's name) and
+// internal/termsafe (the characters a terminal must not be given); it
 // does not import pipeline/, producer/ or consumers/ (a test checks it).
 package pathwaytopic

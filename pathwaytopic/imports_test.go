@@ -17,10 +17,11 @@ func TestImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{
-		"github.com/kretrieve/kretrieve/kafkaclient": true,
-		"github.com/kretrieve/kretrieve/kafkatrace":  true,
-		"github.com/kretrieve/kretrieve/pathway":     true,
-		"github.com/kretrieve/kretrieve/messages":    true,
+		"github.com/kretrieve/kretrieve/kafkaclient":       true,
+		"github.com/kretrieve/kretrieve/kafkatrace":        true,
+		"github.com/kretrieve/kretrieve/pathway":           true,
+		"github.com/kretrieve/kretrieve/messages":          true,
+		"github.com/kretrieve/kretrieve/internal/termsafe": true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/kretrieve/kretrieve/internal/termsafe"
 	"github.com/kretrieve/kretrieve/pathway"
 )
 
@@ -466,10 +467,8 @@ func checkName(reason, what, s string) error {
 	case !utf8.ValidString(s):
 		return invalid(reason, "%s is not UTF-8", what)
 	}
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
-			return invalid(reason, "%s %+q has a control or format character", what, s)
-		}
+	if strings.ContainsFunc(s, termsafe.Unsafe) {
+		return invalid(reason, "%s %+q has a control or format character", what, s)
 	}
 	return nil
 }
