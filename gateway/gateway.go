@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/internal/servertls"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/results"
 	"github.com/kretrieve/kretrieve/tracecontext"
@@ -297,7 +299,11 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		}
 		// Queue times beyond the whole call, on the gateway's clock, are
 		// clock skew between the workers and the record timestamps.
-		timings, _ := out.Result.Timings.BoundQueue(call.Duration())
+		timings, cut := out.Result.Timings.BoundQueue(call.Duration())
+		if cut > 0 {
+			trace.SpanFromContext(r.Context()).AddEvent(otelnames.EventClockSkew,
+				trace.WithAttributes(otelnames.TimingsSkewedStages.Int(cut)))
+		}
 		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, timings, out.Result.IndexFreshness})
 	}
 }

@@ -46,6 +46,9 @@ const (
 	// QueueWaitClockSkewMS is by how many milliseconds the timestamp lay in
 	// the future.
 	QueueWaitClockSkewMS = attribute.Key("kretrieve.queue_wait.clock_skew_ms")
+	// TimingsSkewedStages is how many stages' queue times the gateway cut
+	// to the request's whole duration ([EventClockSkew]).
+	TimingsSkewedStages = attribute.Key("kretrieve.timings.skewed_stages")
 	// TraceContextInvalid is set on a process span started as a new root
 	// because the record carried a traceparent header that is not valid W3C.
 	TraceContextInvalid = attribute.Key("kretrieve.trace_context.invalid")

@@ -50,3 +50,9 @@ const EventRetry = "retry"
 // enrichment's index yet) and [EnrichChanged] (marked stale_score); only
 // over an index that knows versions.
 const EventStaleCandidates = "stale candidates"
+
+// EventClockSkew is the event on the gateway's search span of an answer
+// some of whose stages reported a queue time longer than the whole
+// request took on the gateway's clock (clock skew between processes): the
+// times answered were cut to it; [TimingsSkewedStages] says how many.
+const EventClockSkew = "clock skew"
