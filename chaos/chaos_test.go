@@ -227,6 +227,10 @@ func TestChaos(t *testing.T) {
 	// is checked once the pipeline has drained.
 	stall := holdLoad(t, &hold, led, gatewayAddr, mark, func() []stallAnswer { return stallPhase(t, brk, gatewayAddr, mark) })
 
+	// The broker refusing the retrieval workers' output for a while.
+	logRate, rewindRate := refusedWritesPhase(t, ctx, adm, led, producer, topics.Requests, topics.Candidates, []*proc{r0, r1}, mark)
+	pause(ctx, 5*time.Second)
+
 	stopLoad()
 	loads.Wait()
 	loadStopped := time.Now()
@@ -237,6 +241,7 @@ func TestChaos(t *testing.T) {
 	mark("drained")
 
 	checkStall(t, stall, led)
+	checkRefused(t, logRate, rewindRate)
 
 	// The ingest phase's end: every worker's documents are the topic's.
 	final := checkDocuments(t, brokerAddr, gatewayAddr, workers, health, docs, loadStopped)
@@ -396,12 +401,17 @@ func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, top
 			continue
 		}
 		id := fmt.Sprintf("chaos-%06d", i)
-		v, err := messages.EncodeRequest(messages.Request{RequestID: id, Query: queries[i%len(queries)]}.WithDefaults())
-		if err != nil {
-			panic(err) // a fixed, valid request
-		}
-		led.publish(produceCtx, cl, topic, id, v)
+		led.publish(produceCtx, cl, topic, id, requestValue(id, queries[i%len(queries)]))
 	}
+}
+
+// requestValue is the encoded request id for query.
+func requestValue(id, query string) []byte {
+	v, err := messages.EncodeRequest(messages.Request{RequestID: id, Query: query}.WithDefaults())
+	if err != nil {
+		panic(err) // a fixed, valid request
+	}
+	return v
 }
 
 // gatewayStats counts the gateway's answers by status.
