@@ -227,9 +227,13 @@ func TestChaos(t *testing.T) {
 	// is checked once the pipeline has drained.
 	stall := holdLoad(t, &hold, led, gatewayAddr, mark, func() []stallAnswer { return stallPhase(t, brk, gatewayAddr, mark) })
 
-	// The broker refusing the retrieval workers' output for a while.
-	logRate, rewindRate := refusedWritesPhase(t, ctx, adm, led, producer, topics.Requests, topics.Candidates, []*proc{r0, r1}, mark)
-	pause(ctx, 5*time.Second)
+	// The broker refusing the retrieval workers' output for a while, with
+	// only the phase's own requests coming.
+	type rates struct{ log, rewind map[string]float64 }
+	refused := holdLoad(t, &hold, led, gatewayAddr, mark, func() rates {
+		l, r := refusedWritesPhase(t, ctx, adm, led, producer, topics.Requests, topics.Candidates, []*proc{r0, r1}, mark)
+		return rates{l, r}
+	})
 
 	stopLoad()
 	loads.Wait()
@@ -241,7 +245,7 @@ func TestChaos(t *testing.T) {
 	mark("drained")
 
 	checkStall(t, stall, led)
-	checkRefused(t, logRate, rewindRate)
+	checkRefused(t, refused.log, refused.rewind)
 
 	// The ingest phase's end: every worker's documents are the topic's.
 	final := checkDocuments(t, brokerAddr, gatewayAddr, workers, health, docs, loadStopped)

@@ -88,14 +88,14 @@ func stallPhase(t *testing.T, brk *proc, gatewayAddr string, mark func(string, .
 // holdLoad holds the paced load and the gateway searches, waits until
 // what was published has its outcome, runs phase, and lets the load go on
 // once the gateway answers 200 twice in a row again: the load's latency
-// bound is about the other faults, not about a stall made longer than the
-// gateway's timeout on purpose.
+// bound is about the other faults, not about a stall or a refusal made
+// longer than it on purpose.
 func holdLoad[T any](t *testing.T, hold *atomic.Bool, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
 	t.Helper()
 	hold.Store(true)
 	defer hold.Store(false)
 	if !poll.Wait(drainTimeout, func() bool { return led.pending() == 0 }) {
-		t.Errorf("%d acknowledged requests without an outcome before the stall", led.pending())
+		t.Errorf("%d acknowledged requests without an outcome before the phase", led.pending())
 	}
 	out := phase()
 	ok := 0
@@ -106,7 +106,7 @@ func holdLoad[T any](t *testing.T, hold *atomic.Bool, led *ledger, gatewayAddr s
 			ok = 0
 		}
 		return ok >= 2
-	}, "the gateway answering again after the stall")
+	}, "the gateway answering again after the phase")
 	mark("gateway answering again; load resumed")
 	return out
 }
