@@ -1,8 +1,10 @@
 package consumers_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
@@ -35,6 +38,7 @@ type partitionEnv struct {
 	producer *kgo.Client
 	adm      *kadm.Client
 	broker   *broker.Broker
+	logs     io.Writer // the workers' logs; io.Discard when nil
 }
 
 func newPartitionEnv(t *testing.T, in string, outConfig map[string]*string) *partitionEnv {
@@ -296,6 +300,61 @@ func TestFailedOutputRewindsOnlyItsPartition(t *testing.T) {
 	}
 }
 
+// TestRefusedOutputsRewindWithBackoff has the broker refuse every output
+// (the output topic's max.message.bytes below any record, as a broker with
+// a full disk refuses them) for a while: each partition is rewound and
+// re-run no more often than its backoff allows, doubling, and the failures
+// are logged once per rewind, not once per output; once the broker takes
+// outputs again, every record is processed and committed.
+func TestRefusedOutputsRewindWithBackoff(t *testing.T) {
+	const perPartition, refusal = 10, 2 * time.Second
+	tiny := "16"
+	e := newPartitionEnv(t, "refused.in", map[string]*string{"max.message.bytes": &tiny})
+	var logs syncbuf.Buffer
+	e.logs = &logs
+	var d deliveries
+	e.produce(perPartition, 0, 1, 2, 3, 4, 5)
+	e.run("refused", func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
+		d.add(msg.Record)
+		return []*kgo.Record{{Topic: e.out, Partition: msg.Record.Partition, Value: msg.Record.Value}}, nil
+	})
+	pause := time.NewTimer(refusal) // the refusal under test
+	<-pause.C
+	lines := strings.Split(logs.String(), "\n")
+	var rewinds, errorLines int
+	for _, l := range lines {
+		if strings.Contains(l, "rewinding partition") {
+			rewinds++
+		}
+		if strings.Contains(l, "level=ERROR") {
+			errorLines++
+		}
+	}
+	d.mu.Lock()
+	delivered := d.total
+	d.mu.Unlock()
+	t.Logf("in %v of refusal: %d deliveries, %d rewinds, %d error lines", refusal, delivered, rewinds, errorLines)
+	// The worker's RetryBackoff is 1 ms here: 1, 2, 4, … 1024 ms between a
+	// partition's rewinds fit 11 or 12 rewinds in 2 s (±20% jitter).
+	if bound := partitions * 13; rewinds > bound || errorLines > bound {
+		t.Errorf("%d rewinds and %d error lines in %v: more than %d (%d partitions, each rewound at most 13 times)", rewinds, errorLines, refusal, bound, partitions)
+	}
+	if bound := partitions * 13 * perPartition; delivered > bound {
+		t.Errorf("%d deliveries in %v: more than %d", delivered, refusal, bound)
+	}
+	resp, err := e.adm.AlterTopicConfigs(t.Context(), []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "max.message.bytes"}}, e.out)
+	for _, r := range resp {
+		err = errors.Join(err, r.Err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitCommitted("refused", perPartition)
+	if n := e.count(e.out); n < partitions*perPartition {
+		t.Errorf("%d outputs after the refusal, want %d", n, partitions*perPartition)
+	}
+}
+
 // TestHandoverRedeliversNothing moves partitions between workers of one
 // group mid-backlog, by a second worker joining and then the first one
 // shutting down: a revoked partition finishes its record in flight, waits
@@ -367,7 +426,7 @@ func (e *partitionEnv) runStoppable(group string, h consumers.Handler) (*consume
 		// A short heartbeat interval lets a joining worker be assigned
 		// partitions within the test's backlog.
 		[]kgo.Opt{kgo.SeedBrokers(e.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.HeartbeatInterval(100 * time.Millisecond)},
-		consumers.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		consumers.WithLogger(slog.New(slog.NewTextHandler(cmp.Or[io.Writer](e.logs, io.Discard), nil))))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -69,6 +69,7 @@ func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, pd 
 	p.add(pd)
 	w.client.Produce(ctx, out, func(r *kgo.Record, perr error) {
 		if perr == nil {
+			p.outputAcked()
 			p.ack(pd, false)
 			return
 		}
@@ -83,8 +84,7 @@ func (w *Worker) produce(ctx context.Context, in, out, fallback *kgo.Record, pd 
 			}()
 			return
 		}
-		w.logger.ErrorContext(r.Context, "output not acknowledged; input will be redelivered",
-			"output_topic", r.Topic, "partition", in.Partition, "offset", in.Offset, "err", perr)
+		p.outputFailed(r.Context, r, in, perr)
 		p.ack(pd, true)
 	})
 }

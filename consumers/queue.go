@@ -3,7 +3,9 @@ package consumers
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -46,6 +48,14 @@ type partition struct {
 	firstFailed int64           // lowest offset whose processing or output failed
 	next        kgo.EpochOffset // every record before next.Offset is done
 	committed   int64           // next.Offset as last committed
+	// rewinds counts the rewinds since an output was last acknowledged:
+	// each waits twice as long as the one before (rewindBackoff).
+	rewinds int
+	// failedOutputs counts the outputs not acknowledged since the last
+	// rewind, and firstErr is the first one's error: logged once, with
+	// the rewind, not once per output.
+	failedOutputs int
+	firstErr      error
 }
 
 func (w *Worker) newPartition(k partKey) *partition {
@@ -174,8 +184,11 @@ func (p *partition) stopped() bool {
 	}
 }
 
-// rewind drops the queue, waits for the outputs in flight, and asks the
-// poll loop to fetch the partition again from its first failed record.
+// rewind drops the queue, waits for the outputs in flight, waits out its
+// backoff, and asks the poll loop to fetch the partition again from its
+// first failed record. A broker that refuses every output (a full disk)
+// so sees each partition re-run no more often than the backoff allows,
+// and the failures logged once per rewind, not once per record.
 func (p *partition) rewind(ctx context.Context) {
 	p.mu.Lock()
 	p.rewinding = true
@@ -185,10 +198,63 @@ func (p *partition) rewind(ctx context.Context) {
 	p.mu.Unlock()
 	p.outputs.Wait()
 	p.mu.Lock()
-	offset := p.firstFailed
+	offset, failed, firstErr := p.firstFailed, p.failedOutputs, p.firstErr
+	wait := rewindBackoff(p.w.cfg.RetryBackoff, p.rewinds)
+	p.rewinds++
+	p.failedOutputs, p.firstErr = 0, nil
 	p.mu.Unlock()
-	p.w.logger.WarnContext(ctx, "rewinding partition to its first failed record", "partition", p.key.partition, "offset", offset)
+	p.w.logger.WarnContext(ctx, "rewinding partition to its first failed record", "partition", p.key.partition, "offset", offset,
+		"failed_outputs", failed, "first_error", firstErr, "backoff", wait)
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+	case <-p.quit:
+	case <-p.w.draining:
+	case <-ctx.Done():
+	}
+	t.Stop()
 	p.w.requestRewind(p, offset)
+}
+
+// rewindBackoff is the wait before the rewind that follows n rewinds with
+// no output acknowledged in between: first (the worker's RetryBackoff, as
+// a transient error's retries wait) doubled n times, at most
+// maxRewindBackoff, ±20% jitter (so that the partitions of a refusing
+// broker do not all come back at once).
+func rewindBackoff(first time.Duration, n int) time.Duration {
+	d := maxRewindBackoff
+	if n < 32 && first<<n > 0 {
+		d = min(first<<n, maxRewindBackoff)
+	}
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// maxRewindBackoff caps the wait between two rewinds of a partition.
+const maxRewindBackoff = 5 * time.Second
+
+// outputAcked notes that the broker took an output of the partition: the
+// next rewind waits only the first backoff again.
+func (p *partition) outputAcked() {
+	p.mu.Lock()
+	p.rewinds = 0
+	p.mu.Unlock()
+}
+
+// outputFailed counts a failed output of the partition; the first of a
+// rewind's is logged at once (an error an operator must see), the others
+// with the rewind.
+func (p *partition) outputFailed(ctx context.Context, out *kgo.Record, in *kgo.Record, err error) {
+	p.mu.Lock()
+	p.failedOutputs++
+	first := p.failedOutputs == 1
+	if first {
+		p.firstErr = err
+	}
+	p.mu.Unlock()
+	if first {
+		p.w.logger.ErrorContext(ctx, "output not acknowledged; input will be redelivered",
+			"output_topic", out.Topic, "partition", in.Partition, "offset", in.Offset, "err", err)
+	}
 }
 
 // rewound is called by the poll loop once the partition was rewound: what
