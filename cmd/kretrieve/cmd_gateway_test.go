@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"slices"
 	"testing"
 	"time"
@@ -60,6 +61,22 @@ func TestGatewayLimitFlagsReachTheGateway(t *testing.T) {
 	for _, args := range [][]string{{"--max-in-flight", "0"}, {"--max-connections", "0"}, {"--http-read-timeout", "0s"}, {"--http-max-header-bytes", "10"}} {
 		if _, err := loadGatewayConfig(args, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// TestSearchTimeoutFloor: a --search-timeout that a burst of slow queries
+// would overrun twice (20 ms, which dead-lettered innocent requests in
+// round three's chaos run) is refused with the floor named; the floor
+// itself and 0 (no limit) are taken.
+func TestSearchTimeoutFloor(t *testing.T) {
+	_, err := loadWorkerConfig("retrieval", []string{"--search-timeout", "20ms"}, mapEnv(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "search-timeout: 20ms is below 100ms") {
+		t.Errorf("--search-timeout 20ms: %v, want it refused below 100ms", err)
+	}
+	for _, ok := range []string{"100ms", "0"} {
+		if _, err := loadWorkerConfig("retrieval", []string{"--search-timeout", ok}, mapEnv(nil), io.Discard); err != nil {
+			t.Errorf("--search-timeout %s: %v", ok, err)
 		}
 	}
 }

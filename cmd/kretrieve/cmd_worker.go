@@ -72,6 +72,8 @@ func searchTimeout(d time.Duration) (time.Duration, error) {
 		return 0, errors.New("search-timeout: must not be negative (0: no limit)")
 	case d == 0:
 		return -1, nil
+	case d < retrieval.MinSearchTimeout:
+		return 0, fmt.Errorf("search-timeout: %v is below %v: a burst of slow queries would dead-letter innocent requests as permanent failures (0: no limit)", d, retrieval.MinSearchTimeout)
 	}
 	return d, nil
 }

@@ -29,6 +29,12 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/retrieval"
 // should take a hundredth of this.
 const DefaultSearchTimeout = time.Second
 
+// MinSearchTimeout is the least Config.SearchTimeout the command line
+// takes: below it, a burst of slow queries on a loaded machine (tens of
+// milliseconds each, queued behind one another) overruns the deadline
+// twice and dead-letters innocent requests as permanent failures.
+const MinSearchTimeout = 100 * time.Millisecond
+
 // ErrSearchTimeout is returned (wrapped, as a permanent error, so the request
 // is dead-lettered) when a search overruns Config.SearchTimeout twice in a
 // row.
