@@ -2,8 +2,8 @@ package main
 
 import (
 	"io"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
