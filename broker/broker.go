@@ -69,9 +69,18 @@ type Config struct {
 	// is new, for principals that may not create topics. Default: none.
 	Topics []string
 	// CompactedTopics are created at start like Topics, with
-	// cleanup.policy=compact (the documents topic), when absent. Default:
-	// none.
+	// cleanup.policy=compact (the documents topic) and no time or size
+	// retention, when absent. Default: none.
 	CompactedTopics []string
+	// Retention is how long the records of a topic without a retention of
+	// its own are kept. Default: DefaultRetention; negative: for ever.
+	Retention time.Duration
+	// RetentionBytes is the most a partition of such a topic keeps.
+	// Default: DefaultRetentionBytes; negative: no limit.
+	RetentionBytes int64
+	// RetentionCheckInterval is how often retention and compaction run.
+	// Default: DefaultRetentionCheckInterval.
+	RetentionCheckInterval time.Duration
 }
 
 // User is a SASL user of the broker.
@@ -91,6 +100,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if _, _, err := splitListen(c.listen()); err != nil {
 		errs = append(errs, err)
+	}
+	if c.RetentionCheckInterval < 0 {
+		errs = append(errs, errors.New("retention check interval must not be negative"))
 	}
 	if c.AuthTimeout < 0 || c.MaxUnauthenticated < 0 || c.MaxUnauthenticatedPerHost < 0 {
 		errs = append(errs, errors.New("auth timeout and unauthenticated connection caps must not be negative"))
@@ -188,6 +200,7 @@ type Broker struct {
 	dataDir string
 	logger  *slog.Logger
 	guard   *saslGuard // nil without SASL users
+	cleaner *cleaner
 }
 
 // Start starts a broker. Close stops it.
@@ -240,6 +253,7 @@ func Start(cfg Config) (*Broker, error) {
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
 	opts = append(opts, cfg.securityOpts()...)
+	opts = append(opts, cfg.retentionOpts()...)
 	if len(cfg.Topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), cfg.Topics...))
 	}
@@ -261,11 +275,13 @@ func Start(cfg Config) (*Broker, error) {
 		c.Close()
 		return nil, errors.New("start broker: no listener")
 	}
+	warnUnprotectedCompacted(c, cfg, logger)
 	if err := createCompacted(c, cfg.CompactedTopics, int32(partitions)); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("start broker: %w", err)
 	}
-	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard}, nil
+	return &Broker{cluster: c, addr: addrs[0], dataDir: cfg.DataDir, logger: logger, guard: guard,
+		cleaner: startCleaner(c, cfg.retentionCheck())}, nil
 }
 
 // createCompacted creates the topics c does not have yet, compacted.
@@ -274,7 +290,7 @@ func createCompacted(c *kfake.Cluster, topics []string, partitions int32) error 
 		if c.TopicInfo(t) != nil {
 			continue
 		}
-		if err := c.CreateTopic(t, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
+		if err := c.CreateTopic(t, partitions, compactedConfig()); err != nil {
 			return fmt.Errorf("create %s: %w", t, err)
 		}
 	}
@@ -290,6 +306,7 @@ func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
 // Close stops the broker, flushing persisted state when DataDir is set
 // (directories 0700, files 0600).
 func (b *Broker) Close() {
+	b.cleaner.close()
 	b.cluster.Close()
 	if b.dataDir != "" {
 		if err := secureDataDir(b.dataDir, b.logger); err != nil {

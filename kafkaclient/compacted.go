@@ -30,8 +30,11 @@ const CleanupPolicy = "cleanup.policy"
 // principal that may not describe a topic's configs (DESCRIBE_CONFIGS) gets
 // no check of its policy: the topic is taken as it is.
 func EnsureCompactedTopics(ctx context.Context, client *kgo.Client, c Config, topics ...string) error {
-	compact := "compact"
-	created, err := ensureTopics(ctx, client, c, map[string]*string{CleanupPolicy: &compact}, topics...)
+	// No time or size retention of their own: Kafka ignores it on a
+	// compacted topic, the development broker (kfake) would apply its
+	// default and delete documents no update rewrote within it.
+	compact, forever := "compact", "-1"
+	created, err := ensureTopics(ctx, client, c, map[string]*string{CleanupPolicy: &compact, "retention.ms": &forever, "retention.bytes": &forever}, topics...)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,9 @@ import (
 // partition count (0: 6) and returns its address.
 func NewBroker(tb testing.TB, partitions int) *broker.Broker {
 	tb.Helper()
-	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: partitions})
+	// No retention: tests seed records with old timestamps (an hour or
+	// more, to measure lag) that the broker's default would delete.
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: partitions, Retention: -1, RetentionBytes: -1})
 	if err != nil {
 		tb.Fatalf("start broker: %v", err)
 	}
