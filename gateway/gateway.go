@@ -126,6 +126,8 @@ type Gateway struct {
 	ready  func(context.Context) error
 	mux    *http.ServeMux
 	admit  *admission
+	// readiness is /readyz's check in flight and publish failures.
+	readiness readiness
 }
 
 // New returns the gateway configured by cfg, publishing through client,
@@ -280,13 +282,17 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := call.Wait(ctx, g.cfg.Timeout)
+	g.published(err)
 	switch {
-	case errors.Is(err, producer.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, producer.ErrNotAcknowledged):
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+	case errors.Is(err, producer.ErrTimeout):
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("published, but no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:
 		writeJSON(w, http.StatusServiceUnavailable, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "publish_failed", Message: err.Error()}})
+			&APIError{Code: "publish_failed", Message: err.Error() + "; not published: send it again"}})
 	case out.Failed:
 		writeJSON(w, http.StatusBadGateway, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}})
@@ -311,7 +317,9 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 		g.startFailed(w, r, err)
 		return
 	}
-	if _, err = call.Acked(ctx); errors.Is(err, context.DeadlineExceeded) {
+	_, err = call.Acked(ctx)
+	g.published(err)
+	if errors.Is(err, context.DeadlineExceeded) {
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
 		return
@@ -380,10 +388,16 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code 
 	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
 }
 
+// readyz answers 200 when Kafka is reachable with the topics, no request
+// failed to publish recently, and the collector keeps up; else 503 with
+// the reason. It answers within ReadyTimeout.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 	defer cancel()
-	err := g.ready(ctx)
+	err := g.readiness.publishFailure()
+	if err == nil {
+		err = g.readiness.check(ctx, g.ready)
+	}
 	if err == nil && g.client != nil && g.client.Collector != nil {
 		// A collector that is behind answers its callers late or not at
 		// all (504): send them to another gateway until it catches up.

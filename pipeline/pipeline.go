@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -241,9 +242,14 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 // collect, it also starts a results.Collector (from the current end of the outcome
 // topics) so calls can wait for their outcomes. Close it when done.
 func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Client, error) {
+	return p.newClient(ctx, collect)
+}
+
+// newClient is NewClient with more options for the publisher's client.
+func (p *Pipeline) newClient(ctx context.Context, collect bool, pubOpts ...kgo.Opt) (*producer.Client, error) {
 	tracer := p.tracer("", false)
 	requests := p.Topology().Requests()
-	pubClient, err := kgo.NewClient(append(p.ClientOptions(tracer), kgo.DefaultProduceTopic(requests))...)
+	pubClient, err := kgo.NewClient(slices.Concat(p.ClientOptions(tracer), []kgo.Opt{kgo.DefaultProduceTopic(requests)}, pubOpts)...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
@@ -340,7 +346,10 @@ func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = p.cfg.TrustedBaggage
 	}
-	client, err := p.NewClient(ctx, true)
+	// A request's record is bounded by the gateway's timeout, not by its
+	// caller's context (see producer.Client.Start): franz-go fails it past
+	// the timeout when it was not written, and its caller is told so.
+	client, err := p.newClient(ctx, true, kgo.RecordDeliveryTimeout(cmp.Or(gw.Timeout, gateway.DefaultTimeout)))
 	if err != nil {
 		return nil, nil, err
 	}
