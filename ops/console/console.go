@@ -169,6 +169,8 @@ type Console struct {
 	timer   *time.Timer
 	closed  chan struct{}
 	close   sync.Once
+	// deadLetterReads holds a slot per dead-letter list being read.
+	deadLetterReads chan struct{}
 }
 
 // New returns the console of cfg.
@@ -190,7 +192,8 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 			o.apply(&c)
 		}
 	}
-	con := &Console{cfg: cfg, collab: c, static: http.FileServerFS(assets), mux: http.NewServeMux(), closed: make(chan struct{})}
+	con := &Console{cfg: cfg, collab: c, static: http.FileServerFS(assets), mux: http.NewServeMux(), closed: make(chan struct{}),
+		deadLetterReads: make(chan struct{}, maxDeadLetterReads)}
 	con.api("GET /api/map", con.getMap)
 	con.api("GET /api/events", con.events)
 	con.api("POST /api/search", con.search)
