@@ -160,6 +160,14 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 // (package console). Call it before Serve.
 func (g *Gateway) Handle(pattern string, h http.Handler) { g.mux.Handle(pattern, h) }
 
+// HandleAdmitted is Handle behind the API's admission control: a request
+// to pattern counts in MaxInFlight with the API's, and is refused as they
+// are (503 overloaded) when it is full. For handlers that do an API
+// request's work, such as the console's search. Call it before Serve.
+func (g *Gateway) HandleAdmitted(pattern string, h http.Handler) {
+	g.mux.Handle(pattern, g.admit.wrap(pattern, h))
+}
+
 // route installs an API handler behind admission control and otelhttp,
 // whose server span is the root of the request's trace (or continues an
 // incoming traceparent). The incoming trace context is limited as on Kafka
