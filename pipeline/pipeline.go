@@ -346,10 +346,11 @@ func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = p.cfg.TrustedBaggage
 	}
-	// A request's record is bounded by the gateway's timeout, not by its
-	// caller's context (see producer.Client.Start): franz-go fails it past
-	// the timeout when it was not written, and its caller is told so.
-	client, err := p.newClient(ctx, true, kgo.RecordDeliveryTimeout(cmp.Or(gw.Timeout, gateway.DefaultTimeout)))
+	// A request's record is bounded by the gateway's timeout (franz-go
+	// allows no less than 1 s), not by its caller's context (see
+	// producer.Publisher): franz-go fails it past the timeout when it was
+	// not written, and its caller is told so.
+	client, err := p.newClient(ctx, true, kgo.RecordDeliveryTimeout(max(cmp.Or(gw.Timeout, gateway.DefaultTimeout), time.Second)))
 	if err != nil {
 		return nil, nil, err
 	}
