@@ -280,8 +280,10 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// Timeout bounds the whole call, the broker's acknowledgement included:
-	// a record still buffered at the deadline is failed with it.
+	// Timeout bounds the whole call, the broker's acknowledgement included.
+	// The record itself is not bound to ctx (another caller's record
+	// buffered behind it would fail with it: see producer.Publisher) but
+	// to the client's record delivery timeout.
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
 	call, err := g.client.StartJSON(ctx, body, true)
@@ -300,7 +302,7 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 			&APIError{Code: "timeout", Message: fmt.Sprintf("published, but no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:
 		writeJSON(w, http.StatusServiceUnavailable, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "publish_failed", Message: err.Error() + "; not published: send it again"}})
+			&APIError{Code: "publish_failed", Message: err.Error() + "; send it again"}})
 	case out.Failed:
 		writeJSON(w, http.StatusBadGateway, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}})
