@@ -112,7 +112,11 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		return
 	}
 	sel := &letterSelection{letters: []letterDoc{}, limit: limit, reason: reason, errType: errType, reasons: map[string]int{}, errTypes: map[string]int{}}
-	opts := slices.Concat(c.cfg.KafkaOptions, []kgo.Opt{kgo.FetchMaxBytes(deadLetterFetchBytes), kgo.FetchMaxPartitionBytes(deadLetterFetchBytes)})
+	// These clients never produce: their own codec list keeps kgo.NewClient
+	// from deduplicating the shared options' list in place (franz-go's
+	// DefaultCompressor writes it), a data race between lists read at once.
+	opts := slices.Concat(c.cfg.KafkaOptions, []kgo.Opt{kgo.FetchMaxBytes(deadLetterFetchBytes), kgo.FetchMaxPartitionBytes(deadLetterFetchBytes),
+		kgo.ProducerBatchCompression(kgo.NoCompression())})
 	if err := dlq.Each(r.Context(), opts, c.cfg.Topology.DeadLetterTopics(), maxReadLetters, sel.add); err != nil {
 		writeError(w, http.StatusBadGateway, "list: "+err.Error())
 		return
