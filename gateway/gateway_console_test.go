@@ -86,7 +86,7 @@ func TestConsoleStreamsLeaveConnectionsForTheAPI(t *testing.T) {
 // refused (503 overloaded) before it starts.
 func TestConsoleSearchesCountInMaxInFlight(t *testing.T) {
 	const maxInFlight = 2
-	sg := newSecGateway(t, gateway.Config{MaxInFlight: maxInFlight, Timeout: 4 * time.Second})
+	sg := newSecGateway(t, gateway.Config{MaxInFlight: maxInFlight, Timeout: 30 * time.Second})
 	dropProduce(sg.cluster) // searches wait their timeout
 	var started atomic.Int64
 	addr := serveWithConsole(t, sg.g, console.Config{Topology: topology.Default(messages.DefaultTopics()),
@@ -96,16 +96,21 @@ func TestConsoleSearchesCountInMaxInFlight(t *testing.T) {
 			return nil, errors.New("test: no request client")
 		}))
 	base := "http://" + addr
+	// Searches that hold the API's slots until the test ends (before the
+	// server drains).
+	hold, stopHolding := context.WithCancel(context.Background())
+	defer stopHolding()
 	for i := range maxInFlight {
 		go func() {
-			client := &http.Client{Timeout: 15 * time.Second}
-			if resp, err := client.Post(base+"/v1/search", "application/json", strings.NewReader(fmt.Sprintf(`{"query":"gzip","request_id":"hold-%d"}`, i))); err == nil {
+			req, _ := http.NewRequestWithContext(hold, http.MethodPost, base+"/v1/search", strings.NewReader(fmt.Sprintf(`{"query":"gzip","request_id":"hold-%d"}`, i)))
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}()
 	}
 	// Full once a malformed request is refused before its body is read.
-	full := poll.Wait(5*time.Second, func() bool {
+	full := poll.Wait(20*time.Second, func() bool {
 		resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader("{"))
 		if err != nil {
 			return false
