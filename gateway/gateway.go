@@ -128,6 +128,8 @@ type Gateway struct {
 	ready  func(context.Context) error
 	mux    *http.ServeMux
 	admit  *admission
+	// readiness is /readyz's check in flight and publish failures.
+	readiness readiness
 }
 
 // New returns the gateway configured by cfg, publishing through client,
@@ -159,6 +161,14 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 // server spans: a handler with its own limits, such as the console
 // (package console). Call it before Serve.
 func (g *Gateway) Handle(pattern string, h http.Handler) { g.mux.Handle(pattern, h) }
+
+// HandleAdmitted is Handle behind the API's admission control: a request
+// to pattern counts in MaxInFlight with the API's, and is refused as they
+// are (503 overloaded) when it is full. For handlers that do an API
+// request's work, such as the console's search. Call it before Serve.
+func (g *Gateway) HandleAdmitted(pattern string, h http.Handler) {
+	g.mux.Handle(pattern, g.admit.wrap(pattern, h))
+}
 
 // route installs an API handler behind admission control and otelhttp,
 // whose server span is the root of the request's trace (or continues an
@@ -272,8 +282,10 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// Timeout bounds the whole call, the broker's acknowledgement included:
-	// a record still buffered at the deadline is failed with it.
+	// Timeout bounds the whole call, the broker's acknowledgement included.
+	// The record itself is not bound to ctx (another caller's record
+	// buffered behind it would fail with it: see producer.Publisher) but
+	// to the client's record delivery timeout.
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
 	call, err := g.client.StartJSON(ctx, body, true)
@@ -282,13 +294,17 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := call.Wait(ctx, g.cfg.Timeout)
+	g.published(err)
 	switch {
-	case errors.Is(err, producer.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, producer.ErrNotAcknowledged):
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "timeout", Message: fmt.Sprintf("no result within %s; the request may still complete", g.cfg.Timeout)}})
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+	case errors.Is(err, producer.ErrTimeout):
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("published, but no result within %s; the request may still complete", g.cfg.Timeout)}})
 	case err != nil:
 		writeJSON(w, http.StatusServiceUnavailable, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "publish_failed", Message: err.Error()}})
+			&APIError{Code: "publish_failed", Message: err.Error() + "; send it again"}})
 	case out.Failed:
 		writeJSON(w, http.StatusBadGateway, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}})
@@ -320,7 +336,9 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 		g.startFailed(w, r, err)
 		return
 	}
-	if _, err = call.Acked(ctx); errors.Is(err, context.DeadlineExceeded) {
+	_, err = call.Acked(ctx)
+	g.published(err)
+	if errors.Is(err, context.DeadlineExceeded) {
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
 		return
@@ -389,10 +407,16 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, status int, code 
 	writeJSON(w, status, errorBody{APIError{Code: code, Message: err.Error()}})
 }
 
+// readyz answers 200 when Kafka is reachable with the topics, no request
+// failed to publish recently, and the collector keeps up; else 503 with
+// the reason. It answers within ReadyTimeout.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 	defer cancel()
-	err := g.ready(ctx)
+	err := g.readiness.publishFailure()
+	if err == nil {
+		err = g.readiness.check(ctx, g.ready)
+	}
 	if err == nil && g.client != nil && g.client.Collector != nil {
 		// A collector that is behind answers its callers late or not at
 		// all (504): send them to another gateway until it catches up.

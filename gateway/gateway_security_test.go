@@ -32,6 +32,7 @@ import (
 // its spans and its log.
 type secGateway struct {
 	g       *gateway.Gateway
+	client  *producer.Client
 	cluster *kfake.Cluster
 	spans   *tracetest.SpanRecorder
 	log     logLines
@@ -104,7 +105,7 @@ func newSecGatewayWith(tb testing.TB, cfg gateway.Config, pubOpts []kgo.Opt, opt
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &secGateway{g: g, cluster: cluster, spans: rec, log: log}
+	return &secGateway{g: g, client: client, cluster: cluster, spans: rec, log: log}
 }
 
 // dropProduce makes the cluster never answer Produce requests.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -239,11 +240,23 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 
 // NewClient returns a request client publishing to the requests topic. With
 // collect, it also starts a results.Collector (from the current end of the outcome
-// topics) so calls can wait for their outcomes. Close it when done.
+// topics) so calls can wait for their outcomes. Close it when done. Its
+// records are bounded by RequestDeliveryTimeout, not by their callers'
+// contexts (see producer.Publisher).
 func (p *Pipeline) NewClient(ctx context.Context, collect bool) (*producer.Client, error) {
+	return p.newClient(ctx, collect)
+}
+
+// RequestDeliveryTimeout is how long a request client's record may wait
+// for the broker (kgo.RecordDeliveryTimeout) before franz-go fails it, when
+// it was not written; the gateway's client uses its --timeout instead.
+const RequestDeliveryTimeout = 30 * time.Second
+
+// newClient is NewClient with more options for the publisher's client.
+func (p *Pipeline) newClient(ctx context.Context, collect bool, pubOpts ...kgo.Opt) (*producer.Client, error) {
 	tracer := p.tracer("", false)
 	requests := p.Topology().Requests()
-	pubClient, err := kgo.NewClient(append(p.ClientOptions(tracer), kgo.DefaultProduceTopic(requests))...)
+	pubClient, err := kgo.NewClient(slices.Concat(p.ClientOptions(tracer), []kgo.Opt{kgo.DefaultProduceTopic(requests), kgo.RecordDeliveryTimeout(RequestDeliveryTimeout)}, pubOpts)...)
 	if err != nil {
 		return nil, fmt.Errorf("publisher client: %w", err)
 	}
@@ -340,7 +353,11 @@ func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = p.cfg.TrustedBaggage
 	}
-	client, err := p.NewClient(ctx, true)
+	// A request's record is bounded by the gateway's timeout (franz-go
+	// allows no less than 1 s), not by its caller's context (see
+	// producer.Publisher): franz-go fails it past the timeout when it was
+	// not written, and its caller is told so.
+	client, err := p.newClient(ctx, true, kgo.RecordDeliveryTimeout(max(cmp.Or(gw.Timeout, gateway.DefaultTimeout), time.Second)))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -23,6 +23,17 @@ const ScopeName = "github.com/kretrieve/kretrieve/producer"
 // ErrTimeout is returned by Call.Wait when no outcome arrived in time.
 var ErrTimeout = errors.New("timed out waiting for the result")
 
+// ErrNotAcknowledged is returned by Call.Wait when the broker had not
+// acknowledged the request by the deadline: it may still be published, or
+// not. It is an ErrTimeout (errors.Is).
+var ErrNotAcknowledged = fmt.Errorf("not acknowledged by Kafka in time, may still be published: %w", ErrTimeout)
+
+// ErrNotPublished wraps the error of a request that Kafka did not take:
+// the client failed it before any broker acknowledged it (franz-go fails a
+// record only when it knows the record was not written), so it is safe to
+// send again. Call.Wait and Call.Acked return it.
+var ErrNotPublished = errors.New("request not published")
+
 // Client publishes requests, each under its own root span, and waits for
 // their outcomes: it composes a Publisher, which sends the requests, and a
 // results.Collector, which hands it their outcomes. It owns both: Close
@@ -179,6 +190,7 @@ func (call *Call) Acked(ctx context.Context) (Receipt, error) {
 	case err := <-call.acked:
 		call.acked <- err // later callers see it too
 		if err != nil {
+			err = fmt.Errorf("%w: %w", ErrNotPublished, err)
 			call.finish(err, "failed")
 		} else if call.outcome == nil {
 			call.finish(nil, "sent")
@@ -190,15 +202,20 @@ func (call *Call) Acked(ctx context.Context) (Receipt, error) {
 }
 
 // Wait waits for the request's outcome at most timeout, and at most until
-// ctx's deadline (both give ErrTimeout), and ends the root span.
+// ctx's deadline (both give ErrTimeout), and ends the root span. A request
+// the broker had not acknowledged by then gives ErrNotAcknowledged (an
+// ErrTimeout), one the client failed to publish an ErrNotPublished.
 func (call *Call) Wait(ctx context.Context, timeout time.Duration) (results.Outcome, error) {
 	if call.outcome == nil {
 		return results.Outcome{}, errors.New("wait: call was started without wait")
 	}
 	if _, err := call.Acked(ctx); err != nil {
 		call.col.ForgetClaim(call.Request.RequestID, call.corr)
-		if ctx.Err() != nil {
-			return results.Outcome{}, call.stopped(ctx)
+		if ctx.Err() != nil && !errors.Is(err, ErrNotPublished) {
+			if err := call.stopped(ctx); !errors.Is(err, ErrTimeout) {
+				return results.Outcome{}, err
+			}
+			return results.Outcome{}, ErrNotAcknowledged
 		}
 		return results.Outcome{}, err
 	}

@@ -65,10 +65,18 @@ func encode(req messages.Request) ([]byte, error) {
 // produce produces value, the encoded req, keyed by its request id with
 // the messages.HeaderCorrelation value corr, without waiting; done is called
 // with the acknowledgement.
+//
+// Neither the record nor the produce call carries ctx's cancellation, only
+// its values (the trace): franz-go fails every record buffered behind one
+// whose context ends, so a caller that gives up (or whose deadline comes
+// first) would fail the requests of callers behind it, never published. A
+// record is bounded by the client's own limits instead
+// (kgo.RecordDeliveryTimeout), which fail it only when it was not written.
 func (p *Publisher) produce(ctx context.Context, req messages.Request, value []byte, corr string, done func(Receipt, error)) {
+	ctx = context.WithoutCancel(ctx)
 	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx,
 		Headers: []kgo.RecordHeader{{Key: messages.HeaderCorrelation, Value: []byte(corr)}}}
-	p.client.Produce(context.WithoutCancel(ctx), rec, func(r *kgo.Record, err error) {
+	p.client.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		rcpt := Receipt{RequestID: req.RequestID, Partition: r.Partition, Offset: r.Offset}
 		if sc := trace.SpanContextFromContext(r.Context); sc.IsValid() {
 			rcpt.TraceID = sc.TraceID().String()

@@ -202,12 +202,20 @@ func listenGateway(flags gatewayFlags) (net.Listener, error) {
 	return ln, nil
 }
 
+// mount is a handler served next to the gateway's API, such as run
+// --serve's console; an admitted one counts in --max-in-flight with the
+// API (gateway.Gateway.HandleAdmitted).
+type mount struct {
+	pattern  string
+	handler  http.Handler
+	admitted bool
+}
+
 // serveGatewayOn serves the gateway on ln, which it closes, with its
 // limits on requests in flight, connections and slow clients
 // (gateway.Gateway.Serve), until ctx is done, then drains in-flight HTTP
-// requests. mounts are served next to the API (pattern to handler), such
-// as run --serve's console.
-func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger, mounts map[string]http.Handler) error {
+// requests. mounts are served next to the API.
+func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlags, ln net.Listener, logger *slog.Logger, mounts []mount) error {
 	gc := flags.config()
 	g, client, err := p.NewGateway(ctx, gc)
 	if err != nil {
@@ -215,8 +223,12 @@ func serveGatewayOn(ctx context.Context, p *pipeline.Pipeline, flags gatewayFlag
 		return err
 	}
 	defer client.Close(context.WithoutCancel(ctx))
-	for pattern, h := range mounts {
-		g.Handle(pattern, h)
+	for _, m := range mounts {
+		if m.admitted {
+			g.HandleAdmitted(m.pattern, m.handler)
+		} else {
+			g.Handle(m.pattern, m.handler)
+		}
 	}
 	logger.InfoContext(ctx, "gateway listening", "addr", ln.Addr().String(), "tls", gc.TLSCertFile != "", "mtls", gc.TLSClientCAFile != "",
 		"max_in_flight", gc.MaxInFlight, "max_connections", gc.MaxConnections)

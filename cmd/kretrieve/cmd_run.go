@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -249,7 +248,7 @@ func (r *allInOne) runOn(ctx context.Context, comp *component, p *pipeline.Pipel
 // is done (--serve).
 func (r *allInOne) serve(ctx context.Context, comp *component, p *pipeline.Pipeline) error {
 	con, err := console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: r.cfg.pathways.topic, SearchTimeout: r.cfg.timeout,
-		AllowedHosts: splitList(r.cfg.hosts)},
+		AllowedHosts: splitList(r.cfg.hosts), MaxStreams: consoleStreams(r.cfg.gateway.maxConnections)},
 		console.WithLogger(comp.logger), console.WithSpanStore(r.store), console.WithTraces(r.recorder.Traces),
 		console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) }))
 	if err != nil {
@@ -257,10 +256,22 @@ func (r *allInOne) serve(ctx context.Context, comp *component, p *pipeline.Pipel
 	}
 	fmt.Fprintf(r.stderr, "serving: brokers=%s gateway=http://%s console=http://%[2]s%s (interrupt to stop)\n", r.cfg.brokers, r.ln.Addr(), console.Prefix)
 	stopConsole := context.AfterFunc(ctx, con.Close) // ends its event streams, so the gateway drains
-	err = serveGatewayOn(ctx, p, r.cfg.gateway, r.ln, comp.logger, map[string]http.Handler{"/console/": con, "/console": con})
+	// Console searches do an API request's work: they count in
+	// --max-in-flight with /v1/search.
+	err = serveGatewayOn(ctx, p, r.cfg.gateway, r.ln, comp.logger, []mount{
+		{pattern: "/console/", handler: con}, {pattern: "/console", handler: con},
+		{pattern: "POST " + console.Prefix + "api/search", handler: con, admitted: true}})
 	stopConsole()
 	con.Close()
 	return err
+}
+
+// consoleStreams is the console's MaxStreams on a gateway with
+// maxConnections connections: at most a quarter of them (at least one),
+// and at most console.DefaultMaxStreams, so that event streams never hold
+// every connection.
+func consoleStreams(maxConnections int) int {
+	return max(1, min(console.DefaultMaxStreams, maxConnections/4))
 }
 
 // report prints the summary computed from the spans the run recorded,

@@ -35,6 +35,10 @@ const (
 	DefaultInterval      = 2 * time.Second
 	DefaultIdle          = time.Minute
 	DefaultSearchTimeout = 30 * time.Second
+	// DefaultMaxStreams and DefaultMaxStreamDuration bound the event
+	// streams: how many at once, and how long each.
+	DefaultMaxStreams        = 8
+	DefaultMaxStreamDuration = 5 * time.Minute
 )
 
 // Security headers of every response.
@@ -80,6 +84,16 @@ type Config struct {
 	Idle time.Duration
 	// SearchTimeout bounds a search. Default: DefaultSearchTimeout.
 	SearchTimeout time.Duration
+	// MaxStreams bounds the event streams (GET /api/events) open at once:
+	// more are answered 503 with Retry-After and their connections closed,
+	// and the browser polls the map instead. Each stream holds a
+	// connection, which on run --serve is one of the gateway's
+	// --max-connections. Default: DefaultMaxStreams.
+	MaxStreams int
+	// MaxStreamDuration ends each event stream after it: the browser then
+	// polls the map, and a forgotten tab does not hold a connection for
+	// good. Default: DefaultMaxStreamDuration.
+	MaxStreamDuration time.Duration
 	// AllowedHosts are the host names (without port) the console answers
 	// to besides IP addresses, localhost and *.localhost. A request naming
 	// any other host in its Host header is refused with 403: a web page
@@ -169,6 +183,9 @@ type Console struct {
 	timer   *time.Timer
 	closed  chan struct{}
 	close   sync.Once
+	// deadLetterReads holds a slot per dead-letter list being read,
+	// streamSlots one per event stream open.
+	deadLetterReads, streamSlots chan struct{}
 }
 
 // New returns the console of cfg.
@@ -183,6 +200,11 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
 	cfg.Idle = cmp.Or(cfg.Idle, DefaultIdle)
 	cfg.SearchTimeout = cmp.Or(cfg.SearchTimeout, DefaultSearchTimeout)
+	cfg.MaxStreams = cmp.Or(cfg.MaxStreams, DefaultMaxStreams)
+	cfg.MaxStreamDuration = cmp.Or(cfg.MaxStreamDuration, DefaultMaxStreamDuration)
+	if cfg.MaxStreams < 0 || cfg.MaxStreamDuration < 0 {
+		return nil, errors.New("console: MaxStreams and MaxStreamDuration must not be negative")
+	}
 	cfg.JaegerURL = strings.TrimRight(cfg.JaegerURL, "/")
 	c := collaborators{logger: slog.Default(), http: &http.Client{Timeout: 10 * time.Second}}
 	for _, o := range opts {
@@ -190,7 +212,8 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 			o.apply(&c)
 		}
 	}
-	con := &Console{cfg: cfg, collab: c, static: http.FileServerFS(assets), mux: http.NewServeMux(), closed: make(chan struct{})}
+	con := &Console{cfg: cfg, collab: c, static: http.FileServerFS(assets), mux: http.NewServeMux(), closed: make(chan struct{}),
+		deadLetterReads: make(chan struct{}, maxDeadLetterReads), streamSlots: make(chan struct{}, cfg.MaxStreams)}
 	con.api("GET /api/map", con.getMap)
 	con.api("GET /api/events", con.events)
 	con.api("POST /api/search", con.search)

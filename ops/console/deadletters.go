@@ -1,13 +1,18 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/ops/dlq"
@@ -18,9 +23,26 @@ import (
 const (
 	defaultLetters = 200
 	maxLetters     = 1000
-	// maxReadLetters bounds the letters read per request, counted in
-	// reasons and error_types.
+	// maxReadLetters bounds the letters read per partition and request,
+	// counted in reasons and error_types.
 	maxReadLetters = 10000
+	// maxLetterText bounds each text a listed letter carries (its key,
+	// reason and header values; longer ones are cut, with "…"), and
+	// maxCountedText a reason or error type as counted: a letter's value is
+	// never kept, only its size.
+	maxLetterText  = 1024
+	maxCountedText = 256
+	// maxCountedReasons bounds the distinct reasons (and error types)
+	// counted per request; the letters of any others are counted under
+	// otherReasons.
+	maxCountedReasons = 1000
+	otherReasons      = "(other reasons)"
+	// maxDeadLetterReads bounds the dead-letter lists read at once; more are
+	// answered 503 with Retry-After at once.
+	maxDeadLetterReads = 2
+	// deadLetterFetchBytes bounds what a list's Kafka client fetches at a
+	// time (a letter larger than it still comes, alone).
+	deadLetterFetchBytes = 1 << 20
 )
 
 type letterDoc struct {
@@ -81,38 +103,112 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		}
 		limit = n
 	}
-	letters, err := dlq.List(r.Context(), c.cfg.KafkaOptions, c.cfg.Topology.DeadLetterTopics(), maxReadLetters)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, err.Error())
+	select {
+	case c.deadLetterReads <- struct{}{}:
+		defer func() { <-c.deadLetterReads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "busy: "+strconv.Itoa(maxDeadLetterReads)+" dead-letter lists are being read; retry in a second")
 		return
 	}
-	doc := lettersDoc{Letters: []letterDoc{}, ReplayAllowed: c.replayAllowed(), Total: len(letters),
-		Reasons: status.CountBy(letters, func(l deadletters.Letter) string { return l.Reason })}
-	for _, rc := range status.CountBy(letters, func(l deadletters.Letter) string { return l.ErrorType }) {
-		doc.ErrorTypes = append(doc.ErrorTypes, errorTypeCount{ErrorType: rc.Reason, Count: rc.Count})
+	sel := &letterSelection{letters: []letterDoc{}, limit: limit, reason: reason, errType: errType, reasons: map[string]int{}, errTypes: map[string]int{}}
+	// These clients never produce: their own codec list keeps kgo.NewClient
+	// from deduplicating the shared options' list in place (franz-go's
+	// DefaultCompressor writes it), a data race between lists read at once.
+	opts := slices.Concat(c.cfg.KafkaOptions, []kgo.Opt{kgo.FetchMaxBytes(deadLetterFetchBytes), kgo.FetchMaxPartitionBytes(deadLetterFetchBytes),
+		kgo.ProducerBatchCompression(kgo.NoCompression())})
+	if err := dlq.Each(r.Context(), opts, c.cfg.Topology.DeadLetterTopics(), maxReadLetters, sel.add); err != nil {
+		writeError(w, http.StatusBadGateway, "list: "+err.Error())
+		return
 	}
-	if doc.ErrorTypes == nil {
-		doc.ErrorTypes = []errorTypeCount{}
+	writeJSON(w, http.StatusOK, lettersDoc{Letters: sel.letters, ReplayAllowed: c.replayAllowed(), Total: sel.total,
+		Reasons: counted(sel.reasons), ErrorTypes: errorTypeCounts(counted(sel.errTypes))})
+}
+
+// letterSelection keeps, of the letters read, the newest limit that match
+// the filters, each cut to its listing (letterDoc), and counts them all
+// by reason and error type: what a list holds is bounded by limit, not by
+// what the topics hold.
+type letterSelection struct {
+	limit             int
+	reason, errType   string
+	letters           []letterDoc // newest first
+	total             int
+	reasons, errTypes map[string]int
+}
+
+func (s *letterSelection) add(l deadletters.Letter) {
+	s.total++
+	count(s.reasons, l.Reason)
+	count(s.errTypes, l.ErrorType)
+	if !strings.Contains(l.Reason, s.reason) || s.errType != "" && l.ErrorType != s.errType {
+		return
 	}
-	slices.SortStableFunc(letters, func(a, b deadletters.Letter) int { return b.Timestamp.Compare(a.Timestamp) })
-	for _, l := range letters {
-		if len(doc.Letters) == limit {
-			break
-		}
-		if !strings.Contains(l.Reason, reason) || errType != "" && l.ErrorType != errType {
-			continue
-		}
-		d := letterDoc{DLQTopic: l.Topic, Partition: l.Partition, Offset: l.Offset, Timestamp: l.Timestamp,
-			Key: strings.ToValidUTF8(string(l.Key), "\uFFFD"), Reason: l.Reason, ErrorType: l.ErrorType,
-			OriginalTopic: l.OriginalTopic, OriginalPartition: l.OriginalPartition, OriginalOffset: l.OriginalOffset,
-			Attempts: l.Attempts, ConsumerGroup: l.ConsumerGroup, TraceID: l.TraceID, Truncated: l.Truncated,
-			ValueBytes: len(l.Value), Headers: []headerDoc{}}
-		for _, h := range l.Headers {
-			d.Headers = append(d.Headers, headerDoc{Key: strings.ToValidUTF8(h.Key, "\uFFFD"), Value: strings.ToValidUTF8(string(h.Value), "\uFFFD")})
-		}
-		doc.Letters = append(doc.Letters, d)
+	// The position among the kept letters, newest first; after the
+	// older ones of the same time (as a stable sort by time would).
+	i := sort.Search(len(s.letters), func(i int) bool { return s.letters[i].Timestamp.Before(l.Timestamp) })
+	if i >= s.limit {
+		return
 	}
-	writeJSON(w, http.StatusOK, doc)
+	if len(s.letters) == s.limit {
+		s.letters = s.letters[:s.limit-1]
+	}
+	s.letters = slices.Insert(s.letters, i, listing(l))
+}
+
+// listing is l as listed: its texts cut to maxLetterText, its value only
+// its size.
+func listing(l deadletters.Letter) letterDoc {
+	d := letterDoc{DLQTopic: l.Topic, Partition: l.Partition, Offset: l.Offset, Timestamp: l.Timestamp,
+		Key: cutText(string(l.Key), maxLetterText), Reason: cutText(l.Reason, maxLetterText), ErrorType: cutText(l.ErrorType, maxCountedText),
+		OriginalTopic: cutText(l.OriginalTopic, maxCountedText), OriginalPartition: l.OriginalPartition, OriginalOffset: l.OriginalOffset,
+		Attempts: l.Attempts, ConsumerGroup: cutText(l.ConsumerGroup, maxCountedText), TraceID: cutText(l.TraceID, maxCountedText),
+		Truncated: cutText(l.Truncated, maxCountedText), ValueBytes: len(l.Value), Headers: []headerDoc{}}
+	for _, h := range l.Headers {
+		d.Headers = append(d.Headers, headerDoc{Key: cutText(h.Key, maxCountedText), Value: cutText(string(h.Value), maxLetterText)})
+	}
+	return d
+}
+
+// cutText is s as valid UTF-8, cut to at most n bytes plus "…" when longer.
+func cutText(s string, n int) string {
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// count counts key, cut to maxCountedText, in counts: under otherReasons
+// once counts holds maxCountedReasons keys.
+func count(counts map[string]int, key string) {
+	key = cutText(key, maxCountedText)
+	if _, ok := counts[key]; !ok && len(counts) >= maxCountedReasons {
+		key = otherReasons
+	}
+	counts[key]++
+}
+
+// counted returns counts, most first.
+func counted(counts map[string]int) []status.ReasonCount {
+	out := make([]status.ReasonCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, status.ReasonCount{Reason: k, Count: n})
+	}
+	slices.SortFunc(out, func(a, b status.ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out
+}
+
+func errorTypeCounts(rcs []status.ReasonCount) []errorTypeCount {
+	out := make([]errorTypeCount, 0, len(rcs))
+	for _, rc := range rcs {
+		out = append(out, errorTypeCount{ErrorType: rc.Reason, Count: rc.Count})
+	}
+	return out
 }
 
 func checkErrorType(t string) error {

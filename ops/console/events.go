@@ -8,9 +8,21 @@ import (
 )
 
 // events streams the map as Server-Sent Events: an "event: map" at once,
-// then every Interval, until the browser goes away or the console closes.
-// The stream keeps the console started.
+// then every Interval, until the browser goes away, the console closes or
+// MaxStreamDuration passes. The stream keeps the console started. Beyond
+// MaxStreams streams it answers 503 and closes the connection.
 func (c *Console) events(w http.ResponseWriter, r *http.Request, l *live) {
+	select {
+	case c.streamSlots <- struct{}{}:
+		defer func() { <-c.streamSlots }()
+	default:
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d event streams are open, the most at once: poll GET api/map instead", c.cfg.MaxStreams))
+		return
+	}
+	end := time.NewTimer(c.cfg.MaxStreamDuration)
+	defer end.Stop()
 	rc := http.NewResponseController(w)
 	// A stream outlives a server's write timeout (the gateway's).
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -35,6 +47,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, l *live) {
 		case <-r.Context().Done():
 			return
 		case <-c.closed:
+			return
+		case <-end.C:
 			return
 		case <-t.C:
 		}

@@ -76,6 +76,9 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, l *live) {
 	}
 	out, err := call.Wait(ctx, c.cfg.SearchTimeout)
 	switch {
+	case errors.Is(err, producer.ErrNotAcknowledged):
+		writeError(w, http.StatusGatewayTimeout, fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published (trace %s)", c.cfg.SearchTimeout, call.TraceID))
+		return
 	case errors.Is(err, producer.ErrTimeout):
 		writeError(w, http.StatusGatewayTimeout, fmt.Sprintf("no result within %s (trace %s)", c.cfg.SearchTimeout, call.TraceID))
 		return

@@ -22,51 +22,13 @@ import (
 // clientOpts are the connection options (see kafkaclient.Options); List
 // creates its own clients from them and closes them before returning.
 func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int) ([]deadletters.Letter, error) {
-	if len(topics) == 0 {
-		return nil, errors.New("list: no topics")
-	}
-	if limit < 0 {
-		return nil, errors.New("list: limit must not be negative")
-	}
-	admin, err := kgo.NewClient(clientOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("list: %w", err)
-	}
-	extents, err := listExtents(ctx, kadm.NewClient(admin), topics)
-	admin.Close()
-	if err != nil {
-		return nil, fmt.Errorf("list: %w", err)
-	}
-	r, err := newReader(clientOpts, extents)
-	if err != nil {
-		return nil, fmt.Errorf("list: %w", err)
-	}
-	defer r.close()
-
 	// The first limit letters in order come from the first partitions; no
 	// partition contributes more than limit, so reading a partition stops
 	// there and memory stays bounded by limit × partitions.
-	perPartition := make(map[topicPartition]int)
 	var letters []deadletters.Letter
-	for !r.done() {
-		batch, err := r.poll(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list: %w", err)
-		}
-		for _, p := range batch {
-			tp := topicPartition{p.topic, p.partition}
-			for _, rec := range p.records {
-				if rec.Attrs.IsControl() {
-					continue
-				}
-				letters = append(letters, deadletters.FromRecord(rec))
-				perPartition[tp]++
-				if limit > 0 && perPartition[tp] >= limit {
-					r.stop(p.topic, p.partition)
-					break
-				}
-			}
-		}
+	err := Each(ctx, clientOpts, topics, limit, func(l deadletters.Letter) { letters = append(letters, l) })
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
 	}
 	slices.SortFunc(letters, func(a, b deadletters.Letter) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
@@ -75,4 +37,55 @@ func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int)
 		letters = letters[:limit]
 	}
 	return letters, nil
+}
+
+// Each reads the dead-letter topics as List does and hands each letter to
+// fn as it is read, in offset order within a partition (partitions
+// interleave): at most perPartition letters of each partition, all when it
+// is 0. The letter shares the record's key, value and headers, which Each
+// does not keep: a caller that keeps only what it needs of each letter
+// holds that, whatever the topics hold.
+func Each(ctx context.Context, clientOpts []kgo.Opt, topics []string, perPartition int, fn func(deadletters.Letter)) error {
+	if len(topics) == 0 {
+		return errors.New("no topics")
+	}
+	if perPartition < 0 {
+		return errors.New("limit must not be negative")
+	}
+	admin, err := kgo.NewClient(clientOpts...)
+	if err != nil {
+		return err
+	}
+	extents, err := listExtents(ctx, kadm.NewClient(admin), topics)
+	admin.Close()
+	if err != nil {
+		return err
+	}
+	r, err := newReader(clientOpts, extents)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	read := make(map[topicPartition]int)
+	for !r.done() {
+		batch, err := r.poll(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range batch {
+			tp := topicPartition{p.topic, p.partition}
+			for _, rec := range p.records {
+				if rec.Attrs.IsControl() {
+					continue
+				}
+				fn(deadletters.FromRecord(rec))
+				read[tp]++
+				if perPartition > 0 && read[tp] >= perPartition {
+					r.stop(p.topic, p.partition)
+					break
+				}
+			}
+		}
+	}
+	return nil
 }
