@@ -81,8 +81,9 @@ func warnUnprotectedCompacted(c *kfake.Cluster, cfg Config, logger *slog.Logger)
 // stop: kfake runs its own cleaner only while some topic is compacted or
 // has a retention of its own.
 type cleaner struct {
-	stop chan struct{}
-	done sync.WaitGroup
+	stop     chan struct{}
+	done     sync.WaitGroup
+	stopOnce sync.Once
 }
 
 func startCleaner(c *kfake.Cluster, every time.Duration) *cleaner {
@@ -102,7 +103,8 @@ func startCleaner(c *kfake.Cluster, every time.Duration) *cleaner {
 	return cl
 }
 
+// close stops the cleaner and waits for it; it may be called again.
 func (cl *cleaner) close() {
-	close(cl.stop)
+	cl.stopOnce.Do(func() { close(cl.stop) })
 	cl.done.Wait()
 }

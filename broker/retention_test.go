@@ -63,3 +63,14 @@ func TestRetentionBoundsTheDevelopmentBroker(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseTwice: closing a broker twice does nothing the second time (a
+// test closes it, and its cleanup again).
+func TestCloseTwice(t *testing.T) {
+	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b.Close()
+}

@@ -44,11 +44,14 @@ func (c *brokerConfig) flags(s *settings) (check func(args []string) error) {
 	var (
 		usersFile, superusers, aclRoles string
 		users                           kafkaclient.Secret
+		retentionBytes                  int
 	)
 	s.str(&c.broker.Listen, "listen", broker.DefaultListen, "address to listen on")
 	s.str(&c.broker.DataDir, "data-dir", "", "directory to persist topics, records and offsets in (default: memory only)")
 	s.boolean(&c.broker.SyncWrites, "sync-writes", false, "fsync every produced batch (with --data-dir)")
 	s.integer(&c.broker.DefaultPartitions, "partitions", kafkaclient.DefaultPartitions, "partitions of auto-created topics")
+	s.duration(&c.broker.Retention, "retention", broker.DefaultRetention, "how long a topic without a retention of its own keeps its records (negative: for ever); the compacted topics the broker or kretrieve create keep every record")
+	s.integer(&retentionBytes, "retention-bytes", broker.DefaultRetentionBytes, "most bytes a partition of such a topic keeps (negative: no limit)")
 	declareLogging(s, &c.logFormat, &c.logLevel)
 	s.str(&c.broker.TLSCertFile, "listen-tls-cert-file", "", "PEM server certificate: speak TLS only (with --listen-tls-key-file)")
 	s.str(&c.broker.TLSKeyFile, "listen-tls-key-file", "", "PEM private key of --listen-tls-cert-file")
@@ -60,6 +63,7 @@ func (c *brokerConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&aclRoles, "acl-roles", "", "comma-separated ROLE=USER: give USER the least-privilege ACLs of ROLE ("+strings.Join(kafkaacl.RoleNames(), ", ")+"; default topic and group names)")
 	return func(args []string) error {
 		var errs []error
+		c.broker.RetentionBytes = int64(retentionBytes)
 		list, err := broker.ParseUsers(users.Reveal(), usersFile)
 		if err != nil {
 			errs = append(errs, err)
