@@ -240,16 +240,17 @@ func (p *partition) outputAcked() {
 	p.mu.Unlock()
 }
 
-// outputFailed counts a failed output of the partition; the first of a
-// rewind's is logged at once (an error an operator must see), the others
-// with the rewind.
+// outputFailed counts a failed output of the partition. The first failure
+// after an acknowledged output is logged at once, at error (what an
+// operator must see); the others are counted in the warning of each
+// rewind, so that a broker refusing every output costs a line per rewind.
 func (p *partition) outputFailed(ctx context.Context, out *kgo.Record, in *kgo.Record, err error) {
 	p.mu.Lock()
 	p.failedOutputs++
-	first := p.failedOutputs == 1
-	if first {
+	if p.failedOutputs == 1 {
 		p.firstErr = err
 	}
+	first := p.failedOutputs == 1 && p.rewinds == 0
 	p.mu.Unlock()
 	if first {
 		p.w.logger.ErrorContext(ctx, "output not acknowledged; input will be redelivered",
