@@ -76,7 +76,7 @@ func MeasureReaders(ctx context.Context, baseOpts []kgo.Opt, readers ...Reader) 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, measureTimeout)
 	defer cancel()
-	client, err := kgo.NewClient(baseOpts...)
+	client, err := kgo.NewClient(readOnly(baseOpts)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -198,4 +200,23 @@ func TestSum(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConcurrentMeasurementsShareOptions: measurements made at once from
+// one set of options, compression included (as kafkaclient.Options sets
+// it), do not race (run with -race: kgo.NewClient rewrote the shared codec
+// list, a race a follower's two measurements hit in CI).
+func TestConcurrentMeasurementsShareOptions(t *testing.T) {
+	f := newFixture(t)
+	opts := append(f.opts, kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()))
+	r := lag.Reader{Name: "retrieval", Topic: testTopic, Offsets: func() map[int32]int64 { return map[int32]int64{0: 10, 1: 6, 2: 4} }}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := lag.MeasureReader(t.Context(), opts, r); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
