@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -329,4 +330,13 @@ func ensureTopics(ctx context.Context, client *kgo.Client, c Config, configs map
 		}
 	}
 	return created, errors.Join(errs...)
+}
+
+// ReadOnly returns opts for a client that never produces, with a producer
+// codec list of its own. kgo.NewClient deduplicates its options' codec list
+// in place (kgo.DefaultCompressor writes it), so clients made at once from
+// the same shared options (Options sets a codec list) race on that list;
+// a client that reads only does not need it.
+func ReadOnly(opts []kgo.Opt) []kgo.Opt {
+	return slices.Concat(opts, []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())})
 }

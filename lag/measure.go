@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
 // Bounds of one measurement.
@@ -82,7 +84,7 @@ func Measure(ctx context.Context, baseOpts []kgo.Opt, groups ...string) ([]Parti
 	ctx, cancel := context.WithTimeout(ctx, measureTimeout)
 	defer cancel()
 
-	client, err := kgo.NewClient(readOnly(baseOpts)...)
+	client, err := kgo.NewClient(kafkaclient.ReadOnly(baseOpts)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
@@ -282,7 +284,7 @@ func readRound(ctx context.Context, baseOpts []kgo.Opt, round []position) map[po
 		kgo.FetchMaxBytes(1 << 20),
 		kgo.FetchMaxPartitionBytes(16 << 10),
 	})
-	client, err := kgo.NewClient(readOnly(opts)...)
+	client, err := kgo.NewClient(kafkaclient.ReadOnly(opts)...)
 	if err != nil {
 		return fail(fmt.Errorf("kafka client: %w", err))
 	}
@@ -312,13 +314,4 @@ func readRound(ctx context.Context, baseOpts []kgo.Opt, round []position) map[po
 		client.PauseFetchPartitions(done)
 	}
 	return out
-}
-
-// readOnly returns opts for a client that never produces, with a codec
-// list of its own: kgo.NewClient deduplicates the producer codec list of
-// its options in place (kgo.DefaultCompressor writes it), so clients made
-// at once from the same shared options, as concurrent measurements make
-// them, race on that list.
-func readOnly(opts []kgo.Opt) []kgo.Opt {
-	return slices.Concat(opts, []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
 // Reader is a reader of one topic that keeps its own offsets instead of a
@@ -76,7 +78,7 @@ func MeasureReaders(ctx context.Context, baseOpts []kgo.Opt, readers ...Reader) 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, measureTimeout)
 	defer cancel()
-	client, err := kgo.NewClient(readOnly(baseOpts)...)
+	client, err := kgo.NewClient(kafkaclient.ReadOnly(baseOpts)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}

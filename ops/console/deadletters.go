@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/deadletters"
+	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/status"
 )
@@ -112,11 +113,9 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		return
 	}
 	sel := &letterSelection{letters: []letterDoc{}, limit: limit, reason: reason, errType: errType, reasons: map[string]int{}, errTypes: map[string]int{}}
-	// These clients never produce: their own codec list keeps kgo.NewClient
-	// from deduplicating the shared options' list in place (franz-go's
-	// DefaultCompressor writes it), a data race between lists read at once.
-	opts := slices.Concat(c.cfg.KafkaOptions, []kgo.Opt{kgo.FetchMaxBytes(deadLetterFetchBytes), kgo.FetchMaxPartitionBytes(deadLetterFetchBytes),
-		kgo.ProducerBatchCompression(kgo.NoCompression())})
+	// These clients never produce (kafkaclient.ReadOnly: lists read at once
+	// must not share the options' codec list).
+	opts := slices.Concat(kafkaclient.ReadOnly(c.cfg.KafkaOptions), []kgo.Opt{kgo.FetchMaxBytes(deadLetterFetchBytes), kgo.FetchMaxPartitionBytes(deadLetterFetchBytes)})
 	if err := dlq.Each(r.Context(), opts, c.cfg.Topology.DeadLetterTopics(), maxReadLetters, sel.add); err != nil {
 		writeError(w, http.StatusBadGateway, "list: "+err.Error())
 		return
