@@ -83,6 +83,14 @@ func (w *Worker) revokeBudget() time.Duration {
 	return max(w.cfg.RebalanceTimeout-w.cfg.HeartbeatInterval, w.cfg.RebalanceTimeout/2)
 }
 
+// onAssigned logs the partitions a rebalance gave this member: with
+// onRevoked's line, an operator reads a stall against the group's moves.
+func (w *Worker) onAssigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	if len(assigned) > 0 {
+		w.logger.InfoContext(ctx, "partitions assigned", "partitions", sortedPartitions(assigned))
+	}
+}
+
 // onRevoked runs before franz-go gives partitions away: it stops their
 // goroutines after the record each has in flight, waits for the outputs
 // (for revokeBudget at most: a broker that is slow to acknowledge must not
@@ -91,6 +99,9 @@ func (w *Worker) revokeBudget() time.Duration {
 // session with nothing revoked: then it only retries owed commits.
 func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	deadline := time.Now().Add(w.revokeBudget())
+	if len(revoked) > 0 {
+		w.logger.InfoContext(ctx, "partitions revoked", "partitions", sortedPartitions(revoked))
+	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.CommitTimeout)
 	defer cancel()
 	parts := w.detach(revoked, false)
@@ -110,7 +121,18 @@ func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
 	w.release(w.detach(lost, false))
 	w.forget(lost)
-	w.logger.WarnContext(ctx, "partitions lost", "partitions", lost)
+	w.logger.WarnContext(ctx, "partitions lost", "partitions", sortedPartitions(lost))
+}
+
+// sortedPartitions lists the partitions of parts in order: a worker
+// consumes one topic, which its logger already names.
+func sortedPartitions(parts map[string][]int32) []int32 {
+	var out []int32
+	for _, ps := range parts {
+		out = append(out, ps...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // forget drops the owed commits of partitions that left this member.

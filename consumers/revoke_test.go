@@ -93,6 +93,13 @@ func TestRevokeDoesNotWaitPastTheRebalanceBudget(t *testing.T) {
 		t.Errorf("the first worker did not say its revoke gave up waiting for outputs; logs:\n%s", logs.String())
 	}
 
+	for _, line := range []string{`msg="partitions revoked" worker=first group=revoke topic=` + e.in + ` partitions="[`,
+		`msg="partitions assigned" worker=second group=revoke topic=` + e.in + ` partitions="[`} {
+		if !strings.Contains(logs.String(), line) {
+			t.Errorf("no line %q: a rebalance's moves are not logged; logs:\n%s", line, logs.String())
+		}
+	}
+
 	releaseOnce()
 	e.waitCommitted("revoke", 1)
 	if got := e.count(e.out); got < partitions {

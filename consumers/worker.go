@@ -109,6 +109,7 @@ func (w *Worker) clientOptions(clientOpts []kgo.Opt) []kgo.Opt {
 		// a revoke. Revoked partitions are stopped, drained and committed
 		// in onRevoked, which franz-go runs before giving them away.
 		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(w.onAssigned),
 		kgo.OnPartitionsRevoked(w.onRevoked),
 		kgo.OnPartitionsLost(w.onLost),
 		kgo.WithHooks(w.tracer),
