@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -426,13 +427,11 @@ func watchPeakLag(ctx context.Context, opts []kgo.Opt, groups []string, peak fun
 		defer tick.Stop()
 		for {
 			if ls, err := lag.Measure(lagCtx, opts, groups...); err == nil {
-				var total int64
-				var oldest float64
-				for _, l := range ls {
-					total += max(l.Records, 0)
-					oldest = max(oldest, l.Seconds)
-				}
-				peak(total, oldest)
+				// One rule for a total (lag.Sum): unknown (-1) when a
+				// partition's lag is, which the peak's max ignores.
+				ls = slices.DeleteFunc(ls, func(l lag.PartitionLag) bool { return l.Partition < 0 })
+				records, oldest, _ := lag.Sum(ls)
+				peak(records, oldest)
 			}
 			select {
 			case <-lagCtx.Done():
