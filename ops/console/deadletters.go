@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -121,7 +120,7 @@ func (c *Console) listDeadLetters(w http.ResponseWriter, r *http.Request, _ *liv
 		return
 	}
 	writeJSON(w, http.StatusOK, lettersDoc{Letters: sel.letters, ReplayAllowed: c.replayAllowed(), Total: sel.total,
-		Reasons: counted(sel.reasons), ErrorTypes: errorTypeCounts(counted(sel.errTypes))})
+		Reasons: status.Ranked(sel.reasons), ErrorTypes: errorTypeCounts(status.Ranked(sel.errTypes))})
 }
 
 // letterSelection keeps, of the letters read, the newest limit that match
@@ -190,18 +189,7 @@ func count(counts map[string]int, key string) {
 	counts[key]++
 }
 
-// counted returns counts, most first.
-func counted(counts map[string]int) []status.ReasonCount {
-	out := make([]status.ReasonCount, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, status.ReasonCount{Reason: k, Count: n})
-	}
-	slices.SortFunc(out, func(a, b status.ReasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
-	})
-	return out
-}
-
+// errorTypeCounts renames ranked counts for the error_types field.
 func errorTypeCounts(rcs []status.ReasonCount) []errorTypeCount {
 	out := make([]errorTypeCount, 0, len(rcs))
 	for _, rc := range rcs {

@@ -237,6 +237,12 @@ func CountBy(letters []deadletters.Letter, key func(deadletters.Letter) string) 
 	for _, l := range letters {
 		counts[key(l)]++
 	}
+	return Ranked(counts)
+}
+
+// Ranked lists counts by reason, most frequent first (then by reason): the
+// one order of dead-letter reasons.
+func Ranked(counts map[string]int) []ReasonCount {
 	out := make([]ReasonCount, 0, len(counts))
 	for k, n := range counts {
 		out = append(out, ReasonCount{Reason: k, Count: n})
