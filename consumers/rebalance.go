@@ -121,7 +121,10 @@ func (w *Worker) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 func (w *Worker) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
 	w.release(w.detach(lost, false))
 	w.forget(lost)
-	w.logger.WarnContext(ctx, "partitions lost", "partitions", sortedPartitions(lost))
+	// franz-go also calls it with none when a session ends: no news.
+	if parts := sortedPartitions(lost); len(parts) > 0 {
+		w.logger.WarnContext(ctx, "partitions lost", "partitions", parts)
+	}
 }
 
 // sortedPartitions lists the partitions of parts in order: a worker
