@@ -7,7 +7,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Direction says whether a checkpoint reads a topic or writes one.
+// Direction says whether a checkpoint reads a topic or writes one, or
+// ends a record's pathway because its deadline passed.
 type Direction uint8
 
 // Directions.
@@ -16,15 +17,21 @@ const (
 	In Direction = iota + 1
 	// Out is a producer handing a record to the topic.
 	Out
+	// Expired is a consumer that took a record of the topic after the
+	// deadline its producer set, and did not do its work: a terminal
+	// checkpoint, as a result or a dead letter is.
+	Expired
 )
 
-// String returns "in" or "out".
+// String returns "in", "out" or "expired".
 func (d Direction) String() string {
 	switch d {
 	case In:
 		return "in"
 	case Out:
 		return "out"
+	case Expired:
+		return "expired"
 	}
 	return "direction(" + strconv.Itoa(int(d)) + ")"
 }
@@ -56,14 +63,18 @@ func (c Checkpoint) ID() uint64 {
 // Edge returns the checkpoint as an edge of the pipeline graph:
 // "topic → group" for a consumer group reading (or "topic → service"
 // without a group), "group → topic" for a producer writing (or
-// "service → topic").
+// "service → topic"), "topic → group (expired)" for records a consumer
+// took past their deadline.
 func (c Checkpoint) Edge() string {
 	who := c.Group
 	if who == "" {
 		who = c.Service
 	}
-	if c.Direction == In {
+	switch c.Direction {
+	case In:
 		return c.Topic + " → " + who
+	case Expired:
+		return c.Topic + " → " + who + " (expired)"
 	}
 	return who + " → " + c.Topic
 }

@@ -53,6 +53,7 @@ func TestEdgeAndHashString(t *testing.T) {
 		{Checkpoint{Service: "kretrieve-gateway", Topic: "retrieval.results", Direction: In}, "retrieval.results → kretrieve-gateway"},
 		{Checkpoint{Service: "s", Group: "retrieval", Topic: "retrieval.candidates", Direction: Out}, "retrieval → retrieval.candidates"},
 		{Checkpoint{Service: "kretrieve-gateway", Topic: "retrieval.requests", Direction: Out}, "kretrieve-gateway → retrieval.requests"},
+		{Checkpoint{Service: "s", Group: "enrichment", Topic: "retrieval.candidates", Direction: Expired}, "retrieval.candidates → enrichment (expired)"},
 	} {
 		if got := c.cp.Edge(); got != c.want {
 			t.Errorf("Edge() = %q, want %q", got, c.want)
@@ -61,7 +62,7 @@ func TestEdgeAndHashString(t *testing.T) {
 	if got := HashString(0xabc); got != "0000000000000abc" {
 		t.Errorf("HashString = %q", got)
 	}
-	if In.String() != "in" || Out.String() != "out" {
+	if In.String() != "in" || Out.String() != "out" || Expired.String() != "expired" {
 		t.Error("direction names")
 	}
 }

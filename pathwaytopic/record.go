@@ -349,6 +349,8 @@ func (ws wireSeries) series() (Series, error) {
 		s.Checkpoint.Direction = pathway.In
 	case "out":
 		s.Checkpoint.Direction = pathway.Out
+	case "expired":
+		s.Checkpoint.Direction = pathway.Expired
 	default:
 		return s, invalid(ReasonSeries, "direction %.20q", ws.Direction)
 	}
