@@ -45,6 +45,8 @@ type pathwaySeries struct {
 	cp                     pathway.Checkpoint
 	edgeAttrs, originAttrs attribute.Set
 	edge, origin           pathway.Histogram
+	// cohorts counts the series' records by origin time (completeness).
+	cohorts pathway.Cohorts
 	// last is when (unix ns) the series last measured, to a second;
 	// evicted says it was dropped to make room (Metrics.sweep).
 	last    atomic.Int64
@@ -54,6 +56,7 @@ type pathwaySeries struct {
 func (s *pathwaySeries) record(edge, origin time.Duration, sc trace.SpanContext, now int64) {
 	s.edge.Record(edge, sc, now)
 	s.origin.Record(origin, sc, now)
+	s.cohorts.Record(now - int64(origin))
 	if now-s.last.Load() > int64(time.Second) { // one store a second at most
 		s.last.Store(now)
 	}
@@ -152,6 +155,9 @@ type PathwayStats struct {
 	// EdgeAttrs and OriginAttrs are the attributes of their
 	// otelnames.MetricPathwayLatency series.
 	EdgeAttrs, OriginAttrs attribute.Set
+	// Cohorts counts the series' records by the origin time of their
+	// pathway, cumulatively (pathway.Cohorts).
+	Cohorts pathway.CohortCounts
 }
 
 // Pathways returns the cumulative state of every pathway series, ordered
@@ -159,9 +165,11 @@ type PathwayStats struct {
 // tests.
 func (m *Metrics) Pathways() []PathwayStats {
 	var out []PathwayStats
+	now := time.Now().UnixNano()
 	m.pathways.Range(func(_, v any) bool {
 		s := v.(*pathwaySeries)
-		out = append(out, PathwayStats{Checkpoint: s.cp, Hash: s.key.hash, Parent: s.key.parent, Edge: s.edge.Snapshot(), Origin: s.origin.Snapshot(), EdgeAttrs: s.edgeAttrs, OriginAttrs: s.originAttrs})
+		out = append(out, PathwayStats{Checkpoint: s.cp, Hash: s.key.hash, Parent: s.key.parent, Edge: s.edge.Snapshot(), Origin: s.origin.Snapshot(),
+			EdgeAttrs: s.edgeAttrs, OriginAttrs: s.originAttrs, Cohorts: s.cohorts.Counts(now)})
 		return true
 	})
 	sort.Slice(out, func(i, j int) bool {

@@ -349,3 +349,30 @@ func TestNoMetricsWithoutOption(t *testing.T) {
 	ctx, span, qw := tr.StartProcess(context.Background(), r, -1)
 	tr.EndProcess(ctx, r, qw.End, span, nil, "")
 }
+
+// TestPathwayCohortsByOrigin: every checkpoint counts its records by the
+// origin time of their pathway, for completeness: a record whose pathway
+// began 3 min ago is counted in that origin's bin at the in checkpoint and
+// at the out checkpoint that continues it, whatever the sampling.
+func TestPathwayCohortsByOrigin(t *testing.T) {
+	m := NewMetrics()
+	_, wk := pathwayTracers(t, m, sdktrace.ParentBased(sdktrace.NeverSample()))
+	origin := time.Now().Add(-3 * time.Minute)
+	hdr := pathway.Context{Hash: 99, Origin: origin.UnixNano(), Prev: origin.Add(time.Second).UnixNano()}
+	for range 3 {
+		in := consumed(&kgo.Record{Topic: "req", Headers: []kgo.RecordHeader{{Key: pathway.HeaderKey, Value: hdr.Append(nil)}}})
+		ctx, span, qw := wk.StartProcess(context.Background(), in, -1)
+		produce(t, wk, &kgo.Record{Topic: "res", Value: []byte("r"), Context: ctx})
+		wk.EndProcess(ctx, in, qw.End, span, nil, "")
+	}
+	bin := origin.Unix() - origin.Unix()%5
+	for _, s := range m.Pathways() {
+		c := s.Cohorts
+		if len(c.Bins) != 1 || c.Bins[0].Bin != bin || c.Bins[0].Count != 3 || c.Older != 0 {
+			t.Errorf("%s: cohorts %+v, want 3 records in the bin of %d", s.Checkpoint.Edge(), c, bin)
+		}
+	}
+	if n := len(m.Pathways()); n != 2 {
+		t.Errorf("%d series, want the in and the out checkpoint", n)
+	}
+}
