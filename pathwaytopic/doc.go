@@ -28,7 +28,16 @@
 //	 "series":[{"service":"kretrieve-retrieval","group":"retrieval","topic":"retrieval.requests",
 //	   "direction":"in","hash":"…16 hex…","parent":"…16 hex…","total":1200,
 //	   "edge":{"count":98,"sum_ns":4411000,"offset":-220,"buckets":[3,10,…]},
-//	   "origin":{"count":98,"sum_ns":…,"offset":…,"buckets":[…]}}]}
+//	   "origin":{"count":98,"sum_ns":…,"offset":…,"buckets":[…]},
+//	   "cohorts":{"start":1767366300,"counts":[120,98,0,7]}}]}
+//
+// cohorts counts the series' records by the origin time of their pathway
+// (pathway.Cohorts): counts of consecutive 5 s bins from start (Unix
+// seconds), cumulative since the process started, within the last 10
+// minutes only. Unlike the histograms they are not the window's own, so
+// that the newest window of each instance, all that compaction keeps, is
+// enough to tell how many requests of each origin bin entered the
+// pipeline and how many ended ([View.Cohorts]).
 //
 // A process whose workers keep an index that follows a topic without a
 // consumer group (the documents topic, package docfeed) adds, with

@@ -162,7 +162,7 @@ func (p *Publisher) publish(ctx context.Context, final bool) error {
 		// prev holds no exemplars: Sub keeps all of the histograms'.
 		edge, origin := st.Edge.Sub(prev.Edge), st.Origin.Sub(prev.Origin)
 		w.Series = append(w.Series, Series{Checkpoint: st.Checkpoint, Hash: st.Hash, Parent: st.Parent,
-			Total: min(st.Edge.Count, MaxCount), Edge: clampSnapshot(edge), Origin: clampSnapshot(origin)})
+			Total: min(st.Edge.Count, MaxCount), Edge: clampSnapshot(edge), Origin: clampSnapshot(origin), Cohorts: st.Cohorts.Bins})
 	}
 	if len(w.Series) > MaxSeries {
 		// Only with a Metrics bound far above the default: keep the
@@ -172,6 +172,9 @@ func (p *Publisher) publish(ctx context.Context, final bool) error {
 		w.Series = w.Series[:MaxSeries]
 	}
 	boundExemplars(w.Series)
+	if n := boundCohorts(w.Series); n > 0 {
+		p.cfg.logger.WarnContext(ctx, "pathway aggregate window: origin-time counts of the least busy series left out", "series", n, "max_bins", MaxWindowCohortBins)
+	}
 	if p.cfg.feeds != nil {
 		w.Feeds = p.cfg.feeds()
 	}

@@ -95,6 +95,12 @@ type Series struct {
 	// most MaxExemplars each, MaxWindowExemplars in all), as Prometheus
 	// gets them, so that every window links to recent traces.
 	Edge, Origin pathway.Snapshot
+	// Cohorts are the series' records by the origin time of their
+	// pathway since the process started measuring it, cumulatively, the
+	// bins within pathway.CohortHorizon of the window's end only, oldest
+	// first: a window holds all a Reader needs to judge completeness,
+	// whatever windows compaction dropped before it.
+	Cohorts []pathway.CohortCount
 }
 
 // Reasons of an InvalidError.
@@ -163,6 +169,8 @@ type wireSeries struct {
 	Total     uint64    `json:"total"`
 	Edge      wireHisto `json:"edge"`
 	Origin    wireHisto `json:"origin"`
+	// Cohorts are absent from the records of earlier releases.
+	Cohorts *wireCohorts `json:"cohorts,omitempty"`
 }
 
 type wireHisto struct {
@@ -204,7 +212,7 @@ func (w Window) Encode() ([]byte, error) {
 			Service: s.Checkpoint.Service, Group: s.Checkpoint.Group, Topic: s.Checkpoint.Topic,
 			Direction: s.Checkpoint.Direction.String(),
 			Hash:      pathway.HashString(s.Hash), Parent: pathway.HashString(s.Parent),
-			Total: s.Total, Edge: toWire(s.Edge), Origin: toWire(s.Origin),
+			Total: s.Total, Edge: toWire(s.Edge), Origin: toWire(s.Origin), Cohorts: toWireCohorts(s.Cohorts),
 		})
 	}
 	b, err := json.Marshal(ww)
@@ -268,13 +276,25 @@ func Decode(key, value []byte) (Window, error) {
 	}
 	seen := make(map[seriesKey]bool, len(ww.Series))
 	w.Series = make([]Series, 0, len(ww.Series))
-	exemplars := 0
+	exemplars, cohortBins := 0, 0
 	for i, ws := range ww.Series {
+		if ws.Cohorts != nil {
+			if cohortBins += len(ws.Cohorts.Counts); cohortBins > MaxWindowCohortBins {
+				return Window{}, invalid(ReasonCohorts, "over %d bins in the window", MaxWindowCohortBins)
+			}
+		}
 		if exemplars += len(ws.Edge.Exemplars) + len(ws.Origin.Exemplars); exemplars > MaxWindowExemplars {
 			return Window{}, invalid(ReasonExemplars, "over %d in the window", MaxWindowExemplars)
 		}
 		s, err := ws.series()
 		if err != nil {
+			var ie *InvalidError
+			if errors.As(err, &ie) {
+				ie.Detail = fmt.Sprintf("series %d: %s", i, ie.Detail)
+			}
+			return Window{}, err
+		}
+		if s.Cohorts, err = ws.Cohorts.cohorts(w.End); err != nil {
 			var ie *InvalidError
 			if errors.As(err, &ie) {
 				ie.Detail = fmt.Sprintf("series %d: %s", i, ie.Detail)

@@ -31,6 +31,9 @@ func cp(service, group, topic string, d pathway.Direction) pathway.Checkpoint {
 	return pathway.Checkpoint{Service: service, Group: group, Topic: topic, Direction: d}
 }
 
+// t0Bin is the origin bin t0 falls in.
+var t0Bin = t0.Unix() - t0.Unix()%5
+
 // testWindow is a valid window of two series.
 func testWindow() Window {
 	return Window{
@@ -38,7 +41,8 @@ func testWindow() Window {
 		Start: t0, End: t0.Add(10 * time.Second), Interval: 10 * time.Second,
 		Series: []Series{
 			{Checkpoint: cp("kretrieve-retrieval", "retrieval", "retrieval.requests", pathway.In), Hash: 0x1234, Parent: 0xfeed, Total: 7,
-				Edge: snapshot(0, time.Millisecond, 3*time.Millisecond), Origin: snapshot(2*time.Millisecond, 4*time.Millisecond, time.Second)},
+				Edge: snapshot(0, time.Millisecond, 3*time.Millisecond), Origin: snapshot(2*time.Millisecond, 4*time.Millisecond, time.Second),
+				Cohorts: []pathway.CohortCount{{Bin: t0Bin, Count: 4}, {Bin: t0Bin + 10, Count: 3}}},
 			{Checkpoint: cp("kretrieve-retrieval", "retrieval", "retrieval.candidates", pathway.Out), Hash: 0x5678, Parent: 0x1234, Total: 3,
 				Edge: snapshot(20 * time.Microsecond), Origin: snapshot(5 * time.Millisecond)},
 		},
@@ -74,6 +78,10 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if m["v"] != 1.0 || m["interval_ns"] != 1e10 || m["start"] != "2026-03-04T05:06:07Z" || s["hash"] != "0000000000001234" ||
 		s["parent"] != "000000000000feed" || s["direction"] != "in" || s["edge"].(map[string]any)["zero_count"] != 1.0 {
 		t.Fatalf("record %s", b)
+	}
+	// Origin-time counts: dense from the first bin with records.
+	if c, _ := json.Marshal(s["cohorts"]); string(c) != fmt.Sprintf(`{"counts":[4,0,3],"start":%d}`, t0Bin) {
+		t.Errorf("cohorts %s", c)
 	}
 }
 
@@ -160,6 +168,13 @@ func TestDecodeRefusesHostileRecords(t *testing.T) {
 			e := series0(m)["edge"].(map[string]any)
 			e["buckets"], e["count"], e["zero_count"] = []uint64{1 << 63, 1 << 63}, 0, 0
 		}), ReasonSeries},
+		{"cohorts not on a bin", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin + 1, "counts": []int{1}})), ReasonCohorts},
+		{"no cohort counts", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin, "counts": []int{}})), ReasonCohorts},
+		{"too many cohort bins", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin - 3600, "counts": make([]int, MaxCohortBins+1)})), ReasonCohorts},
+		{"cohorts from the future", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin + 3600, "counts": []int{1}})), ReasonCohorts},
+		{"cohorts from 1970", key, hostile(t, setSeries("cohorts", map[string]any{"start": 0, "counts": []int{1}})), ReasonCohorts},
+		{"huge cohort count", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin, "counts": []uint64{MaxCount + 1}})), ReasonCohorts},
+		{"negative cohort count", key, hostile(t, setSeries("cohorts", map[string]any{"start": t0Bin, "counts": []int{-1}})), ReasonMalformed},
 		{"too many series", key, hostile(t, func(m map[string]any) {
 			s := m["series"].([]any)
 			m["series"] = append(s, make([]any, MaxSeries)...)

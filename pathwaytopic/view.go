@@ -22,6 +22,12 @@ type View struct {
 	Rows []Row
 	// Skipped counts the records refused, by InvalidError reason.
 	Skipped map[string]uint64
+	// CohortsSince is the start (Unix seconds) of the first origin bin of
+	// Cohorts: the horizon of the newest window.
+	CohortsSince int64
+	// Cohorts are every series' records by origin time, over every
+	// instance read, stale ones included (see CohortSeries).
+	Cohorts []CohortSeries
 }
 
 // Instance is the newest window of one process.
@@ -142,6 +148,7 @@ func Merge(windows []Window, now time.Time, staleAfter time.Duration) View {
 	}
 	slices.SortFunc(v.Instances, func(a, b Instance) int { return cmp.Compare(a.Instance, b.Instance) })
 	v.Rows = pathwayOrder(v.Rows)
+	v.CohortsSince, v.Cohorts = mergeCohorts(windows)
 	return v
 }
 

@@ -2,6 +2,7 @@ package pathwaytopic
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -109,5 +110,42 @@ func TestPathwayOrder(t *testing.T) {
 		if got[i].Checkpoint.Topic != w.topic || got[i].Depth != w.depth {
 			t.Errorf("row %d: %s at depth %d, want %s at %d", i, got[i].Checkpoint.Topic, got[i].Depth, w.topic, w.depth)
 		}
+	}
+}
+
+// TestMergeCohorts: origin-time counts are summed over every instance,
+// stale and final ones included (a stopped process passed its records
+// all the same), from the horizon of the newest window on.
+func TestMergeCohorts(t *testing.T) {
+	in := cp("kretrieve-retrieval", "retrieval", "retrieval.requests", pathway.In)
+	now := t0.Add(time.Hour)
+	bin := now.Unix() - now.Unix()%5
+	old := bin - 11*60 // beyond the 10 min horizon
+	live := Window{Service: "s", Instance: "a", Start: now.Add(-10 * time.Second), End: now, Interval: 10 * time.Second,
+		Series: []Series{{Checkpoint: in, Hash: 2, Parent: 1, Total: 9, Cohorts: []pathway.CohortCount{{Bin: bin - 60, Count: 5}, {Bin: bin, Count: 2}}}}}
+	stopped := Window{Service: "s", Instance: "b", Start: now.Add(-3 * time.Minute), End: now.Add(-2 * time.Minute), Interval: 10 * time.Second, Final: true,
+		Series: []Series{{Checkpoint: in, Hash: 2, Parent: 1, Total: 9, Cohorts: []pathway.CohortCount{{Bin: old, Count: 4}, {Bin: bin - 60, Count: 3}}}}}
+	v := Merge([]Window{live, stopped}, now, 0)
+	if !v.Instances[1].Stale {
+		t.Fatalf("the stopped instance is not stale: %+v", v.Instances)
+	}
+	if want := bin - 600; v.CohortsSince != want {
+		t.Errorf("CohortsSince %d, want %d", v.CohortsSince, want)
+	}
+	want := []pathway.CohortCount{{Bin: bin - 60, Count: 8}, {Bin: bin, Count: 2}}
+	if len(v.Cohorts) != 1 || v.Cohorts[0].Checkpoint != in || v.Cohorts[0].Hash != 2 || !reflect.DeepEqual(v.Cohorts[0].Bins, want) {
+		t.Errorf("cohorts %+v, want %+v", v.Cohorts, want)
+	}
+}
+
+// TestBoundCohorts: a window over MaxWindowCohortBins loses the counts of
+// its least busy series first.
+func TestBoundCohorts(t *testing.T) {
+	bins := func(n int) []pathway.CohortCount {
+		return []pathway.CohortCount{{Bin: 0, Count: 1}, {Bin: int64(n-1) * 5, Count: 1}}
+	}
+	series := []Series{{Total: 100, Cohorts: bins(MaxWindowCohortBins / 2)}, {Total: 1, Cohorts: bins(MaxWindowCohortBins/2 + 1)}, {Total: 50, Cohorts: bins(10)}}
+	if n := boundCohorts(series); n != 1 || series[1].Cohorts != nil || series[0].Cohorts == nil || series[2].Cohorts == nil {
+		t.Errorf("dropped %d: %+v", n, series)
 	}
 }
