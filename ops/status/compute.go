@@ -50,6 +50,8 @@ type measured struct {
 	feedLagErr error
 	// now is the time of the measurement.
 	now time.Time
+	// unfinishedAfter is Config.UnfinishedAfter.
+	unfinishedAfter time.Duration
 }
 
 // deadCount is one dead-letter topic's letters.
@@ -96,6 +98,7 @@ func compute(m measured) Status {
 		e.Lag = edgeLag(e, groupErrs)
 		st.Edges = append(st.Edges, e)
 	}
+	st.Completeness = completenessOf(m.view, m.topology, m.now, cmp.Or(m.unfinishedAfter, DefaultUnfinishedAfter))
 	st.Indexes = indexesOf(m.view, m.feeds, m.feedLags, m.feedLagErr, m.now)
 	if m.feedLagErr != nil {
 		st.Errors = append(st.Errors, "index lag: "+m.feedLagErr.Error())

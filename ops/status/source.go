@@ -54,6 +54,10 @@ type Config struct {
 	CatchUpTimeout time.Duration
 	// Logger logs the pathway records refused. Default: slog.Default().
 	Logger *slog.Logger
+	// UnfinishedAfter is how long after its end an origin-time cohort is
+	// judged complete or not (Completeness). Default:
+	// DefaultUnfinishedAfter.
+	UnfinishedAfter time.Duration
 }
 
 // Source reads the Status of a pipeline. It keeps the pathway windows and
@@ -120,7 +124,7 @@ func (s *Source) Read(ctx context.Context) (Status, error) {
 	if s.closed {
 		return Status{}, errors.New("status: source closed")
 	}
-	m := measured{topology: s.cfg.Topology}
+	m := measured{topology: s.cfg.Topology, unfinishedAfter: s.cfg.UnfinishedAfter}
 	view, err := s.readPathways(ctx)
 	m.view = view
 	if len(s.cfg.Groups) > 0 { // none would measure every group of the cluster

@@ -32,6 +32,9 @@ type Status struct {
 	// GroupErrors are the groups whose lag could not be measured at all
 	// (such as a group that does not exist), by group.
 	GroupErrors []GroupError
+	// Completeness is how many requests of each origin-time cohort
+	// entered and ended, and where the unfinished ones are.
+	Completeness Completeness
 	// Exemplars are the exemplars of the pathway latency histograms, the
 	// slowest first, at most MaxExemplars.
 	Exemplars []Exemplar

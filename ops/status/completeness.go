@@ -1,0 +1,247 @@
+package status
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
+	"github.com/kretrieve/kretrieve/topology"
+)
+
+// DefaultUnfinishedAfter is Config.UnfinishedAfter's default: three
+// publish intervals of the pathway windows (pathwaytopic.DefaultInterval),
+// so that every process has published the counts of a cohort before it is
+// judged, and well over a request's usual end-to-end time.
+const DefaultUnfinishedAfter = 3 * pathwaytopic.DefaultInterval
+
+// Completeness says how many requests of each origin-time cohort entered
+// the pipeline and how many ended, from the pathway windows alone: it
+// holds for every request, whatever the trace sampling.
+//
+// A request enters when its pathway starts on the topology's first topic
+// (the request client's produce, or the first stage's read of a record
+// without a pathway header), and ends at a terminal checkpoint: its result
+// written to the results topic (or read from it, whichever more records
+// passed: a process killed before publishing loses its counts), its dead
+// letter written, or its expiry. A cohort (pathway.CohortWidth of origin
+// times) is judged once it ended UnfinishedAfter ago; its unfinished
+// requests are entered minus ended, at least 0. At-least-once redelivery
+// and replays count a request twice where they pass twice, so a duplicate
+// can hide an unfinished request of the same cohort; a request older than
+// pathway.CohortHorizon is no longer judged.
+type Completeness struct {
+	// UnfinishedAfter is how long after its end a cohort is judged.
+	UnfinishedAfter time.Duration
+	// Since is the first origin time counted (the horizon), Until the end
+	// of the last cohort judged.
+	Since, Until time.Time
+	// Entered, Ended and Unfinished sum the cohorts judged.
+	Entered, Ended, Unfinished uint64
+	// Expired are the ended requests that expired (a terminal checkpoint
+	// of direction pathway.Expired); DeadLettered those dead-lettered.
+	Expired, DeadLettered uint64
+	// Cohorts are the judged cohorts with unfinished requests, oldest
+	// first.
+	Cohorts []Cohort
+	// Waiting sums the cohorts' Waiting by place, most first.
+	Waiting []Waiting
+}
+
+// Cohort is the requests whose origin fell in one bin.
+type Cohort struct {
+	// Origin is the bin's start.
+	Origin time.Time
+	// Entered, Ended and Unfinished count its requests.
+	Entered, Ended, Unfinished uint64
+	// Waiting is where its unfinished requests are, most first: at most
+	// Unfinished in all.
+	Waiting []Waiting
+}
+
+// Waiting is a number of requests at one place of the pipeline.
+type Waiting struct {
+	// Topic is the topic written; Group the group that reads it (the
+	// topology's), "" when none does.
+	Topic, Group string
+	// Queued says the requests were written to Topic and Group has not
+	// started them; otherwise Group started them and wrote nothing yet.
+	Queued bool
+	// Count is the number of requests.
+	Count uint64
+}
+
+// Where says where w's requests are: "retrieval.candidates → enrichment"
+// (queued) or "in enrichment".
+func (w Waiting) Where() string {
+	switch {
+	case !w.Queued:
+		return "in " + w.Group
+	case w.Group == "":
+		return w.Topic
+	}
+	return w.Topic + " → " + w.Group
+}
+
+// completenessOf judges the cohorts of v at now.
+func completenessOf(v pathwaytopic.View, topo topology.Topology, now time.Time, after time.Duration) Completeness {
+	c := Completeness{UnfinishedAfter: after, Since: time.Unix(v.CohortsSince, 0).UTC(), Waiting: []Waiting{}, Cohorts: []Cohort{}}
+	width := int64(pathway.CohortWidth / time.Second)
+	last := now.Add(-after).Unix() - width // the last bin start judged
+	last -= ((last % width) + width) % width
+	c.Until = time.Unix(last+width, 0).UTC()
+	p := newPlaces(topo, v.Cohorts)
+	waiting := map[Waiting]uint64{}
+	for bin := v.CohortsSince; bin <= last && v.CohortsSince != 0; bin += width {
+		entered, ended, expired, dead := p.ends(bin)
+		c.Entered += entered
+		c.Ended += ended
+		c.Expired += expired
+		c.DeadLettered += dead
+		if entered <= ended {
+			continue
+		}
+		co := Cohort{Origin: time.Unix(bin, 0).UTC(), Entered: entered, Ended: ended, Unfinished: entered - ended, Waiting: p.waiting(bin, entered-ended)}
+		c.Unfinished += co.Unfinished
+		for _, w := range co.Waiting {
+			k := w
+			k.Count = 0
+			waiting[k] += w.Count
+		}
+		c.Cohorts = append(c.Cohorts, co)
+	}
+	for w, n := range waiting {
+		w.Count = n
+		c.Waiting = append(c.Waiting, w)
+	}
+	sortWaiting(c.Waiting)
+	return c
+}
+
+func sortWaiting(ws []Waiting) {
+	slices.SortFunc(ws, func(a, b Waiting) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Where(), b.Where())) })
+}
+
+// places are the cohort series of a view sorted by their part in the
+// pipeline.
+type places struct {
+	topo     topology.Topology
+	roots    []pathwaytopic.CohortSeries // pathways starting on the first topic
+	results  []pathwaytopic.CohortSeries // written to the results topic
+	readers  map[string][]pathwaytopic.CohortSeries
+	dead     []pathwaytopic.CohortSeries // dead letters written
+	expired  []pathwaytopic.CohortSeries
+	inner    []pathwaytopic.CohortSeries // the rest, on the pipeline's topics
+	children map[uint64][]pathwaytopic.CohortSeries
+}
+
+func newPlaces(topo topology.Topology, series []pathwaytopic.CohortSeries) *places {
+	p := &places{topo: topo, readers: map[string][]pathwaytopic.CohortSeries{}, children: map[uint64][]pathwaytopic.CohortSeries{}}
+	topics := topo.Topics()
+	pipeline := map[string]bool{}
+	for _, t := range topics {
+		pipeline[t] = true
+	}
+	dlqs := map[string]bool{}
+	for _, s := range topo.Stages {
+		dlqs[messages.DLQTopic(s.Input)] = true
+	}
+	first, results := topics[0], topics[len(topics)-1]
+	for _, s := range series {
+		cp := s.Checkpoint
+		if s.Hash == 0 { // overflow series: no pathway to place them on
+			continue
+		}
+		if s.Parent != 0 {
+			p.children[s.Parent] = append(p.children[s.Parent], s)
+		}
+		switch {
+		case cp.Direction == pathway.Expired:
+			p.expired = append(p.expired, s)
+		case dlqs[cp.Topic] && cp.Direction == pathway.Out:
+			p.dead = append(p.dead, s)
+		case cp.Topic == results && cp.Direction == pathway.Out:
+			p.results = append(p.results, s)
+		case cp.Topic == results:
+			who := cmp.Or(cp.Group, cp.Service)
+			p.readers[who] = append(p.readers[who], s)
+		case pipeline[cp.Topic]:
+			if s.Parent == 0 && cp.Topic == first {
+				p.roots = append(p.roots, s)
+			}
+			p.inner = append(p.inner, s)
+		}
+	}
+	return p
+}
+
+// count sums the series' counts of bin.
+func count(series []pathwaytopic.CohortSeries, bin int64) uint64 {
+	var n uint64
+	for _, s := range series {
+		if i, ok := slices.BinarySearchFunc(s.Bins, bin, func(c pathway.CohortCount, b int64) int { return cmp.Compare(c.Bin, b) }); ok {
+			n += s.Bins[i].Count
+		}
+	}
+	return n
+}
+
+// ends counts bin's requests that entered and that ended, and of these
+// the expired and the dead-lettered.
+func (p *places) ends(bin int64) (entered, ended, expired, dead uint64) {
+	results := count(p.results, bin)
+	for _, rs := range p.readers {
+		results = max(results, count(rs, bin))
+	}
+	expired, dead = count(p.expired, bin), count(p.dead, bin)
+	return count(p.roots, bin), results + expired + dead, expired, dead
+}
+
+// waiting places bin's unfinished requests: at each checkpoint, the
+// records that passed it and not the checkpoints after it, at most
+// unfinished in all, most first.
+func (p *places) waiting(bin int64, unfinished uint64) []Waiting {
+	at := map[Waiting]uint64{}
+	for _, s := range p.inner {
+		n := count([]pathwaytopic.CohortSeries{s}, bin)
+		next := count(p.children[s.Hash], bin)
+		if n <= next {
+			continue
+		}
+		w := Waiting{Topic: s.Checkpoint.Topic, Group: p.readerOf(s.Checkpoint.Topic), Queued: true}
+		if s.Checkpoint.Direction == pathway.In {
+			w.Group, w.Queued = cmp.Or(s.Checkpoint.Group, s.Checkpoint.Service), false
+		}
+		at[w] += n - next
+	}
+	out := make([]Waiting, 0, len(at))
+	for w, n := range at {
+		w.Count = n
+		out = append(out, w)
+	}
+	sortWaiting(out)
+	// Lost counts (a process killed before it published) can make more
+	// records look waiting than are unfinished: the most first, up to
+	// unfinished.
+	left := unfinished
+	for i := range out {
+		out[i].Count = min(out[i].Count, left)
+		left -= out[i].Count
+		if left == 0 {
+			return out[:i+1]
+		}
+	}
+	return out
+}
+
+// readerOf returns the group of the stage reading topic, "" for none.
+func (p *places) readerOf(topic string) string {
+	for _, s := range p.topo.Stages {
+		if s.Input == topic {
+			return s.Group
+		}
+	}
+	return ""
+}
