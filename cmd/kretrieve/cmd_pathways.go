@@ -130,6 +130,8 @@ type pathwaysConfig struct {
 	json   bool
 	once   bool
 	watch  time.Duration
+	// unfinishedAfter is status.Config.UnfinishedAfter.
+	unfinishedAfter time.Duration
 }
 
 // flags declares the flags of a pathwaysConfig on s and returns the check of
@@ -142,11 +144,15 @@ func (c *pathwaysConfig) flags(s *settings) (check func(args []string) error) {
 	s.boolean(&c.json, "json", false, "print one JSON document (with --watch, one a line)")
 	s.boolean(&c.once, "once", false, "print once and exit (the default when stdout is not a terminal, and with --json)")
 	s.duration(&c.watch, "watch", 0, "refresh every DURATION until interrupted (0: every "+pathwaysRefresh.String()+" on a terminal, once otherwise)")
+	s.duration(&c.unfinishedAfter, "unfinished-after", status.DefaultUnfinishedAfter, "judge the requests of an origin-time cohort unfinished this long after it ended (at least 3 times the processes' --pathways-interval)")
 	return func(args []string) error {
 		var errs []error
 		c.groups = splitList(groups)
 		if c.watch < 0 {
 			errs = append(errs, errors.New("watch: must not be negative"))
+		}
+		if c.unfinishedAfter <= 0 {
+			errs = append(errs, errors.New("unfinished-after: must be positive"))
 		}
 		return errors.Join(append(errs, validatePathwaysTopic(c.topic), c.validate(), validateBrokers(c.brokers))...)
 	}
@@ -172,7 +178,7 @@ func (c pathwaysConfig) refresh(terminal bool) (every time.Duration, redraw bool
 func runPathways(ctx context.Context, cfg pathwaysConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "pathways", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		src, err := status.New(status.Config{Topology: cfg.topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.topic,
-			Groups: cfg.groups, CatchUpTimeout: pathwaysCatchUpTimeout, Logger: comp.logger})
+			Groups: cfg.groups, CatchUpTimeout: pathwaysCatchUpTimeout, Logger: comp.logger, UnfinishedAfter: cfg.unfinishedAfter})
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,8 @@ type pathwaysReport struct {
 	Edges     []pathwayEdge     `json:"edges"`
 	Stages    []pathwayStage    `json:"stages"`
 	Indexes   []pathwayIndex    `json:"indexes"`
+	// Completeness is status.Completeness's own JSON form, the console's.
+	Completeness status.Completeness `json:"completeness"`
 	Skipped   map[string]uint64 `json:"skipped,omitempty"`
 	Errors    []string          `json:"errors,omitempty"`
 }
@@ -139,7 +141,7 @@ func indexesOf(st status.Status) []pathwayIndex {
 // newPathwaysReport renders st.
 func newPathwaysReport(st status.Status) pathwaysReport {
 	rep := pathwaysReport{Time: st.Time, Topic: st.PathwaysTopic, Skipped: st.Skipped, Errors: st.Errors,
-		Instances: []pathwayInstance{}, Pathways: []pathwayRow{}, Edges: []pathwayEdge{}, Stages: []pathwayStage{}, Indexes: indexesOf(st)}
+		Instances: []pathwayInstance{}, Pathways: []pathwayRow{}, Edges: []pathwayEdge{}, Stages: []pathwayStage{}, Indexes: indexesOf(st), Completeness: st.Completeness}
 	for _, in := range st.Instances {
 		rep.Instances = append(rep.Instances, pathwayInstance{Instance: in.Instance, Service: in.Service,
 			WindowStart: in.Start.UTC(), WindowEnd: in.End.UTC(), IntervalSeconds: in.Interval.Seconds(), Series: in.Series, Stale: in.Stale, Late: in.Late})
@@ -234,6 +236,7 @@ func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	printCompleteness(w, rep.Completeness)
 	if err := printIndexesTable(w, rep); err != nil {
 		return err
 	}

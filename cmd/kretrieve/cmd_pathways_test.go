@@ -226,13 +226,13 @@ func runPathwaysCommand(t *testing.T, env func(string) string, args ...string) (
 	return rep, stdout.String()
 }
 
-// pollPathways runs `kretrieve pathways --once --json` until done says
-// so, for at most 60 s, failing when the searches fail.
-func pollPathways(t *testing.T, env func(string) string, s *searchTraffic, what string, done func(pathwaysReport) bool) (pathwaysReport, string) {
+// pollPathways runs `kretrieve pathways --once --json args...` until
+// done says so, for at most 60 s, failing when the searches fail.
+func pollPathways(t *testing.T, env func(string) string, s *searchTraffic, what string, done func(pathwaysReport) bool, args ...string) (pathwaysReport, string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		rep, out := runPathwaysCommand(t, env, "--once", "--json")
+		rep, out := runPathwaysCommand(t, env, append([]string{"--once", "--json"}, args...)...)
 		if done(rep) {
 			return rep, out
 		}
@@ -483,6 +483,11 @@ func TestPathwaysTables(t *testing.T) {
 			{Topic: "u", Group: "g", Lag: status.Of[int64](4), DeadLetters: status.Of[int64](0), Error: "partition 0: no record"},
 			{Group: "h", Error: "GROUP_ID_NOT_FOUND"},
 		},
+		Completeness: status.Completeness{UnfinishedAfter: 30 * time.Second, Since: at.Add(-10 * time.Minute), Until: at.Add(-30 * time.Second),
+			Entered: 120, Ended: 80, Expired: 3, DeadLettered: 2, Unfinished: 40, Cohorts: []status.Cohort{
+				{Origin: at.Add(-time.Minute), Unfinished: 37, Waiting: []status.Waiting{{Where: "u → h", Count: 37}}},
+				{Origin: at.Add(-55 * time.Second), Unfinished: 3, Waiting: []status.Waiting{{Where: "u → h", Count: 2}, {Where: "in h", Count: 1}}},
+			}},
 		Skipped: map[string]uint64{"malformed": 2, "bad series": 1},
 		Errors:  []string{"read kretrieve.pathways: boom"},
 	}
@@ -501,6 +506,10 @@ overflow  t → g    250    1      1      12.5ms    1m30s  1m30s  0           0 
 TOPIC  FROM → TO    MSG/S  EDGE p50  p99     ORIGIN p50  p99
 t      origin → g   3.0    500µs     3.25ms  500µs       3.25ms
 u      g → results  0.0    -         -       -           -
+
+completeness of requests by origin (5s cohorts, judged 30s after; 2026-01-02 02:54:05 to 2026-01-02 03:03:35): entered 120, ended 80 (expired 3, dead-lettered 2), unfinished 40
+37 requests from 2026-01-02 03:03:05 unfinished, waiting at u → h
+3 requests from 2026-01-02 03:03:10 unfinished, waiting at u → h (2), in h (1)
 
 STAGE  GROUP  LAG  LAG(s)  DEAD LETTERS
 t      g      3    1.2     2

@@ -441,20 +441,30 @@ func waitReady(t *testing.T, addr string) {
 // test if one returns an error.
 func startCommands(t *testing.T, env func(string) string, commands ...string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
 	for _, cmd := range commands {
-		wg.Go(func() {
-			var stderr bytes.Buffer
-			if err := run(ctx, []string{cmd}, env, &bytes.Buffer{}, &stderr); err != nil {
-				t.Errorf("%s: %v\n%s", cmd, err, stderr.String())
-			}
-		})
+		startCommand(t, env, cmd)
 	}
-	t.Cleanup(func() {
+}
+
+// startCommand runs `kretrieve cmd` until the returned stop is called (it
+// waits for the command to return) or the test ends.
+func startCommand(t *testing.T, env func(string) string, cmd string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var stderr bytes.Buffer
+		if err := run(ctx, []string{cmd}, env, &bytes.Buffer{}, &stderr); err != nil {
+			t.Errorf("%s: %v\n%s", cmd, err, stderr.String())
+		}
+	}()
+	stop = sync.OnceFunc(func() {
 		cancel()
-		wg.Wait()
+		<-done
 	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // TestMetricsListen: a long-running command given --metrics-listen serves

@@ -32,62 +32,80 @@ const DefaultUnfinishedAfter = 3 * pathwaytopic.DefaultInterval
 // and replays count a request twice where they pass twice, so a duplicate
 // can hide an unfinished request of the same cohort; a request older than
 // pathway.CohortHorizon is no longer judged.
+//
+// Its JSON form is the one `kretrieve pathways --json` and the console
+// send.
 type Completeness struct {
 	// UnfinishedAfter is how long after its end a cohort is judged.
-	UnfinishedAfter time.Duration
+	UnfinishedAfter time.Duration `json:"-"`
+	// UnfinishedAfterSeconds is UnfinishedAfter in seconds.
+	UnfinishedAfterSeconds float64 `json:"unfinished_after_seconds"`
 	// Since is the first origin time counted (the horizon), Until the end
 	// of the last cohort judged.
-	Since, Until time.Time
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
 	// Entered, Ended and Unfinished sum the cohorts judged.
-	Entered, Ended, Unfinished uint64
+	Entered    uint64 `json:"entered"`
+	Ended      uint64 `json:"ended"`
+	Unfinished uint64 `json:"unfinished"`
 	// Expired are the ended requests that expired (a terminal checkpoint
 	// of direction pathway.Expired); DeadLettered those dead-lettered.
-	Expired, DeadLettered uint64
+	Expired      uint64 `json:"expired"`
+	DeadLettered uint64 `json:"dead_lettered"`
 	// Cohorts are the judged cohorts with unfinished requests, oldest
 	// first.
-	Cohorts []Cohort
+	Cohorts []Cohort `json:"cohorts"`
 	// Waiting sums the cohorts' Waiting by place, most first.
-	Waiting []Waiting
+	Waiting []Waiting `json:"waiting"`
 }
 
 // Cohort is the requests whose origin fell in one bin.
 type Cohort struct {
 	// Origin is the bin's start.
-	Origin time.Time
+	Origin time.Time `json:"origin"`
 	// Entered, Ended and Unfinished count its requests.
-	Entered, Ended, Unfinished uint64
+	Entered    uint64 `json:"entered"`
+	Ended      uint64 `json:"ended"`
+	Unfinished uint64 `json:"unfinished"`
 	// Waiting is where its unfinished requests are, most first: at most
 	// Unfinished in all.
-	Waiting []Waiting
+	Waiting []Waiting `json:"waiting"`
 }
 
 // Waiting is a number of requests at one place of the pipeline.
 type Waiting struct {
+	// Where names the place: "retrieval.candidates → enrichment" (queued)
+	// or "in enrichment".
+	Where string `json:"where"`
 	// Topic is the topic written; Group the group that reads it (the
 	// topology's), "" when none does.
-	Topic, Group string
+	Topic string `json:"topic"`
+	Group string `json:"group"`
 	// Queued says the requests were written to Topic and Group has not
 	// started them; otherwise Group started them and wrote nothing yet.
-	Queued bool
+	Queued bool `json:"queued"`
 	// Count is the number of requests.
-	Count uint64
+	Count uint64 `json:"count"`
 }
 
-// Where says where w's requests are: "retrieval.candidates → enrichment"
-// (queued) or "in enrichment".
-func (w Waiting) Where() string {
+// newWaiting returns the place of records queued on topic for group, or
+// (queued false) started by group.
+func newWaiting(topic, group string, queued bool) Waiting {
+	w := Waiting{Topic: topic, Group: group, Queued: queued}
 	switch {
-	case !w.Queued:
-		return "in " + w.Group
-	case w.Group == "":
-		return w.Topic
+	case !queued:
+		w.Where = "in " + group
+	case group == "":
+		w.Where = topic
+	default:
+		w.Where = topic + " → " + group
 	}
-	return w.Topic + " → " + w.Group
+	return w
 }
 
 // completenessOf judges the cohorts of v at now.
 func completenessOf(v pathwaytopic.View, topo topology.Topology, now time.Time, after time.Duration) Completeness {
-	c := Completeness{UnfinishedAfter: after, Since: time.Unix(v.CohortsSince, 0).UTC(), Waiting: []Waiting{}, Cohorts: []Cohort{}}
+	c := Completeness{UnfinishedAfter: after, UnfinishedAfterSeconds: after.Seconds(), Since: time.Unix(v.CohortsSince, 0).UTC(), Waiting: []Waiting{}, Cohorts: []Cohort{}}
 	width := int64(pathway.CohortWidth / time.Second)
 	last := now.Add(-after).Unix() - width // the last bin start judged
 	last -= ((last % width) + width) % width
@@ -121,7 +139,7 @@ func completenessOf(v pathwaytopic.View, topo topology.Topology, now time.Time, 
 }
 
 func sortWaiting(ws []Waiting) {
-	slices.SortFunc(ws, func(a, b Waiting) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Where(), b.Where())) })
+	slices.SortFunc(ws, func(a, b Waiting) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Where, b.Where)) })
 }
 
 // places are the cohort series of a view sorted by their part in the
@@ -210,9 +228,9 @@ func (p *places) waiting(bin int64, unfinished uint64) []Waiting {
 		if n <= next {
 			continue
 		}
-		w := Waiting{Topic: s.Checkpoint.Topic, Group: p.readerOf(s.Checkpoint.Topic), Queued: true}
+		w := newWaiting(s.Checkpoint.Topic, p.readerOf(s.Checkpoint.Topic), true)
 		if s.Checkpoint.Direction == pathway.In {
-			w.Group, w.Queued = cmp.Or(s.Checkpoint.Group, s.Checkpoint.Service), false
+			w = newWaiting(s.Checkpoint.Topic, cmp.Or(s.Checkpoint.Group, s.Checkpoint.Service), false)
 		}
 		at[w] += n - next
 	}
