@@ -28,8 +28,8 @@ type pathwaysReport struct {
 	Indexes   []pathwayIndex    `json:"indexes"`
 	// Completeness is status.Completeness's own JSON form, the console's.
 	Completeness status.Completeness `json:"completeness"`
-	Skipped   map[string]uint64 `json:"skipped,omitempty"`
-	Errors    []string          `json:"errors,omitempty"`
+	Skipped      map[string]uint64   `json:"skipped,omitempty"`
+	Errors       []string            `json:"errors,omitempty"`
 }
 
 // pathwayInstance is one process's newest window.
