@@ -26,6 +26,11 @@ const (
 	// of the documents topic a worker's index has yet to apply (its unit
 	// is MetricLagSecondsUnit).
 	MetricIndexLagSeconds = "kretrieve.index.lag.seconds"
+	// MetricRequestsUnfinished is the gauge of the requests of the origin
+	// cohorts judged (ops/status.Completeness) that did not end, by where
+	// they wait (PathwayEdge: "topic → group" or "in group").
+	MetricRequestsUnfinished     = "kretrieve.requests.unfinished"
+	MetricRequestsUnfinishedUnit = "{request}"
 	// MetricResultsDropped counts the outcome records not handed to a
 	// waiter, by [DroppedReason].
 	MetricResultsDropped     = "kretrieve.results.dropped"

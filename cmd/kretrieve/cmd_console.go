@@ -94,7 +94,8 @@ func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error 
 			return fmt.Errorf("listen %s: %w", cfg.listen, err)
 		}
 		opts := []console.Option{console.WithLogger(comp.logger), console.WithSpanStore(store),
-			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) })}
+			console.WithRequestClient(func(ctx context.Context) (*producer.Client, error) { return p.NewClient(ctx, true) }),
+			console.WithUnfinishedGauge(comp.telemetry.MeterProvider)}
 		if cfg.allowReplay {
 			opts = append(opts, console.WithReplay(func(ctx context.Context, rc dlq.ReplayConfig) (dlq.ReplayResult, error) {
 				if err := p.EnsureTopics(ctx); err != nil {

@@ -23,9 +23,16 @@ import (
 
 // consoleMap is GET /api/map as the console's script reads it.
 type consoleMap struct {
-	Stages  []consoleStage
-	Edges   []consoleEdge
-	Indexes []consoleIndex
+	Stages       []consoleStage
+	Edges        []consoleEdge
+	Indexes      []consoleIndex
+	Completeness struct {
+		Entered, Ended, Unfinished uint64
+		Waiting                    []struct {
+			Where string
+			Count uint64
+		}
+	}
 }
 
 type consoleIndex struct {
@@ -146,6 +153,25 @@ func TestPathwaysAndConsoleMapAgree(t *testing.T) {
 		t.Errorf("the missing group's error is not shown")
 	}
 	checkIndexesAgree(t, rep, m, table, elapsed)
+	checkCompletenessAgrees(t, rep, m, table)
+}
+
+// checkCompletenessAgrees checks that pathways and the console show the
+// seeded cohort alike: 40 entered, 30 ended, 10 waiting on the candidates.
+func checkCompletenessAgrees(t *testing.T, rep pathwaysReport, m consoleMap, table string) {
+	t.Helper()
+	c, mc := rep.Completeness, m.Completeness
+	if c.Entered != 40 || c.Ended != 30 || c.Unfinished != 10 || mc.Entered != c.Entered || mc.Ended != c.Ended || mc.Unfinished != c.Unfinished {
+		t.Errorf("completeness: pathways %+v, console %+v; want 40 entered, 30 ended, 10 unfinished", c, mc)
+	}
+	const where = "retrieval.candidates → enrichment"
+	if len(c.Waiting) != 1 || c.Waiting[0].Where != where || c.Waiting[0].Count != 10 ||
+		len(mc.Waiting) != 1 || mc.Waiting[0].Where != where || mc.Waiting[0].Count != 10 {
+		t.Errorf("waiting: pathways %+v, console %+v; want 10 at %s", c.Waiting, mc.Waiting, where)
+	}
+	if !strings.Contains(table, " unfinished, waiting at "+where) || !strings.Contains(table, "10 requests from ") {
+		t.Errorf("the table does not show the unfinished cohort")
+	}
 }
 
 // checkIndexesAgree checks that pathways and the console show the seeded

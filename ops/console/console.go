@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/spans"
@@ -122,6 +123,9 @@ type collaborators struct {
 	replay    ReplayFunc
 	traces    spans.TracesFunc
 	http      *http.Client
+	// unfinished is the meter provider of the unfinished-requests gauge
+	// (WithUnfinishedGauge); nil for none.
+	unfinished metric.MeterProvider
 }
 
 // WithLogger sets the logger; nil is ignored. Default: slog.Default().
@@ -186,6 +190,8 @@ type Console struct {
 	// deadLetterReads holds a slot per dead-letter list being read,
 	// streamSlots one per event stream open.
 	deadLetterReads, streamSlots chan struct{}
+	// gauge is the unfinished-requests gauge's registration, if any.
+	gauge metric.Registration
 }
 
 // New returns the console of cfg.
@@ -236,6 +242,9 @@ func New(cfg Config, opts ...Option) (*Console, error) {
 	con.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	})
+	if err := con.registerUnfinished(); err != nil {
+		return nil, err
+	}
 	return con, nil
 }
 
@@ -326,7 +335,12 @@ func (c *Console) api(pattern string, h func(http.ResponseWriter, *http.Request,
 
 // Close closes the console's clients and ends its event streams.
 func (c *Console) Close() {
-	c.close.Do(func() { close(c.closed) })
+	c.close.Do(func() {
+		close(c.closed)
+		if c.gauge != nil {
+			_ = c.gauge.Unregister()
+		}
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.timer != nil {

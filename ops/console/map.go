@@ -18,6 +18,9 @@ type mapDoc struct {
 	// Indexes are the ingestion edges: the documents topic into each
 	// index that follows it.
 	Indexes []mapIndex `json:"indexes"`
+	// Completeness is how many requests of each origin-time cohort
+	// ended, in status.Completeness's own JSON form (the CLI's).
+	Completeness status.Completeness `json:"completeness"`
 	// Errors are what could not be measured (the rest is shown).
 	Errors []string `json:"errors,omitempty"`
 	// exemplars are the pathway latency histograms' exemplars, for GET
@@ -100,7 +103,7 @@ func (l *live) pipelineMap(ctx context.Context) mapDoc {
 // mapOf renders st as the map; err is the error of reading the pathway
 // windows.
 func mapOf(st status.Status, err error) mapDoc {
-	doc := mapDoc{Updated: st.Time, Stages: []mapStage{}, Edges: []mapEdge{}, Indexes: []mapIndex{}, exemplars: []exemplar{}}
+	doc := mapDoc{Updated: st.Time, Stages: []mapStage{}, Edges: []mapEdge{}, Indexes: []mapIndex{}, exemplars: []exemplar{}, Completeness: st.Completeness}
 	if err != nil {
 		doc.Errors = append(doc.Errors, err.Error())
 	}

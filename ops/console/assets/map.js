@@ -108,6 +108,27 @@ function indexBox(ix) {
   return box;
 }
 
+/** completenessBox says how many requests of the judged origin cohorts ended, and where the unfinished wait. */
+function completenessBox(c) {
+  const box = el('section', { class: 'completeness', 'data-field': 'completeness', 'aria-label': 'completeness of requests by origin time' });
+  box.append(el('h2', { text: 'Requests by origin time' }));
+  if (!c || !c.entered) {
+    box.append(el('p', { class: 'muted', text: 'No request counted yet.' }));
+    return box;
+  }
+  box.append(el('p', { 'data-field': 'completeness-summary',
+    text: `${fmtNum(c.entered)} entered, ${fmtNum(c.ended)} ended (${fmtNum(c.expired)} expired, ${fmtNum(c.dead_lettered)} dead-lettered), ` +
+      `${fmtNum(c.unfinished)} unfinished; origins ${fmtTime(c.since)} to ${fmtTime(c.until)}, judged ${c.unfinished_after_seconds} s after.` }));
+  const list = el('ul', { class: 'cohorts' });
+  for (const co of (c.cohorts || []).slice(0, 10)) {
+    const where = (co.waiting || []).map((w) => `${w.where} (${fmtNum(w.count)})`).join(', ') || 'a place not known';
+    list.append(el('li', { class: 'warn', 'data-cohort': co.origin,
+      text: `${fmtNum(co.unfinished)} requests from ${fmtTime(co.origin)} unfinished, waiting at ${where}` }));
+  }
+  if (list.childElementCount) box.append(list);
+  return box;
+}
+
 function renderMap(target, m) {
   clear(target);
   const stages = new Map((m.stages || []).map((s) => [s.name, s]));
@@ -126,6 +147,7 @@ function renderMap(target, m) {
   }
   for (const [name, s] of stages) if (!shown.has(name)) item(stageBox(name, s));
   target.append(flow);
+  target.append(completenessBox(m.completeness));
   const indexes = m.indexes || [];
   if (indexes.length) {
     target.append(el('h2', { text: 'Documents into the indexes' }));

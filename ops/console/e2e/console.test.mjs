@@ -269,6 +269,13 @@ test('the map shows every stage and edge with non-zero throughput, live', async 
   await until(async () => /[1-9]/.test(await worker.locator('[data-field="documents"]').textContent()), 15000, 'the worker row to show its documents');
   assert.match(await worker.textContent(), /ready/);
   assert.match(await worker.locator('[data-field="lag"]').textContent(), /^0 rec/);
+  // Completeness by origin time: once the first cohorts are judged (30 s
+  // after them), how many requests entered and ended, and nothing
+  // unfinished on a healthy pipeline.
+  await page.locator('[data-field="completeness"]').waitFor();
+  const summary = page.locator('[data-field="completeness-summary"]');
+  await until(async () => /[1-9][\d,]* entered/.test(await summary.textContent().catch(() => '')), 90000, 'the completeness summary');
+  assert.match(await summary.textContent(), / 0 unfinished/);
   // Live: the server's events (or the polling fallback) update the page.
   const first = await page.locator('[data-field="updated"]').textContent();
   await until(async () => (await page.locator('[data-field="updated"]').textContent()) !== first, 15000, 'the map to update');

@@ -109,18 +109,24 @@ func windows(t testing.TB, end time.Time) []*kgo.Record {
 	cp := func(service, group, topic string, d pathway.Direction) pathway.Checkpoint {
 		return pathway.Checkpoint{Service: service, Group: group, Topic: topic, Direction: d}
 	}
+	// The cohort of a minute before end: 40 requests entered, 30 ended;
+	// the other 10 wait on the candidates topic.
+	cohort := func(n uint64) []pathway.CohortCount {
+		at := end.Add(-time.Minute).Unix()
+		return []pathway.CohortCount{{Bin: at - at%5, Count: n}}
+	}
 	ws := []pathwaytopic.Window{
 		{Service: "kretrieve-gateway", Instance: "kretrieve-gateway@test/1-aaaaaa", Start: end.Add(-10 * time.Second), End: end, Interval: 10 * time.Second,
 			Series: []pathwaytopic.Series{
-				{Checkpoint: cp("kretrieve-gateway", "", topo.Requests(), pathway.Out), Hash: 0x11, Total: 40, Edge: snap(0, 0, 0, 0), Origin: snap(0, 0, 0, 0)},
-				{Checkpoint: cp("kretrieve-gateway", "", topo.Results(), pathway.In), Hash: 0x66, Parent: 0x55, Total: 30, Edge: snap(2*ms, 3*ms, 40*ms), Origin: snap(20*ms, 30*ms, 900*ms)},
+				{Checkpoint: cp("kretrieve-gateway", "", topo.Requests(), pathway.Out), Hash: 0x11, Total: 40, Edge: snap(0, 0, 0, 0), Origin: snap(0, 0, 0, 0), Cohorts: cohort(40)},
+				{Checkpoint: cp("kretrieve-gateway", "", topo.Results(), pathway.In), Hash: 0x66, Parent: 0x55, Total: 30, Edge: snap(2*ms, 3*ms, 40*ms), Origin: snap(20*ms, 30*ms, 900*ms), Cohorts: cohort(30)},
 			}},
 		{Service: "kretrieve-retrieval", Instance: "kretrieve-retrieval@test/2-bbbbbb", Start: end.Add(-5 * time.Second), End: end, Interval: 5 * time.Second,
 			Series: []pathwaytopic.Series{
 				{Checkpoint: cp("kretrieve-retrieval", messages.StageRetrieval, topo.Requests(), pathway.In), Hash: 0x22, Parent: 0x11, Total: 40,
-					Edge: snap(ms, ms, 2*ms, 7*ms, 12*ms), Origin: snap(ms, ms, 2*ms, 7*ms, 12*ms)},
+					Edge: snap(ms, ms, 2*ms, 7*ms, 12*ms), Origin: snap(ms, ms, 2*ms, 7*ms, 12*ms), Cohorts: cohort(40)},
 				{Checkpoint: cp("kretrieve-retrieval", "", topo.Stages[0].Output, pathway.Out), Hash: 0x33, Parent: 0x22, Total: 40,
-					Edge: snap(ms, ms), Origin: snap(5*ms, 9*ms)},
+					Edge: snap(ms, ms), Origin: snap(5*ms, 9*ms), Cohorts: cohort(40)},
 				{Checkpoint: cp("kretrieve-retrieval", messages.StageRetrieval, topo.Documents, pathway.In), Hash: 0x88, Parent: 0x77, Total: 3,
 					Edge: snap(4*ms, 6*ms, 30*ms), Origin: snap(4*ms, 6*ms, 30*ms)},
 			},
