@@ -106,6 +106,7 @@ func TestPathwaysNamesAStalledEdge(t *testing.T) {
 		t.Errorf("most unfinished requests wait at %q, want %q", rep.Completeness.Waiting[0].Where, edge)
 	}
 	_, table := runPathwaysCommand(t, env, append([]string{"--once"}, args...)...)
+	t.Logf("pathways --once during the stall:\n%s", table)
 	if !strings.Contains(table, "unfinished, waiting at "+edge) {
 		t.Errorf("the table does not name the edge:\n%s", table)
 	}
