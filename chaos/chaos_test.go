@@ -95,7 +95,7 @@ func TestChaos(t *testing.T) {
 	}
 	brokerAddr, gatewayAddr := freePort(t), freePort(t)
 	topics := messages.DefaultTopics()
-	common := []string{"KRETRIEVE_BROKERS=" + brokerAddr}
+	common := []string{"KRETRIEVE_BROKERS=" + brokerAddr, "KRETRIEVE_PATHWAYS_INTERVAL=" + pathwaysInterval.String()}
 
 	brk := &proc{name: "broker", dir: logs, args: []string{"broker", "--listen", brokerAddr, "--data-dir", t.TempDir()}}
 	brk.start(t)
@@ -149,7 +149,7 @@ func TestChaos(t *testing.T) {
 		kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second))
 	var readers sync.WaitGroup
 	readers.Go(func() { led.read(ctx, reader, topics) })
-	producer := kafkaClient(t, brokerAddr)
+	producer := loadProducer(t, ctx, brokerAddr)
 
 	// The gateway answers a search only when its pipeline is up.
 	probe := firstSearch(t, gatewayAddr)
@@ -163,7 +163,9 @@ func TestChaos(t *testing.T) {
 	gws := &gatewayStats{hold: &hold}
 	loads.Go(func() { gws.drive(loadCtx, gatewayAddr) })
 	docs := newDocLoad(topics.Documents, seed, probe)
-	loads.Go(func() { docs.run(loadCtx, ctx, producer) })
+	// The documents load writes as a foreign producer would: no pathway.
+	docProducer := kafkaClient(t, brokerAddr)
+	loads.Go(func() { docs.run(loadCtx, ctx, docProducer) })
 	mark("load started; the documents load deletes %q first (the first answer to %q)", probe, probeQuery)
 	pause(ctx, 3*time.Second)
 
@@ -237,6 +239,13 @@ func TestChaos(t *testing.T) {
 
 	stopLoad()
 	loads.Wait()
+	// The documents load's last records may still be on their way
+	// (produced with ctx, which outlives the load's): every one must be on
+	// the topic before its final state is read (the state read once missed
+	// the last record, at an offset the workers had applied).
+	if err := docProducer.Flush(ctx); err != nil {
+		t.Errorf("documents load: flush: %v", err)
+	}
 	loadStopped := time.Now()
 	mark("load stopped; draining")
 	if !poll.Wait(drainTimeout, func() bool { return led.pending() == 0 }) {
@@ -317,6 +326,16 @@ func TestChaos(t *testing.T) {
 		// The documents the workers store, read back once they stopped.
 		checkStored(t, workers, indexes, final, docs.known())
 		mark("workers stopped; their stored documents checked")
+	}
+
+	// Every request of every cohort ended, as the pathway windows alone
+	// tell (a result, a dead letter or an expiry).
+	comp := completeness(t, common, time.Now())
+	mark("completeness: %d entered, %d ended (%d expired, %d dead-lettered), %d unfinished",
+		comp.Entered, comp.Ended, comp.Expired, comp.DeadLettered, comp.Unfinished)
+	if comp.Unfinished > 0 || comp.Entered == 0 {
+		b, _ := json.Marshal(comp)
+		t.Errorf("kretrieve pathways: %d of %d requests unfinished, want 0 of some: %s", comp.Unfinished, comp.Entered, b)
 	}
 
 	r := led.count()

@@ -91,25 +91,31 @@ func (t *Tracer) checkpointIn(p *partitionState, r *kgo.Record, now time.Time, q
 	if ok {
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
-	t.metrics.pathwaySeries(&p.inCache, p.names.in, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
+	s := t.metrics.pathwaySeries(&p.inCache, p.names.in, next.Hash, parent.Hash, ns)
+	s.record(edge, origin, sc, ns)
+	s.cohorts.Record(next.Origin)
 	return next
 }
 
 // checkpointOut takes the out checkpoint of a record produced under ctx at
-// now and returns the pathway context its header carries.
-func (t *Tracer) checkpointOut(ctx context.Context, p *partitionState, now time.Time, sc trace.SpanContext) pathway.Context {
+// now and returns the pathway context its header carries, and the series
+// that measured it (nil without metrics): the record is counted by origin
+// time there once the broker acknowledged it (sentOut), so that a record
+// never written never counts as entered or ended.
+func (t *Tracer) checkpointOut(ctx context.Context, p *partitionState, now time.Time, sc trace.SpanContext) (pathway.Context, *pathwaySeries) {
 	ns := now.UnixNano()
 	parent, ok := PathwayFromContext(ctx)
 	next := pathway.Next(parent, p.names.out.id, ns)
 	if t.metrics == nil {
-		return next
+		return next, nil
 	}
 	var edge, origin time.Duration
 	if ok && parent.IsValid() {
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
-	t.metrics.pathwaySeries(&p.outCache, p.names.out, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
-	return next
+	s := t.metrics.pathwaySeries(&p.outCache, p.names.out, next.Hash, parent.Hash, ns)
+	s.record(edge, origin, sc, ns)
+	return next, s
 }
 
 // CheckpointIn takes the in checkpoint of r, a record processed outside

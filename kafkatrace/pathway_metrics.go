@@ -56,7 +56,6 @@ type pathwaySeries struct {
 func (s *pathwaySeries) record(edge, origin time.Duration, sc trace.SpanContext, now int64) {
 	s.edge.Record(edge, sc, now)
 	s.origin.Record(origin, sc, now)
-	s.cohorts.Record(now - int64(origin))
 	if now-s.last.Load() > int64(time.Second) { // one store a second at most
 		s.last.Store(now)
 	}

@@ -3,6 +3,7 @@ package kafkatrace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +375,29 @@ func TestPathwayCohortsByOrigin(t *testing.T) {
 	}
 	if n := len(m.Pathways()); n != 2 {
 		t.Errorf("%d series, want the in and the out checkpoint", n)
+	}
+}
+
+// TestFailedProduceIsNotCounted: a record the broker never acknowledged
+// (a produce error) is measured at its out checkpoint but not counted by
+// origin time: it entered nothing, and ended nothing.
+func TestFailedProduceIsNotCounted(t *testing.T) {
+	m := NewMetrics()
+	gw, _ := pathwayTracers(t, m, sdktrace.ParentBased(sdktrace.NeverSample()))
+	ok := &kgo.Record{Topic: "req", Value: []byte("q")}
+	produce(t, gw, ok)
+	failed := &kgo.Record{Topic: "req", Value: []byte("q")}
+	gw.OnProduceRecordBuffered(failed)
+	gw.OnProduceRecordUnbuffered(failed, errors.New("NOT_ENOUGH_REPLICAS"))
+	ps := m.Pathways()
+	if len(ps) != 1 || ps[0].Edge.Count != 2 {
+		t.Fatalf("series %+v, want one measuring both records", ps)
+	}
+	var n uint64
+	for _, b := range ps[0].Cohorts.Bins {
+		n += b.Count
+	}
+	if n != 1 {
+		t.Errorf("%d records counted by origin, want the acknowledged one only", n)
 	}
 }

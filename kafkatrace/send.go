@@ -130,6 +130,10 @@ type sendContext struct {
 	traceparent [tracecontext.TraceparentLen]byte
 	pathway     [pathway.Size]byte
 	headers     [3]kgo.RecordHeader
+	// out is the series of the record's out checkpoint (nil: none), which
+	// counts the record by its origin once acknowledged.
+	out    *pathwaySeries
+	origin int64
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)
@@ -155,6 +159,9 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 		spanCtx = span.SpanContext()
 	}
 	t.recordSent(r.Topic, r.Partition, time.Since(sc.start), errType, spanCtx)
+	if sc.out != nil && err == nil {
+		sc.out.cohorts.Record(sc.origin)
+	}
 	if span == nil || !span.IsRecording() {
 		return
 	}
@@ -209,7 +216,8 @@ func (t *Tracer) inject(ctx context.Context, r *kgo.Record, sc *sendContext) {
 	if !t.pathways || sc == nil {
 		return
 	}
-	pc := t.checkpointOut(ctx, t.partition(r.Topic, r.Partition), sc.start, span)
+	pc, out := t.checkpointOut(ctx, t.partition(r.Topic, r.Partition), sc.start, span)
+	sc.out, sc.origin = out, pc.Origin
 	pc.Encode(&sc.pathway)
 	r.Headers = append(r.Headers, kgo.RecordHeader{Key: pathway.HeaderKey, Value: sc.pathway[:]})
 }

@@ -58,6 +58,10 @@ var Targets = []Target{
 	{Label: "pathway checkpoint in", Num: "BenchmarkCheckpointIn", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "pathway checkpoint out", Num: "BenchmarkCheckpointOut", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "unsampled hop, kafkatrace hooks", Num: "BenchmarkUnsampledHooks/pathways", Unit: "allocs/op", Bound: 0, AtMost: true},
+	// Issue 26: counting every record by origin time (completeness).
+	{Label: "origin-time count per record", Num: "BenchmarkCohortsRecord/serial", Unit: "ns/op", Bound: 50, AtMost: true},
+	{Label: "origin-time count per record, all Ps on one bin", Num: "BenchmarkCohortsRecord/parallel", Unit: "ns/op", Bound: 50, AtMost: true},
+	{Label: "origin-time count per record", Num: "BenchmarkCohortsRecord/serial", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "idle p50 kafka / inprocess", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 gateway / inprocess", Num: "BenchmarkIdleLatency/gateway", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 per Kafka hop, (kafka − inprocess) / 3", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Hops: 3, Bound: 500, AtMost: true},
