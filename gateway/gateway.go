@@ -285,7 +285,8 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	// Timeout bounds the whole call, the broker's acknowledgement included.
 	// The record itself is not bound to ctx (another caller's record
 	// buffered behind it would fail with it: see producer.Publisher) but
-	// to the client's record delivery timeout.
+	// to the client's record delivery timeout. The record carries ctx's
+	// deadline (messages.HeaderDeadline): past it, no stage works on it.
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
 	call, err := g.client.StartJSON(ctx, body, true)
@@ -331,7 +332,9 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
-	call, err := g.client.StartJSON(ctx, body, false)
+	// Nobody waits for an enqueued request's result: the timeout bounds
+	// the acknowledgement only, and the record carries no deadline.
+	call, err := g.client.StartJSON(r.Context(), body, false)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return

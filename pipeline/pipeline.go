@@ -235,7 +235,8 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 		return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	boundary := i == 0 && cfg.RetrievalTrustBoundary
-	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.collab.Logger))
+	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.collab.Logger),
+		consumers.WithMeterProvider(p.collab.MeterProvider))
 }
 
 // NewClient returns a request client publishing to the requests topic. With
