@@ -80,8 +80,12 @@ func TestExpiredRecordsSkipTheHandler(t *testing.T) {
 	tracer := kafkatrace.New(kafkatrace.WithTracerProvider(tp), kafkatrace.WithConsumerGroup("dl"),
 		kafkatrace.WithMetrics(metrics), kafkatrace.WithPathways("dl-test"))
 	var handled atomic.Int64
+	var seen atomic.Int64 // the Message.Deadline live-1's handler saw, Unix ms
 	h := func(_ context.Context, msg *consumers.Message) ([]*kgo.Record, error) {
 		handled.Add(1)
+		if string(msg.Record.Key) == "live-1" {
+			seen.Store(msg.Deadline.UnixMilli())
+		}
 		return []*kgo.Record{{Topic: out, Key: msg.Record.Key, Value: []byte("ok")}}, nil
 	}
 	w, err := consumers.New(consumers.Config{Group: "dl", Topic: in}, tracer, h, []kgo.Opt{kgo.SeedBrokers(addr)},
@@ -117,6 +121,9 @@ func TestExpiredRecordsSkipTheHandler(t *testing.T) {
 
 	if got := handled.Load(); got != wantHandled {
 		t.Errorf("handler ran %d times, want %d (the expired records must skip it)", got, wantHandled)
+	}
+	if want, _, _ := messages.ParseDeadline([]byte(future), time.Now()); seen.Load() != want.UnixMilli() {
+		t.Errorf("the handler saw Message.Deadline %d, want %d", seen.Load(), want.UnixMilli())
 	}
 	if w.Expired() != wantExpired || w.Processed() != int64(len(recs)) {
 		t.Errorf("Expired() = %d, Processed() = %d; want %d, %d", w.Expired(), w.Processed(), wantExpired, len(recs))
