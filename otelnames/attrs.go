@@ -182,9 +182,6 @@ const (
 	// DeadlineLateMS is how long after its deadline such a record was
 	// taken, in milliseconds, on the worker's clock.
 	DeadlineLateMS = attribute.Key("kretrieve.deadline.late_ms")
-	// DeadlineRemainingMS is, on a stage handler's span, the budget left
-	// until the record's deadline when the stage started, in milliseconds.
-	DeadlineRemainingMS = attribute.Key("kretrieve.deadline.remaining_ms")
 	// Degraded names what a stage left out of its output under deadline
 	// pressure ("snippets"); set on the stage's span when it did.
 	Degraded = attribute.Key("kretrieve.degraded")
