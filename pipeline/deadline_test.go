@@ -17,6 +17,8 @@ import (
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/otelnames"
+	"github.com/kretrieve/kretrieve/pipeline"
+	"github.com/kretrieve/kretrieve/search"
 )
 
 // TestDeadlineCrossesThePipeline runs the real stages: a request whose
@@ -113,6 +115,54 @@ func TestGatewayRefusesBehindABacklog(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, "searches were not answered once the backlog drained")
+}
+
+// TestGatewayTimeoutThenExpired: a search answered 504 because no worker
+// ran is not worked on once the workers come up: retrieval expires it, and
+// no late reply is produced.
+func TestGatewayTimeoutThenExpired(t *testing.T) {
+	h := newHarness(t, 3) // no workers: nothing answers
+	srv, c := h.gateway(gateway.Config{Timeout: 300 * time.Millisecond})
+	res := post(t, srv.URL+"/v1/search", "application/json", `{"query":"gzip","request_id":"gone-1"}`, nil)
+	if res.status != http.StatusGatewayTimeout {
+		t.Fatalf("status %d body %s", res.status, res.raw)
+	}
+	h.startWorkers()
+	eventually(t, func() bool { return expiredCount(t, h) == 1 }, "the request expired")
+	if n := topicRecords(t, h, h.cfg.Topology().Stages[0].Output); n != 0 || c.Collector.Late() != 0 {
+		t.Errorf("%d candidates, %d late replies for a request whose caller was told: want none", n, c.Collector.Late())
+	}
+}
+
+// gatedIndex is an index whose Highlight waits until release is closed
+// (or its context ends).
+type gatedIndex struct {
+	*search.Index
+	release chan struct{}
+}
+
+func (g *gatedIndex) Highlight(ctx context.Context, query string, ids []string, maxRunes int) (map[string]search.Highlighted, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Index.Highlight(ctx, query, ids, maxRunes)
+}
+
+// startWorkersOn starts a retrieval worker over retrieval's index and an
+// enrichment worker over enrichment's; they stop at the test's end.
+func (h *harness) startWorkersOn(retrieval, enrichment pipeline.Index) {
+	h.t.Helper()
+	rw, err := h.pipeline().NewWorker(messages.StageRetrieval, retrieval)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ew, err := h.pipeline().NewWorker(messages.StageEnrichment, enrichment)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	runWorkers(h.t, rw, ew)
 }
 
 // expiredCount returns the sum of otelnames.MetricRequestsExpired.
