@@ -46,14 +46,11 @@ var (
 )
 
 // FormatDeadline returns the HeaderDeadline value of t: its Unix
-// milliseconds in decimal, rounded up, so that a deadline is never moved
-// earlier than the caller's.
+// milliseconds in decimal, rounded down, so that no stage starts work
+// after the caller's own deadline (which costs the work less than a
+// millisecond of its budget).
 func FormatDeadline(t time.Time) string {
-	ms := t.UnixMilli()
-	if t.Sub(time.UnixMilli(ms)) > 0 {
-		ms++
-	}
-	return strconv.FormatInt(ms, 10)
+	return strconv.FormatInt(t.UnixMilli(), 10)
 }
 
 // ParseDeadline parses a HeaderDeadline value read at now. It accepts 1 to

@@ -77,15 +77,15 @@ func TestReadDeadlineRepeatedIgnored(t *testing.T) {
 	}
 }
 
-// TestFormatDeadlineRoundsUp checks that a deadline is written to the
-// millisecond, never earlier than the caller's.
-func TestFormatDeadlineRoundsUp(t *testing.T) {
+// TestFormatDeadlineRoundsDown checks that a deadline is written to the
+// millisecond, never later than the caller's.
+func TestFormatDeadlineRoundsDown(t *testing.T) {
 	at := time.UnixMilli(1_767_225_600_000)
 	if got := messages.FormatDeadline(at); got != "1767225600000" {
 		t.Errorf("FormatDeadline(whole ms) = %s", got)
 	}
-	if got := messages.FormatDeadline(at.Add(time.Microsecond)); got != "1767225600001" {
-		t.Errorf("FormatDeadline(+1µs) = %s, want rounded up", got)
+	if got := messages.FormatDeadline(at.Add(999 * time.Microsecond)); got != "1767225600000" {
+		t.Errorf("FormatDeadline(+999µs) = %s, want rounded down", got)
 	}
 }
 
