@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
@@ -36,6 +37,13 @@ type Message struct {
 	Remote trace.SpanContext
 	// Attempt counts handler attempts, starting at 1. Retry counts them.
 	Attempt int
+	// Deadline is the caller's deadline the record carries
+	// (messages.HeaderDeadline, by messages.ReadDeadline's rules), zero
+	// when it carries none. The runtime does not run the handler for a
+	// record taken past it; a handler may use the budget left
+	// (Deadline minus now) to do less work, as enrichment does. It is
+	// not a context deadline: work started is not cancelled.
+	Deadline time.Time
 }
 
 // Handler processes one message and returns its outcome: the records to

@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -13,8 +14,9 @@ import (
 
 // publishOutputs produces outs, the outputs of in, as children of the
 // process span in ctx (unless they carry a context of their own), each
-// with in's correlation id unless it sets its own.
-func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, outs []*kgo.Record, pd *pending) {
+// with in's correlation id unless it sets its own, and with in's deadline
+// (zero: none).
+func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, deadline time.Time, outs []*kgo.Record, pd *pending) {
 	if len(outs) == 0 {
 		return
 	}
@@ -25,6 +27,10 @@ func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, outs []*kgo
 	// their values: the span and the pathway.
 	kept := context.WithoutCancel(ctx)
 	corr := tracecontext.HeaderCarrier{Record: in}.Get(messages.HeaderCorrelation)
+	dl := ""
+	if !deadline.IsZero() {
+		dl = messages.FormatDeadline(deadline)
+	}
 	for _, out := range outs {
 		if out.Context == nil {
 			out.Context = kept
@@ -32,6 +38,7 @@ func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, outs []*kgo
 			out.Context = context.WithoutCancel(out.Context)
 		}
 		carryCorrelation(out, corr)
+		carryDeadline(out, dl)
 		w.produce(kept, in, out, nil, pd)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
@@ -34,6 +35,11 @@ type Worker struct {
 
 	processed atomic.Int64
 	dead      atomic.Int64
+	expired   atomic.Int64
+
+	mp             metric.MeterProvider // WithMeterProvider's
+	expiredCounter metric.Int64Counter
+	expiredAttrs   metric.MeasurementOption
 
 	sem chan struct{} // a slot per record being processed (Concurrency)
 
@@ -80,6 +86,9 @@ func New(cfg Config, tracer *kafkatrace.Tracer, handler Handler, clientOpts []kg
 	}
 	if !w.chainSet {
 		w.chain = DefaultMiddleware(w.cfg)
+	}
+	if err := w.newExpiredCounter(); err != nil {
+		return nil, err
 	}
 	w.handler = Chain(handler, append(slices.Clip(w.chain), w.middleware...)...)
 	w.logger = global.Logger(w.logger).With("group", cfg.Group, "topic", cfg.Topic)
@@ -135,7 +144,8 @@ func (w *Worker) clientOptions(clientOpts []kgo.Opt) []kgo.Opt {
 // Client returns the worker's Kafka client (for topic creation and admin).
 func (w *Worker) Client() *kgo.Client { return w.client }
 
-// Processed returns how many records the worker has finished (including dead-lettered ones).
+// Processed returns how many records the worker has finished (including
+// dead-lettered and expired ones).
 func (w *Worker) Processed() int64 { return w.processed.Load() }
 
 // DeadLettered returns how many records the worker has sent to a dead-letter topic.

@@ -3,7 +3,9 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -27,6 +29,10 @@ type admission struct {
 	max      int64
 	inFlight atomic.Int64
 	refused  metric.Int64Counter
+	// queueWait and budget: a budgeted route is refused while queueWait
+	// reports a wait beyond budget (see WithQueueWait).
+	queueWait func() (time.Duration, bool)
+	budget    time.Duration
 }
 
 func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
@@ -41,12 +47,32 @@ func newAdmission(max int, mp metric.MeterProvider) (*admission, error) {
 	return &admission{max: int64(max), refused: refused}, nil
 }
 
-// wrap admits requests to h, the handler of route.
+// wrap admits requests to h, the handler of route, by the in-flight
+// limit alone.
 func (a *admission) wrap(route string, h http.Handler) http.Handler {
+	return a.wrapRoute(route, h, false)
+}
+
+// wrapRoute admits requests to h, the handler of route. A budgeted route (one
+// whose callers wait for the result, within the gateway's Timeout) is
+// also refused while the first edge's queue wait exceeds that budget: the
+// request would expire before the first stage took it.
+func (a *admission) wrapRoute(route string, h http.Handler, budgeted bool) http.Handler {
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("http.route", route)))
+	waitAttrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("http.route", route), otelnames.RefusedReason.String("queue_wait")))
 	body := errorBody{APIError{Code: "overloaded",
 		Message: fmt.Sprintf("the gateway is handling its maximum of %d requests; retry after %s s", a.max, RetryAfter)}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if budgeted && a.queueWait != nil {
+			if wait, ok := a.queueWait(); ok && wait > a.budget {
+				a.refused.Add(r.Context(), 1, waitAttrs)
+				w.Header().Set("Retry-After", retryAfter(wait-a.budget))
+				writeJSON(w, http.StatusServiceUnavailable, errorBody{APIError{Code: "overloaded",
+					Message: fmt.Sprintf("requests wait %s before the first stage takes them, beyond this request's %s; retry later",
+						wait.Round(time.Millisecond), a.budget)}})
+				return
+			}
+		}
 		if a.inFlight.Add(1) > a.max {
 			a.inFlight.Add(-1)
 			a.refused.Add(r.Context(), 1, attrs)
@@ -57,4 +83,15 @@ func (a *admission) wrap(route string, h http.Handler) http.Handler {
 		defer a.inFlight.Add(-1)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// maxRetryAfter bounds the Retry-After of a refusal by queue wait.
+const maxRetryAfter = 60 * time.Second
+
+// retryAfter is the Retry-After (whole seconds, at least 1, at most
+// maxRetryAfter) of a refusal by queue wait: over is how much the queue
+// wait exceeds the budget, the least the queue must drain.
+func retryAfter(over time.Duration) string {
+	s := int64(min(max(over, time.Second), maxRetryAfter)+time.Second-1) / int64(time.Second)
+	return strconv.FormatInt(s, 10)
 }

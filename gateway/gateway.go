@@ -146,9 +146,10 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 	if err != nil {
 		return nil, err
 	}
+	admit.queueWait, admit.budget = c.queueWait, c.Timeout
 	g := &Gateway{cfg: c, client: client, ready: ready, mux: http.NewServeMux(), admit: admit}
-	g.route("POST /v1/search", g.search)
-	g.route("POST /v1/requests", g.enqueue)
+	g.route("POST /v1/search", g.search, true)
+	g.route("POST /v1/requests", g.enqueue, false)
 	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -174,7 +175,10 @@ func (g *Gateway) HandleAdmitted(pattern string, h http.Handler) {
 // whose server span is the root of the request's trace (or continues an
 // incoming traceparent). The incoming trace context is limited as on Kafka
 // records (see tracecontext.LimitPropagator) before anything parses it.
-func (g *Gateway) route(pattern string, h http.HandlerFunc) {
+//
+// A budgeted route's callers wait for the result: it is also refused by
+// queue wait (see WithQueueWait).
+func (g *Gateway) route(pattern string, h http.HandlerFunc, budgeted bool) {
 	prop := tracecontext.LimitPropagator(g.cfg.Propagator)
 	if g.cfg.TrustBoundary {
 		prop = tracecontext.TrustBoundaryPropagator(g.cfg.Propagator, g.cfg.TrustedBaggage...)
@@ -189,7 +193,7 @@ func (g *Gateway) route(pattern string, h http.HandlerFunc) {
 	if g.cfg.TrustBoundary {
 		opts = append(opts, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
 	}
-	g.mux.Handle(pattern, g.admit.wrap(pattern, g.recordable(otelhttp.NewHandler(h, pattern, opts...))))
+	g.mux.Handle(pattern, g.admit.wrapRoute(pattern, g.recordable(otelhttp.NewHandler(h, pattern, opts...)), budgeted))
 }
 
 // recordable bounds what otelhttp records of a request, all of it the
@@ -285,7 +289,8 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	// Timeout bounds the whole call, the broker's acknowledgement included.
 	// The record itself is not bound to ctx (another caller's record
 	// buffered behind it would fail with it: see producer.Publisher) but
-	// to the client's record delivery timeout.
+	// to the client's record delivery timeout. The record carries ctx's
+	// deadline (messages.HeaderDeadline): past it, no stage works on it.
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
 	call, err := g.client.StartJSON(ctx, body, true)
@@ -331,7 +336,9 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
-	call, err := g.client.StartJSON(ctx, body, false)
+	// Nobody waits for an enqueued request's result: the timeout bounds
+	// the acknowledgement only, and the record carries no deadline.
+	call, err := g.client.StartJSON(r.Context(), body, false)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return

@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -24,6 +25,8 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	Config
 	global.Collaborators
+	// queueWait is WithQueueWait's source, nil without one.
+	queueWait func() (time.Duration, bool)
 }
 
 // WithTracerProvider sets the tracer provider of the server spans; nil is
@@ -50,6 +53,23 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 // nil is ignored. Default: slog.Default().
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.Logger = cmp.Or(l, c.Logger) })
+}
+
+// WithQueueWait gives the gateway the current queue wait of the
+// pipeline's first edge (the requests topic to the first stage): wait is
+// how long a request published now would sit before the first stage took
+// it, ok false when it is not known (then nothing is refused for it). A
+// search whose budget (Config.Timeout) that wait exceeds cannot be
+// answered in time: it is refused at once with 503 and Retry-After, and
+// counted in otelnames.MetricGatewayRefused with
+// otelnames.RefusedReason "queue_wait". fn must be cheap: it runs for
+// every search. Default: none (no refusal by queue wait).
+func WithQueueWait(fn func() (wait time.Duration, ok bool)) Option {
+	return optionFunc(func(c *config) {
+		if fn != nil {
+			c.queueWait = fn
+		}
+	})
 }
 
 // newConfig returns cfg with its defaults and the collaborators of opts,

@@ -118,6 +118,29 @@ func (t *Tracer) checkpointOut(ctx context.Context, p *partitionState, now time.
 	return next, s
 }
 
+// CheckpointExpired takes the expired checkpoint of r (pathway.Expired),
+// a record taken under ctx (the context StartProcess returned for it) past
+// its caller's deadline and not processed: the terminal checkpoint of its
+// pathway, measured as the others are (the edge from r's in checkpoint,
+// and from the origin), with sc's exemplar. Expired records are rare, so
+// the checkpoint is not cached. Without WithPathways or metrics it does
+// nothing.
+func (t *Tracer) CheckpointExpired(ctx context.Context, r *kgo.Record, sc trace.SpanContext) {
+	if !t.pathways || t.metrics == nil {
+		return
+	}
+	ns := clockNow().UnixNano()
+	cp := newCheckpoint(t.service, t.group, r.Topic, pathway.Expired)
+	parent, ok := PathwayFromContext(ctx)
+	next := pathway.Next(parent, cp.id, ns)
+	var edge, origin time.Duration
+	if ok && parent.IsValid() {
+		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
+	}
+	var cache atomic.Pointer[pathwaySeries]
+	t.metrics.pathwaySeries(&cache, cp, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
+}
+
 // CheckpointIn takes the in checkpoint of r, a record processed outside
 // StartProcess (a dead-letter replay, say), and returns ctx carrying the
 // continued pathway; sc is the span that processes it (for exemplars).

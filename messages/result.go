@@ -55,6 +55,10 @@ type Result struct {
 	// IndexFreshness holds the freshness of the index of each stage that
 	// reports one; left out when empty.
 	IndexFreshness IndexFreshness `json:"index_freshness,omitempty"`
+	// Degraded, when not empty, marks the result degraded: a stage left
+	// something out (snippets, say) because the caller's deadline was
+	// near, at most [MaxStages] entries; left out when empty.
+	Degraded []Degradation `json:"degraded,omitempty"`
 }
 
 // Validate reports, as a [*ValidationError], the first field of r that
@@ -82,6 +86,7 @@ func (r Result) Validate() error {
 	}
 	v.checkTimings(r.Timings)
 	v.checkFreshness(r.IndexFreshness)
+	v.checkDegraded(r.Degraded)
 	return v.err
 }
 
@@ -111,7 +116,8 @@ func EncodeResult(r Result) ([]byte, error) {
 // document needs id, title, score and snippet; url, source, kind,
 // import_path, metadata (an object of strings), version and stale_score (a
 // boolean, true only with a version) are optional, as are timings and its
-// durations (zero) and index_freshness (nil). Any broken rule is returned as a
+// durations (zero), index_freshness (nil) and degraded (nil: a degraded
+// entry needs stage, dropped and reason). Any broken rule is returned as a
 // [*ValidationError]. Invalid UTF-8 is rejected as in [DecodeRequest]. The
 // returned Documents slice is never nil.
 func DecodeResult(b []byte) (Result, error) {
@@ -146,6 +152,7 @@ func DecodeResult(b []byte) (Result, error) {
 	}
 	r.Timings = d.timings(obj)
 	r.IndexFreshness = d.freshness(obj)
+	r.Degraded = d.degraded(obj)
 	if err := d.result(); err != nil {
 		return Result{}, err
 	}

@@ -46,6 +46,14 @@ func resultCases() []payloadCase {
 		{name: "stale_score with empty version", body: `{"request_id":"r","documents":[` + doc + `,{"id":"d","title":"t","score":1,"snippet":"s","version":"","stale_score":true}]}`, kind: invalidErr, field: "documents[1].version"},
 		{name: "stale_score string", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"v","stale_score":"true"}]}`, kind: invalidErr, field: "documents[0].stale_score"},
 		{name: "stale_score number", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"v","stale_score":1}]}`, kind: invalidErr, field: "documents[0].stale_score"},
+		{name: "degraded", body: `{"request_id":"r","documents":[],"degraded":[{"stage":"enrichment","dropped":"snippets","reason":"deadline"}]}`},
+		{name: "degraded null", body: `{"request_id":"r","documents":[],"degraded":null}`},
+		{name: "degraded empty", body: `{"request_id":"r","documents":[],"degraded":[]}`},
+		{name: "degraded not an array", body: `{"request_id":"r","documents":[],"degraded":"deadline"}`, kind: invalidErr, field: "degraded"},
+		{name: "degraded reason missing", body: `{"request_id":"r","documents":[],"degraded":[{"stage":"enrichment","dropped":"snippets"}]}`, kind: invalidErr, field: "degraded[0].reason"},
+		{name: "degraded dropped upper case", body: `{"request_id":"r","documents":[],"degraded":[{"stage":"enrichment","dropped":"Snippets","reason":"deadline"}]}`, kind: invalidErr, field: "degraded[0].dropped"},
+		{name: "degraded stage illegal", body: `{"request_id":"r","documents":[],"degraded":[{"stage":"a b","dropped":"snippets","reason":"deadline"}]}`, kind: invalidErr, field: "degraded[0].stage"},
+		{name: "degraded 17 entries", body: `{"request_id":"r","documents":[],"degraded":[` + strings.TrimSuffix(strings.Repeat(`{"stage":"e","dropped":"snippets","reason":"deadline"},`, 17), ",") + `]}`, kind: invalidErr, field: "degraded"},
 		{name: "document version over the limit", body: `{"request_id":"r","documents":[{"id":"d","title":"t","score":1,"snippet":"s","version":"` + strings.Repeat("0", messages.MaxVersionBytes+1) + `"}]}`, kind: invalidErr, field: "documents[0].version"},
 	}
 	for _, tc := range timingsCases() {

@@ -172,3 +172,23 @@ const (
 // DroppedReason is the attribute of [MetricResultsDropped]: "duplicate",
 // "late", "foreign" or "undecodable".
 const DroppedReason = attribute.Key("reason")
+
+// Attributes of deadlines (messages.HeaderDeadline).
+const (
+	// DeadlineExpired is true on the process span of a record taken past
+	// its caller's deadline: the handler did not run and nothing was
+	// produced (the outcome "expired").
+	DeadlineExpired = attribute.Key("kretrieve.deadline.expired")
+	// DeadlineLateMS is how long after its deadline such a record was
+	// taken, in milliseconds, on the worker's clock.
+	DeadlineLateMS = attribute.Key("kretrieve.deadline.late_ms")
+	// Degraded names what a stage left out of its output under deadline
+	// pressure ("snippets"); set on the stage's span when it did.
+	Degraded = attribute.Key("kretrieve.degraded")
+)
+
+// RefusedReason is the attribute of [MetricGatewayRefused] for refusals
+// beyond the in-flight limit: "queue_wait" when the first stage's queue
+// wait exceeded the request's budget. Refusals at the in-flight limit
+// carry none.
+const RefusedReason = attribute.Key("kretrieve.gateway.refused.reason")

@@ -39,6 +39,12 @@ const (
 	// because its in-flight limit was reached, by http.route.
 	MetricGatewayRefused     = "kretrieve.gateway.refused"
 	MetricGatewayRefusedUnit = "{request}"
+	// MetricRequestsExpired counts the records a worker took past the
+	// caller's deadline (messages.HeaderDeadline) and did not process:
+	// committed, with nothing produced. Its attributes are the
+	// destination (the topic read) and the consumer group.
+	MetricRequestsExpired     = "kretrieve.requests.expired"
+	MetricRequestsExpiredUnit = "{record}"
 	// MetricSpansDropped counts the spans the tracing setup dropped.
 	MetricSpansDropped = "kretrieve.tracing.spans.dropped"
 	// MetricSpansExported counts the spans the tracing setup exported.

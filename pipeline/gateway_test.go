@@ -111,14 +111,20 @@ func TestGatewayAsyncRequest(t *testing.T) {
 }
 
 func TestGatewayTimeoutReturnsIDs(t *testing.T) {
-	h := newHarness(t, 3) // no workers: nothing answers
+	h := newHarness(t, 3)
+	// Enrichment takes the request within its deadline and then stalls
+	// until the gateway has answered 504. (Workers that came up only after
+	// the timeout would expire the request instead, with no reply at all:
+	// TestGatewayTimeoutThenExpired.)
+	slow := &gatedIndex{Index: h.idx, release: make(chan struct{})}
+	h.startWorkersOn(h.idx, slow)
 	srv, c := h.gateway(gateway.Config{Timeout: 300 * time.Millisecond})
 	res := post(t, srv.URL+"/v1/search", "application/json", `{"query":"gzip","request_id":"slow-1"}`, nil)
 	if res.status != http.StatusGatewayTimeout || res.body["request_id"] != "slow-1" || len(res.body["trace_id"].(string)) != 32 {
 		t.Fatalf("status %d body %s", res.status, res.raw)
 	}
-	// The workers come up later: the late reply is dropped and counted.
-	h.startWorkers()
+	// Enrichment finishes later: the late reply is dropped and counted.
+	close(slow.release)
 	eventually(t, func() bool { return c.Collector.Late() == 1 }, "late reply counted")
 }
 

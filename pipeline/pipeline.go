@@ -235,7 +235,8 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 		return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	boundary := i == 0 && cfg.RetrievalTrustBoundary
-	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.collab.Logger))
+	return consumers.New(wc, p.tracer(wc.Group, boundary), h, p.ClientOptions(), consumers.WithLogger(p.collab.Logger),
+		consumers.WithMeterProvider(p.collab.MeterProvider))
 }
 
 // NewClient returns a request client publishing to the requests topic. With
@@ -349,6 +350,9 @@ func (p *Pipeline) Ready() func(context.Context) error {
 // NewGateway returns an HTTP gateway publishing through a new request client
 // with a collector (close it with the returned Client's Close). The
 // collector's dropped-result counters are exported on the meter provider.
+// Until ctx is done, the gateway measures the queue wait of the first
+// edge every QueueWaitInterval and refuses the searches it would make
+// miss their deadline (gateway.WithQueueWait).
 func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.Gateway, *producer.Client, error) {
 	if gw.TrustedBaggage == nil {
 		gw.TrustedBaggage = p.cfg.TrustedBaggage
@@ -364,8 +368,14 @@ func (p *Pipeline) NewGateway(ctx context.Context, gw gateway.Config) (*gateway.
 	if _, err := client.Collector.RegisterMetrics(p.collab.MeterProvider); err != nil {
 		p.collab.Logger.WarnContext(ctx, "collector metrics not registered", "err", err)
 	}
-	g, err := gateway.New(gw, client, p.Ready(),
-		gateway.WithTracerProvider(p.collab.TracerProvider), gateway.WithMeterProvider(p.collab.MeterProvider), gateway.WithPropagator(p.collab.Propagator), gateway.WithLogger(p.collab.Logger))
+	opts := []gateway.Option{gateway.WithTracerProvider(p.collab.TracerProvider), gateway.WithMeterProvider(p.collab.MeterProvider),
+		gateway.WithPropagator(p.collab.Propagator), gateway.WithLogger(p.collab.Logger)}
+	if stages := p.Topology().Stages; len(stages) > 0 {
+		edge := &firstEdge{baseOpts: p.ClientOptions(), group: stages[0].Group, topic: stages[0].Input, logger: p.collab.Logger}
+		go edge.run(ctx)
+		opts = append(opts, gateway.WithQueueWait(edge.Wait))
+	}
+	g, err := gateway.New(gw, client, p.Ready(), opts...)
 	if err != nil {
 		_ = client.Close(ctx)
 		return nil, nil, err

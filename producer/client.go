@@ -116,7 +116,10 @@ func (call *Call) Duration() time.Duration {
 // wait, the outcome is awaited with Call.Wait.
 //
 // The request carries a fresh random messages.HeaderCorrelation value, and
-// Wait accepts only an outcome that carries it back. A request id that a
+// Wait accepts only an outcome that carries it back. When ctx has a
+// deadline, the request carries it as messages.HeaderDeadline: give ctx
+// the caller's deadline (as the gateway does with its timeout), and no
+// stage works on the request once its caller has stopped waiting. A request id that a
 // call of c is waiting for, or whose outcome was delivered less than 10
 // minutes ago, is refused with results.ErrRequestIDInUse (with wait or without,
 // when c has a Collector), before anything is published.

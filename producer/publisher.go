@@ -40,7 +40,8 @@ func NewPublisher(client *kgo.Client, topic string) *Publisher {
 // are returned at once and done is not called.
 //
 // The record carries a fresh random messages.HeaderCorrelation value, as
-// every request published by this package does.
+// every request published by this package does, and ctx's deadline, when
+// it has one, as messages.HeaderDeadline.
 func (p *Publisher) Publish(ctx context.Context, req messages.Request, done func(Receipt, error)) error {
 	return p.publish(ctx, req, newCorrelation(), done)
 }
@@ -64,7 +65,8 @@ func encode(req messages.Request) ([]byte, error) {
 
 // produce produces value, the encoded req, keyed by its request id with
 // the messages.HeaderCorrelation value corr, without waiting; done is called
-// with the acknowledgement.
+// with the acknowledgement. When ctx has a deadline, the record carries it
+// (messages.HeaderDeadline): the stages do not work on it past that time.
 //
 // Neither the record nor the produce call carries ctx's cancellation, only
 // its values (the trace): franz-go fails every record buffered behind one
@@ -73,9 +75,12 @@ func encode(req messages.Request) ([]byte, error) {
 // record is bounded by the client's own limits instead
 // (kgo.RecordDeliveryTimeout), which fail it only when it was not written.
 func (p *Publisher) produce(ctx context.Context, req messages.Request, value []byte, corr string, done func(Receipt, error)) {
+	headers := []kgo.RecordHeader{{Key: messages.HeaderCorrelation, Value: []byte(corr)}}
+	if d, ok := ctx.Deadline(); ok {
+		headers = append(headers, kgo.RecordHeader{Key: messages.HeaderDeadline, Value: []byte(messages.FormatDeadline(d))})
+	}
 	ctx = context.WithoutCancel(ctx)
-	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx,
-		Headers: []kgo.RecordHeader{{Key: messages.HeaderCorrelation, Value: []byte(corr)}}}
+	rec := &kgo.Record{Topic: p.topic, Key: []byte(req.RequestID), Value: value, Context: ctx, Headers: headers}
 	p.client.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		rcpt := Receipt{RequestID: req.RequestID, Partition: r.Partition, Offset: r.Offset}
 		if sc := trace.SpanContextFromContext(r.Context); sc.IsValid() {

@@ -57,7 +57,7 @@ func (c *produceConfig) flags(s *settings) (check func(args []string) error) {
 	s.integer(&c.topK, "top-k", messages.DefaultTopK, "documents per result")
 	s.boolean(&c.wait, "wait", false, "wait for each request's result and print it")
 	s.boolean(&c.json, "json", false, "print JSON lines")
-	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for a result")
+	s.duration(&c.timeout, "timeout", 10*time.Second, "how long --wait waits for the results, from when they are sent (the requests carry this deadline)")
 	c.pathways.declare(s)
 	return func(args []string) error {
 		c.queries = args
@@ -96,8 +96,16 @@ func runProduce(ctx context.Context, cfg produceConfig, stdout, stderr io.Writer
 
 		calls := make([]*producer.Call, 0, len(queries))
 		var errs []error
+		// With --wait, every request is awaited for --timeout from now:
+		// its record carries that deadline (messages.HeaderDeadline).
+		wctx := ctx
+		if cfg.wait {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+			defer cancel()
+		}
 		for _, q := range queries {
-			call, err := client.Start(ctx, messages.Request{Query: q, TopK: cfg.topK}, cfg.wait)
+			call, err := client.Start(wctx, messages.Request{Query: q, TopK: cfg.topK}, cfg.wait)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("query %q: %w", truncate(q, 40), err))
 				continue
@@ -117,7 +125,7 @@ func runProduce(ctx context.Context, cfg produceConfig, stdout, stderr io.Writer
 		}
 		if cfg.wait {
 			for _, call := range calls {
-				out, err := call.Wait(ctx, cfg.timeout)
+				out, err := call.Wait(wctx, cfg.timeout)
 				p.outcome(call, out, err)
 				if err != nil || out.Failed {
 					errs = append(errs, fmt.Errorf("request %s: not completed", call.Request.RequestID))

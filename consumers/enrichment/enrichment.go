@@ -28,6 +28,17 @@ const ScopeName = "github.com/kretrieve/kretrieve/consumers/enrichment"
 // DefaultSnippetRunes is the snippet length when Config.SnippetRunes is 0.
 const DefaultSnippetRunes = 200
 
+// DefaultDegradeBelow is Config.DegradeBelow when it is 0.
+const DefaultDegradeBelow = 100 * time.Millisecond
+
+// DocumentLoader is a Store that also loads a document without
+// highlighting it (*search.Index and *docfeed.Live are): under deadline
+// pressure the handler loads the documents this way, with empty
+// snippets, and marks the result degraded.
+type DocumentLoader interface {
+	Document(id string) (search.Document, bool)
+}
+
 // Store loads documents with snippets highlighted for a query. Highlight
 // must make each snippet from the document it returns with it (as
 // *search.Index does). A Store that is also a consumers.Versioner has the
@@ -52,6 +63,14 @@ type Config struct {
 	// DuplicateThreshold is the body similarity that makes a near-duplicate.
 	// Default: rerank.DefaultDuplicateThreshold.
 	DuplicateThreshold float64
+	// DegradeBelow is the budget under which the handler returns less
+	// rather than nothing: when a record's deadline (Message.Deadline) is
+	// nearer than DegradeBelow as the handler starts, and the store is a
+	// DocumentLoader, the documents are loaded without highlighted
+	// snippets and the result is marked degraded (messages.Degradation:
+	// "snippets", "deadline"). Negative: never. Default:
+	// DefaultDegradeBelow.
+	DegradeBelow time.Duration
 }
 
 // Handler returns the enrichment handler over store, configured by cfg,
@@ -66,6 +85,9 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 	if cfg.SnippetRunes == 0 {
 		cfg.SnippetRunes = DefaultSnippetRunes
 	}
+	if cfg.DegradeBelow == 0 {
+		cfg.DegradeBelow = DefaultDegradeBelow
+	}
 	if cfg.DuplicateThreshold == 0 {
 		cfg.DuplicateThreshold = rerank.DefaultDuplicateThreshold
 	}
@@ -78,7 +100,8 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 		start := time.Now()
 		// Read before loading: the documents loaded are at least this fresh.
 		fresh := consumers.WithFreshness(c.IndexFreshness, store, cfg.Stage, start)
-		docs, err := enrich(ctx, tracer, store, c, cfg)
+		plain := degrade(msg.Deadline, start, cfg.DegradeBelow, store)
+		docs, err := enrich(ctx, tracer, store, c, cfg, plain)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +110,12 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 			QueueMS: float64(msg.QueueWait.Signed()) / float64(time.Millisecond),
 			WorkMS:  float64(time.Since(start)) / float64(time.Millisecond),
 		})
-		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings, IndexFreshness: fresh})
+		var degraded []messages.Degradation
+		if plain {
+			degraded = []messages.Degradation{{Stage: cfg.Stage, Dropped: messages.DroppedSnippets, Reason: messages.ReasonDeadline}}
+		}
+		value, err := messages.EncodeResult(messages.Result{RequestID: c.RequestID, Documents: docs, Timings: timings,
+			IndexFreshness: fresh, Degraded: degraded})
 		if err != nil {
 			return nil, consumers.Permanent(fmt.Errorf("encode result: %w", err))
 		}
@@ -95,10 +123,21 @@ func Handler(store Store, cfg Config, opts ...consumers.HandlerOption) consumers
 	}
 }
 
+// degrade reports whether the handler, starting at start, loads the
+// documents without snippets: the store can, and deadline (zero: none) is
+// nearer than below.
+func degrade(deadline, start time.Time, below time.Duration, store Store) bool {
+	if deadline.IsZero() || below < 0 || deadline.Sub(start) >= below {
+		return false
+	}
+	_, ok := store.(DocumentLoader)
+	return ok
+}
+
 // enrich runs the steps, each in its own span: load (documents and
-// highlighted snippets), dedupe, rerank.
-func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config) ([]messages.Document, error) {
-	scored, marks, err := load(ctx, tracer, store, c, cfg)
+// highlighted snippets, or without snippets when plain), dedupe, rerank.
+func enrich(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config, plain bool) ([]messages.Document, error) {
+	scored, marks, err := load(ctx, tracer, store, c, cfg, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -166,14 +205,24 @@ type mark struct {
 // counted as changed; one the store no longer has after highlighting
 // (Version reports none) is dropped as missing, so a deleted document is
 // never returned. Hashing costs a few microseconds per typical document.
-func load(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config) ([]rerank.Scored, map[string]mark, error) {
+//
+// When plain, the documents are loaded with empty snippets, through the
+// store's DocumentLoader, and the span says so (otelnames.Degraded).
+func load(ctx context.Context, tracer trace.Tracer, store Store, c messages.Candidates, cfg Config, plain bool) ([]rerank.Scored, map[string]mark, error) {
 	ids := make([]string, len(c.Candidates))
 	for i, cand := range c.Candidates {
 		ids[i] = cand.DocID
 	}
 	lctx, span := tracer.Start(ctx, otelnames.SpanLoadDocuments, trace.WithAttributes(redact.Request(c.RequestID), otelnames.EnrichCandidates.Int(len(ids))))
 	defer span.End()
-	loaded, err := store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
+	var loaded map[string]search.Highlighted
+	var err error
+	if plain {
+		span.SetAttributes(otelnames.Degraded.String(messages.DroppedSnippets))
+		loaded = loadPlain(store.(DocumentLoader), ids)
+	} else {
+		loaded, err = store.Highlight(lctx, c.Query, ids, cfg.SnippetRunes)
+	}
 	if err != nil {
 		// A store's error may quote the query: it must not reach spans,
 		// logs or the dead-letter reason.
@@ -216,4 +265,16 @@ func load(ctx context.Context, tracer trace.Tracer, store Store, c messages.Cand
 		}
 	}
 	return scored, marks, nil
+}
+
+// loadPlain loads the documents ids without snippets; one the loader does
+// not have is left out, as Highlight leaves it out.
+func loadPlain(l DocumentLoader, ids []string) map[string]search.Highlighted {
+	out := make(map[string]search.Highlighted, len(ids))
+	for _, id := range ids {
+		if d, ok := l.Document(id); ok {
+			out[id] = search.Highlighted{Document: d}
+		}
+	}
+	return out
 }

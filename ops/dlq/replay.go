@@ -522,12 +522,14 @@ func (rp *replayer) commit(ctx context.Context, offsets kadm.Offsets) error {
 
 // replayHeaders returns the headers of the republished record: the dead
 // letter's headers without the kretrieve.dlq.* ones and without the old
-// traceparent and tracestate (the send hook injects the replay's context).
-// Baggage and application headers are kept, in order.
+// traceparent and tracestate (the send hook injects the replay's context)
+// and without the caller's deadline (messages.HeaderDeadline: that caller
+// is long gone, and the replay would only expire). Baggage and
+// application headers are kept, in order.
 func replayHeaders(hs []kgo.RecordHeader) []kgo.RecordHeader {
 	out := make([]kgo.RecordHeader, 0, len(hs))
 	for _, h := range hs {
-		if strings.HasPrefix(h.Key, deadletters.HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" {
+		if strings.HasPrefix(h.Key, deadletters.HeaderPrefix) || h.Key == "traceparent" || h.Key == "tracestate" || h.Key == messages.HeaderDeadline {
 			continue
 		}
 		out = append(out, h)

@@ -18,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/deadletters"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/kafkatrace"
+	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/dlq"
 )
 
@@ -77,6 +78,7 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 				{Key: "content-type", Value: []byte("application/json")},
 				{Key: "tracestate", Value: []byte("vendor=stale")},
 				{Key: "baggage", Value: []byte("tenant=acme")},
+				{Key: messages.HeaderDeadline, Value: []byte("1767225600000")},
 			}}.Record(requestsDLQ),
 		dltest.Letter{Key: "r2", Reason: "decode request: unexpected end of JSON input", ErrorType: deadletters.ErrorTypePermanent,
 			OrigTopic: requests, OrigOffset: 42, Attempts: 1}.Record(requestsDLQ),
@@ -108,6 +110,9 @@ func TestReplayRepublishesInANewTrace(t *testing.T) {
 		}
 		if ts := headerValues(rec, "tracestate"); len(ts) != 0 {
 			t.Fatalf("record %d kept the old tracestate %q", i, ts)
+		}
+		if dl := headerValues(rec, messages.HeaderDeadline); len(dl) != 0 {
+			t.Fatalf("record %d kept its gone caller's deadline %q", i, dl)
 		}
 	}
 	if got := headerValues(out[0], "content-type"); len(got) != 1 || got[0] != "application/json" {
