@@ -187,7 +187,7 @@ func TestExpiredRecordsSkipTheHandler(t *testing.T) {
 	if marked != wantExpired {
 		t.Errorf("%d process spans marked %s, want %d", marked, otelnames.DeadlineExpired, wantExpired)
 	}
-	var expiredCount, inCount uint64
+	var expiredCount, inCount, expiredCohorts uint64
 	for _, ps := range metrics.Pathways() {
 		switch ps.Checkpoint.Direction {
 		case pathway.Expired:
@@ -195,12 +195,15 @@ func TestExpiredRecordsSkipTheHandler(t *testing.T) {
 				t.Errorf("expired checkpoint edge %q", ps.Checkpoint.Edge())
 			}
 			expiredCount += ps.Edge.Count
+			for _, b := range ps.Cohorts.Bins { // completeness: each ended
+				expiredCohorts += b.Count
+			}
 		case pathway.In:
 			inCount += ps.Edge.Count
 		}
 	}
-	if expiredCount != wantExpired || inCount != uint64(len(recs)) {
-		t.Errorf("pathway checkpoints: %d expired, %d in; want %d, %d", expiredCount, inCount, wantExpired, len(recs))
+	if expiredCount != wantExpired || inCount != uint64(len(recs)) || expiredCohorts != wantExpired {
+		t.Errorf("pathway checkpoints: %d expired (%d counted by origin), %d in; want %d, %d", expiredCount, expiredCohorts, inCount, wantExpired, len(recs))
 	}
 }
 

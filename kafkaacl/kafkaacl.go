@@ -147,7 +147,11 @@ func Roles(n Names) []Role {
 
 	gateway := []Rule{
 		topic(t.Requests(), write, "publish requests"),
+		topic(t.Requests(), read, "admission: the timestamp of the oldest request the first stage has not taken (its queue wait)"),
 		topic(t.Results(), read, "collect results (no group)"),
+	}
+	if len(t.Stages) > 0 {
+		gateway = append(gateway, group(t.Stages[0].Group, describe, "admission: the first stage's committed offsets (its queue wait)"))
 	}
 	for _, in := range t.Inputs() {
 		gateway = append(gateway, topic(dlq(in), read, "collect dead-lettered "+in))

@@ -138,7 +138,9 @@ func (t *Tracer) CheckpointExpired(ctx context.Context, r *kgo.Record, sc trace.
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
 	var cache atomic.Pointer[pathwaySeries]
-	t.metrics.pathwaySeries(&cache, cp, next.Hash, parent.Hash, ns).record(edge, origin, sc, ns)
+	s := t.metrics.pathwaySeries(&cache, cp, next.Hash, parent.Hash, ns)
+	s.record(edge, origin, sc, ns)
+	s.cohorts.Record(next.Origin) // a terminal checkpoint: the request ended
 }
 
 // CheckpointIn takes the in checkpoint of r, a record processed outside
