@@ -26,6 +26,10 @@ const (
 	// of the documents topic a worker's index has yet to apply (its unit
 	// is MetricLagSecondsUnit).
 	MetricIndexLagSeconds = "kretrieve.index.lag.seconds"
+	// MetricPathwaysWindows counts the pathway windows a process tried to
+	// publish to the pathways topic, with error.type on failures.
+	MetricPathwaysWindows     = "kretrieve.pathways.windows"
+	MetricPathwaysWindowsUnit = "{window}"
 	// MetricResultsDropped counts the outcome records not handed to a
 	// waiter, by [DroppedReason].
 	MetricResultsDropped     = "kretrieve.results.dropped"
