@@ -192,6 +192,38 @@ func steadyRequests(ctx context.Context, t *testing.T, brokers string, interval 
 	}
 }
 
+// startAlertedPipeline starts Prometheus with the shipped rules, the
+// collector, the broker with the documents, a retrieval and an enrichment
+// worker and `kretrieve lag --watch` for both groups, all exporting
+// metrics every second with compose's explicit buckets (the latency SLO
+// reads le="1") and no traces or logs. It returns Prometheus's address,
+// the stack and the retrieval worker's container.
+func startAlertedPipeline(t *testing.T) (string, *stack, *testcontainers.DockerContainer) {
+	t.Helper()
+	promURL, otlp := startAlertingPrometheus(t)
+	const buckets = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
+	s := &stack{otlp: otlp, env: map[string]string{
+		buckets:                       composeServiceOf(t, "gateway").Environment[buckets],
+		"OTEL_METRICS_EXPORTER":       "otlp",
+		"OTEL_METRIC_EXPORT_INTERVAL": "1000",
+		"OTEL_TRACES_EXPORTER":        "none",
+		"OTEL_LOGS_EXPORTER":          "none",
+		"KRETRIEVE_LAG_INTERVAL":      "1s",
+	}}
+	if s.env[buckets] == "" {
+		t.Fatalf("compose's gateway sets no %s", buckets)
+	}
+	s.startBroker(t)
+	retrieval := s.startWorker(t, "retrieval")
+	s.startWorker(t, "enrichment")
+	run(t, kretrieveImage,
+		testcontainers.WithCmd("lag", "--watch", "1s", "--groups", "retrieval,enrichment", "--indexes=false", "--json"),
+		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-lag")),
+		testcontainers.WithWaitStrategy(wait.ForLog(`"group"`).WithStartupTimeout(60*time.Second)),
+	)
+	return promURL, s, retrieval
+}
+
 // TestAlertFiresOnStalledStage fires a shipped alert for real: the real
 // Prometheus evaluates deploy/alerts/kretrieve.rules.yaml (every `for:`
 // 5 s, evaluation every second), fed through compose's collector by the
@@ -201,22 +233,7 @@ func steadyRequests(ctx context.Context, t *testing.T, brokers string, interval 
 // go to firing in /api/v1/alerts; once the worker resumes and drains, it
 // must resolve (leave the list).
 func TestAlertFiresOnStalledStage(t *testing.T) {
-	promURL, otlp := startAlertingPrometheus(t)
-	s := &stack{otlp: otlp, env: map[string]string{
-		"OTEL_METRICS_EXPORTER":       "otlp",
-		"OTEL_METRIC_EXPORT_INTERVAL": "1000",
-		"OTEL_TRACES_EXPORTER":        "none",
-		"OTEL_LOGS_EXPORTER":          "none",
-		"KRETRIEVE_LAG_INTERVAL":      "1s",
-	}}
-	s.startBroker(t)
-	retrieval := s.startWorker(t, "retrieval")
-	s.startWorker(t, "enrichment")
-	run(t, kretrieveImage,
-		testcontainers.WithCmd("lag", "--watch", "1s", "--groups", "retrieval,enrichment", "--indexes=false", "--json"),
-		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-lag")),
-		testcontainers.WithWaitStrategy(wait.ForLog(`"group"`).WithStartupTimeout(60*time.Second)),
-	)
+	promURL, s, retrieval := startAlertedPipeline(t)
 
 	ctx, stop := context.WithCancel(t.Context())
 	loadDone := make(chan struct{})
@@ -236,6 +253,7 @@ func TestAlertFiresOnStalledStage(t *testing.T) {
 	if st := alertState(t, promURL, alert, group); st != "" {
 		t.Fatalf("%s is %s before any stall", alert, st)
 	}
+	checkSLOAndWindows(t, promURL, s)
 
 	unpause := dockerPause(t, retrieval)
 	paused := time.Now()
@@ -273,6 +291,47 @@ func TestAlertFiresOnStalledStage(t *testing.T) {
 	if other := alertState(t, promURL, alert, map[string]string{"messaging_consumer_group_name": "enrichment"}); other == "firing" {
 		t.Errorf("%s fired for enrichment, whose worker never stalled", alert)
 	}
+}
+
+// checkSLOAndWindows checks the series names two other rules read, for
+// real: the latency SLO's recording rule has a value once requests are
+// answered through the gateway (the pathway histogram's origin measure at
+// retrieval.results → kretrieve-gateway, bucket le="1"), and every
+// service counts the pathway windows it published, with
+// KretrievePathwaysNotPublished quiet.
+func checkSLOAndWindows(t *testing.T, promURL string, s *stack) {
+	t.Helper()
+	s.startGateway(t)
+	queries := make([]string, 20)
+	for i := range queries {
+		queries[i] = fmt.Sprintf("parse a URL query string %d", i)
+	}
+	timedSearches(t, s.gatewayURL, queries, 4, nil)
+	const slo = "kretrieve:request_latency_slo:error_ratio_rate5m"
+	var ratio string
+	if !poll.Wait(60*time.Second, func() bool {
+		ratio = lagValues(promQuery(t, promURL, slo+" >= 0 <= 1"))
+		return ratio != ""
+	}) {
+		var series []string
+		for _, r := range promQuery(t, promURL, `count by (__name__, kretrieve_pathway_edge, kretrieve_pathway_direction, kretrieve_pathway_measure, le) ({__name__=~"kretrieve_pathway_latency.*", kretrieve_pathway_measure="origin", le=~"|1.*"})`) {
+			series = append(series, fmt.Sprint(r.Metric))
+		}
+		t.Fatalf("%s has no value after 20 searches through the gateway; origin series: %s", slo, strings.Join(series, "\n"))
+	}
+	var jobs []string
+	poll.Until(t, 60*time.Second, func() bool {
+		jobs = jobs[:0]
+		for _, r := range promQuery(t, promURL, `sum by (job) (kretrieve_pathways_windows_total{error_type=""}) > 0`) {
+			jobs = append(jobs, r.Metric["job"])
+		}
+		slices.Sort(jobs)
+		return slices.Equal(jobs, []string{"kretrieve-enrichment", "kretrieve-gateway", "kretrieve-retrieval"})
+	}, "services counting published pathway windows: %v", &jobs)
+	if st := alertState(t, promURL, "KretrievePathwaysNotPublished", nil); st != "" {
+		t.Errorf("KretrievePathwaysNotPublished is %s while every service publishes", st)
+	}
+	t.Logf("%s = %s after 20 searches; published pathway windows counted by %v", slo, ratio, jobs)
 }
 
 func lagValues(r []struct {

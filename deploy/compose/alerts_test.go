@@ -24,6 +24,7 @@ const (
 	promRulesInPod  = "/etc/prometheus/rules/kretrieve.rules.yaml"
 	alertsResource  = "../alerts"
 	alertsConfigMap = "kretrieve-prometheus-rules"
+	explicitBuckets = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
 )
 
 // ruleFile is a Prometheus rule file.
@@ -98,6 +99,17 @@ func TestAlertRulesAreShipped(t *testing.T) {
 	if len(gen.ConfigMapGenerator) != 1 || gen.ConfigMapGenerator[0].Name != alertsConfigMap ||
 		!slices.Equal(gen.ConfigMapGenerator[0].Files, []string{filepath.Base(alertRulesFile)}) {
 		t.Errorf("deploy/alerts/kustomization.yaml generates %+v, want %s from %s", gen.ConfigMapGenerator, alertsConfigMap, filepath.Base(alertRulesFile))
+	}
+
+	// The latency SLO reads classic buckets: Kubernetes' pods export
+	// explicit-bucket histograms too (compose's services do, see
+	// TestPathwayPanelsUseTheMetricsLabels).
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	readYAML(t, repoRoot+"/deploy/k8s/configmap.yaml", &cm)
+	if v := cm.Data[explicitBuckets]; v != "explicit_bucket_histogram" {
+		t.Errorf("deploy/k8s/configmap.yaml: %s = %q, want explicit_bucket_histogram (the SLO rules read le buckets)", explicitBuckets, v)
 	}
 
 	// One home: no other YAML under deploy/ or at the root defines an alert.
