@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -16,8 +16,9 @@ all: lint test build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/kretrieve
 
-## test: every test, with the race detector (needs no Docker)
-test:
+## test: every test, with the race detector (needs no Docker), and the
+## alerting rules' unit tests (alerts)
+test: alerts
 	$(GO) test -race -count=1 ./...
 
 ## chaos: the chaos test (chaos/, build tag chaos): kretrieve processes under
@@ -85,8 +86,23 @@ vulncheck: $(GOVULNCHECK)
 	GOVULNCHECK=$(GOVULNCHECK) GOVULNDB=$(GOVULNDB) GOVULNCHECK_REQUIRED=$(GOVULNCHECK_REQUIRED) \
 		tools/vulncheck.sh . integration
 
-## tools: the pinned staticcheck and govulncheck in TOOLS_BIN
-tools: $(STATICCHECK) $(GOVULNCHECK)
+# promtool, from the Prometheus module tools/prometheus pins (the version
+# the container tier's Prometheus is built from), with that module's go.sum.
+PROMETHEUS_MODULE_VERSION := $(shell awk '$$NF ~ /^v/ && ($$1 == "github.com/prometheus/prometheus" || $$2 == "github.com/prometheus/prometheus") {print $$NF; exit}' tools/prometheus/go.mod)
+PROMTOOL             = $(TOOLS_BIN)/promtool-$(PROMETHEUS_MODULE_VERSION)/promtool
+
+## alerts: the shipped Prometheus alerting rules (deploy/alerts): promtool
+## check rules, then their unit tests, promtool test rules (every alert
+## firing and not firing)
+alerts: $(PROMTOOL)
+	$(PROMTOOL) check rules deploy/alerts/kretrieve.rules.yaml
+	cd deploy/alerts && $(PROMTOOL) test rules kretrieve.rules.test.yaml
+
+## tools: the pinned staticcheck, govulncheck and promtool in TOOLS_BIN
+tools: $(STATICCHECK) $(GOVULNCHECK) $(PROMTOOL)
+
+$(PROMTOOL):
+	cd tools/prometheus && GOWORK=off CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -mod=readonly -trimpath github.com/prometheus/prometheus/cmd/promtool
 
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -258,6 +258,10 @@ func keyHash(key []byte) attribute.KeyValue {
 	return otelnames.MessageKeyHash.String(strconv.FormatUint(xxhash.Sum64(key), 16))
 }
 
+// ErrorType returns a low-cardinality error.type value for a produce
+// error: the Kafka error code name, the context error, or "_OTHER".
+func ErrorType(err error) string { return errorType(err) }
+
 // errorType returns a low-cardinality error.type value for a produce error:
 // the Kafka error code name, the context error, or "_OTHER".
 func errorType(err error) string {

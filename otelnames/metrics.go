@@ -31,6 +31,10 @@ const (
 	// they wait (PathwayEdge: "topic → group" or "in group").
 	MetricRequestsUnfinished     = "kretrieve.requests.unfinished"
 	MetricRequestsUnfinishedUnit = "{request}"
+	// MetricPathwaysWindows counts the pathway windows a process tried to
+	// publish to the pathways topic, with error.type on failures.
+	MetricPathwaysWindows     = "kretrieve.pathways.windows"
+	MetricPathwaysWindowsUnit = "{window}"
 	// MetricResultsDropped counts the outcome records not handed to a
 	// waiter, by [DroppedReason].
 	MetricResultsDropped     = "kretrieve.results.dropped"

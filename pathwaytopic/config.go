@@ -45,6 +45,7 @@ type config struct {
 	now        func() time.Time
 	feeds      func() []Feed
 	maxSeries  int
+	published  func(err error)
 }
 
 func newConfig(opts []Option) config {
@@ -68,6 +69,17 @@ type Option interface{ apply(*config) }
 type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
+
+// WithPublished sets a function a Publisher's Run calls after each window
+// it tried to publish, with the error (nil: published), for example to
+// count them. Nil is ignored.
+func WithPublished(f func(err error)) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.published = f
+		}
+	})
+}
 
 // WithTopic sets the aggregate topic (Publisher and Reader). An empty name
 // is ignored. Default: DefaultTopic.

@@ -118,6 +118,9 @@ func (p *Publisher) Run(ctx context.Context) error {
 
 func (p *Publisher) publishLogged(ctx context.Context, final bool) {
 	err := p.publish(ctx, final)
+	if p.cfg.published != nil {
+		p.cfg.published(err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {

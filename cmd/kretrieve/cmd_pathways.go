@@ -12,10 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
 	"github.com/kretrieve/kretrieve/ops/status"
+	"github.com/kretrieve/kretrieve/otelnames"
 	"github.com/kretrieve/kretrieve/pathwaytopic"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
@@ -87,7 +92,8 @@ func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline,
 	}
 	cancel()
 	pub, err := pathwaytopic.NewPublisher(client, comp.metrics, pathwaytopic.WithTopic(f.topic), pathwaytopic.WithInterval(f.interval),
-		pathwaytopic.WithService(pc.ServiceName), pathwaytopic.WithLogger(comp.logger), pathwaytopic.WithFeeds(feeds))
+		pathwaytopic.WithService(pc.ServiceName), pathwaytopic.WithLogger(comp.logger), pathwaytopic.WithFeeds(feeds),
+		pathwaytopic.WithPublished(countWindows(ctx, comp)))
 	if err != nil {
 		client.Close()
 		comp.logger.WarnContext(ctx, "pathway aggregates off", "err", err)
@@ -105,6 +111,31 @@ func publishPathways(ctx context.Context, f pathwaysFlags, p *pipeline.Pipeline,
 		<-done
 		client.Close()
 	})
+}
+
+// countWindows returns the function that counts the pathway windows the
+// process tried to publish in kretrieve.pathways.windows, with error.type
+// on failures (the alert KretrievePathwaysNotPublished reads it); nil when
+// the counter cannot be made, which is logged.
+func countWindows(ctx context.Context, comp *component) func(error) {
+	if comp.telemetry.MeterProvider == nil {
+		return nil
+	}
+	c, err := comp.telemetry.MeterProvider.Meter("github.com/kretrieve/kretrieve/pathwaytopic").Int64Counter(
+		otelnames.MetricPathwaysWindows, metric.WithUnit(otelnames.MetricPathwaysWindowsUnit),
+		metric.WithDescription("Pathway windows the process tried to publish to the pathways topic"))
+	if err != nil {
+		comp.logger.WarnContext(ctx, "pathway windows not counted", "err", err)
+		return nil
+	}
+	ok := metric.WithAttributeSet(attribute.NewSet())
+	return func(err error) {
+		if err == nil {
+			c.Add(context.Background(), 1, ok)
+			return
+		}
+		c.Add(context.Background(), 1, metric.WithAttributes(semconv.ErrorTypeKey.String(kafkatrace.ErrorType(err))))
+	}
 }
 
 // pathwaysCommand is "kretrieve pathways".

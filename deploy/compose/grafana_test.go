@@ -48,6 +48,7 @@ func emitted() []instrument {
 		{otelnames.MetricResultsDropped, otelnames.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(otelnames.MetricResultsDropped"},
 		{otelnames.MetricSpansDropped, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansDropped"},
 		{otelnames.MetricSpansExported, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansExported"},
+		{otelnames.MetricPathwaysWindows, otelnames.MetricPathwaysWindowsUnit, "counter", "otelnames.MetricPathwaysWindows, metric.WithUnit(otelnames.MetricPathwaysWindowsUnit)"},
 		// Exported as classic histograms with
 		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
 		// (compose.yaml): Prometheus's OTLP receiver would store
