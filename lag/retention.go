@@ -1,6 +1,7 @@
 package lag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
@@ -19,8 +21,12 @@ import (
 // DefaultRetentionRefresh is how long a topic's retention.ms is cached.
 const DefaultRetentionRefresh = 5 * time.Minute
 
-// retentionKey is the topic config of the time records are kept.
-const retentionKey = "retention.ms"
+// The configs of the time records are kept: the topic's, and the broker's
+// default for topics without one.
+const (
+	retentionKey       = "retention.ms"
+	brokerRetentionKey = "log.retention.ms"
+)
 
 // Retentions caches topics' retention.ms, for the retention headroom
 // (Health.Headroom): each topic is described again only when its value is
@@ -104,23 +110,37 @@ func (r *Retentions) describe(ctx context.Context, topics []string, now time.Tim
 }
 
 // retentionOf reads retention.ms from a topic's configs: -1 (infinite)
-// for any negative value.
+// for any negative value. Kafka describes a topic's retention.ms resolved
+// (its own, or the broker's default through synonyms); kfake, the
+// development broker, describes retention.ms at its static default unless
+// the topic sets it, and lists the broker's setting apart, under the
+// broker's name log.retention.ms. So: the topic's own retention.ms first,
+// then log.retention.ms, then retention.ms.
 func retentionOf(configs []kadm.Config) (time.Duration, error) {
-	for _, c := range configs {
-		if c.Key != retentionKey {
-			continue
+	var topic, broker, resolved *kadm.Config
+	for i, c := range configs {
+		switch {
+		case c.Key == retentionKey && c.Source == kmsg.ConfigSourceDynamicTopicConfig:
+			topic = &configs[i]
+		case c.Key == brokerRetentionKey:
+			broker = &configs[i]
+		case c.Key == retentionKey:
+			resolved = &configs[i]
 		}
-		if c.Value == nil {
-			return 0, errors.New(retentionKey + " has no value")
-		}
-		ms, err := strconv.ParseInt(*c.Value, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", retentionKey, err)
-		}
-		if ms < 0 || ms > math.MaxInt64/int64(time.Millisecond) {
-			return -1, nil // infinite, or beyond what a Duration holds
-		}
-		return time.Duration(ms) * time.Millisecond, nil
 	}
-	return 0, errors.New(retentionKey + " not described")
+	c := cmp.Or(topic, broker, resolved)
+	if c == nil {
+		return 0, errors.New(retentionKey + " not described")
+	}
+	if c.Value == nil {
+		return 0, errors.New(c.Key + " has no value")
+	}
+	ms, err := strconv.ParseInt(*c.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.Key, err)
+	}
+	if ms < 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+		return -1, nil // infinite, or beyond what a Duration holds
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
