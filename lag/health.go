@@ -1,6 +1,7 @@
 package lag
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -51,6 +52,16 @@ func (s Status) Code() int {
 
 // MarshalText encodes the status as its name.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText decodes a status's name.
+func (s *Status) UnmarshalText(b []byte) error {
+	i := slices.Index(statusNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("lag status %q: want one of %v", b, statusNames)
+	}
+	*s = Status(i)
+	return nil
+}
 
 // Health is the health of a group's lag on a partition over a window of
 // measurements.

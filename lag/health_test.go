@@ -159,6 +159,13 @@ func TestStatusCodes(t *testing.T) {
 	if b, _ := lag.StatusStall.MarshalText(); string(b) != "stall" {
 		t.Errorf("stall encodes as %q", b)
 	}
+	var s lag.Status
+	if err := s.UnmarshalText([]byte("rewind")); err != nil || s != lag.StatusRewind {
+		t.Errorf("rewind decodes as %s, %v", s, err)
+	}
+	if err := s.UnmarshalText([]byte("fine")); err == nil {
+		t.Error("an unknown name decodes")
+	}
 }
 
 func TestSumHealth(t *testing.T) {
