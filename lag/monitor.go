@@ -195,10 +195,9 @@ func NewReaderMonitor(baseOpts []kgo.Opt, r Reader, cfg MonitorConfig, opts ...O
 				otelnames.IndexName.String(l.Group),
 			)
 		},
-		what:       "index lag",
-		interval:   cfg.Interval,
-		tracker:    NewTracker(cfg.Window),
-		retentions: NewRetentions(baseOpts, cfg.RetentionRefresh),
+		what:     "index lag",
+		interval: cfg.Interval,
+		tracker:  NewTracker(cfg.Window),
 	}
 	return m.register(opts, gauge{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit,
 		"Records of the documents topic a worker's index has yet to apply on a partition: end offset minus the next offset to apply."},

@@ -61,8 +61,12 @@ func (g *healthGauges) observe(o metric.Observer, h Health, attrs metric.Observe
 
 // retention returns the retention of the topics of lags, from m's cache;
 // a failure is logged (at warn the first time, at debug after) and leaves
-// the headroom of the topics concerned unknown.
+// the headroom of the topics concerned unknown. A Reader's Monitor, which
+// exports no headroom, has none.
 func (m *Monitor) retention(ctx context.Context, lags []PartitionLag) map[string]time.Duration {
+	if m.retentions == nil {
+		return nil
+	}
 	var topics []string
 	for _, l := range lags {
 		if l.Topic != "" && !slices.Contains(topics, l.Topic) {
