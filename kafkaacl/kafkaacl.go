@@ -135,6 +135,7 @@ func Roles(n Names) []Role {
 			topic(s.Output, write, "publish its output"),
 			topic(dlq(s.Input), write, "dead-letter the input records it cannot process"),
 			group(s.Group, read, "join the group, commit offsets (DESCRIBE implied: lag gauges)"),
+			topic(s.Input, kmsg.ACLOperationDescribeConfigs, "lag gauges: the input's retention.ms, for the retention headroom"),
 			publishPathways,
 		}
 		if t.Documents != "" {
@@ -195,7 +196,8 @@ func observerRules(n Names) (lagRules, pathwaysRules []Rule) {
 		lagRules = append(lagRules, Rule{Resource: kmsg.ACLResourceTypeGroup, Name: g, Operation: describe, Why: "committed offsets"})
 	}
 	for _, in := range t.Inputs() {
-		lagRules = append(lagRules, topic(in, read, "end offsets; timestamp of the oldest waiting record"))
+		lagRules = append(lagRules, topic(in, read, "end offsets; timestamp of the oldest waiting record"),
+			topic(in, kmsg.ACLOperationDescribeConfigs, "retention.ms, for the retention headroom"))
 	}
 	if t.Documents != "" {
 		lagRules = append(lagRules, topic(t.Documents, read, "end offsets; timestamp of the oldest record a worker's index has not applied"))

@@ -12,6 +12,14 @@
 // the last measurement as the gauges kretrieve.consumer.lag and
 // kretrieve.consumer.lag.seconds.
 //
+// A [Tracker] judges the health of a lag over a sliding window of
+// measurements, in Burrow's sense (OK, WARN, STALL, STOP, REWIND), with its
+// velocity and time to drain; [Retentions] caches the topics' retention.ms
+// for the retention headroom (how long before the oldest unconsumed record
+// is due for deletion). A consumer groups' Monitor keeps a Tracker and
+// exports kretrieve.consumer.lag.status, .velocity, .drain and
+// kretrieve.consumer.retention.headroom besides the lag.
+//
 // A [Reader] reads a topic with no consumer group and keeps its own
 // offsets, as a worker's index following the documents topic does:
 // MeasureReader measures its lag the same way, from its offsets instead of

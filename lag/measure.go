@@ -58,6 +58,12 @@ type PartitionLag struct {
 	// Monitor bounded Seconds because the record was younger than its
 	// timestamp says (by Skew seconds at least; see Monitor).
 	Skew float64
+	// Members is the number of members of the group at the measurement
+	// (0: the group is empty), -1 when unknown or not a group (a Reader).
+	Members int
+	// Health is the lag's health over a window of measurements, set by a
+	// Monitor (or a Tracker); unknown in a single measurement.
+	Health Health
 }
 
 // Measure returns the lag of the given consumer groups on every partition
@@ -112,7 +118,7 @@ func Measure(ctx context.Context, baseOpts []kgo.Opt, groups ...string) ([]Parti
 func fromKadm(described kadm.DescribedGroupLags, requested []string) []PartitionLag {
 	var out []PartitionLag
 	groupErr := func(group string, err error) {
-		out = append(out, PartitionLag{Group: group, Partition: -1, Committed: -1, End: -1, Records: -1, Seconds: -1, Err: err})
+		out = append(out, PartitionLag{Group: group, Partition: -1, Committed: -1, End: -1, Records: -1, Seconds: -1, Members: -1, Health: unknownHealth, Err: err})
 	}
 	for _, g := range described.Sorted() {
 		if err := g.Error(); err != nil {
@@ -133,6 +139,8 @@ func fromKadm(described kadm.DescribedGroupLags, requested []string) []Partition
 				Committed: m.Commit.At,
 				End:       -1,
 				Records:   m.Lag,
+				Members:   len(g.Members),
+				Health:    unknownHealth,
 			}
 			if m.End.Err == nil {
 				pl.End = m.End.Offset

@@ -32,7 +32,18 @@ const DefaultInterval = 15 * time.Second
 // messaging.destination.partition.id:
 //
 //   - kretrieve.consumer.lag ({message}): PartitionLag.Records;
-//   - kretrieve.consumer.lag.seconds (s): PartitionLag.Seconds.
+//   - kretrieve.consumer.lag.seconds (s): PartitionLag.Seconds;
+//   - kretrieve.consumer.lag.status ({status}): the code of Health.Status
+//     (Status.Code: 0 ok, 1 warn, 2 stall, 3 stop, 4 rewind; none when
+//     unknown);
+//   - kretrieve.consumer.lag.velocity ({message}/s): Health.Velocity;
+//   - kretrieve.consumer.lag.drain (s): Health.Drain, only when draining;
+//   - kretrieve.consumer.retention.headroom (s): Health.Headroom, only
+//     when known.
+//
+// Each measurement is added to a Tracker judging the lag's health over
+// MonitorConfig.Window; the topics' retention.ms is described at most
+// every MonitorConfig.RetentionRefresh (Retentions).
 //
 // The gauges' callback only reads the last measurement; it never talks to
 // Kafka. A value that could not be measured is not reported, and after a
@@ -48,6 +59,12 @@ type Monitor struct {
 	reg      metric.Registration
 	records  metric.Int64ObservableGauge
 	seconds  metric.Float64ObservableGauge
+	// health are the health gauges; nil for a Reader's Monitor.
+	health     *healthGauges
+	tracker    *Tracker
+	retentions *Retentions
+	// retentionLogged says a failed retention lookup was logged at warn.
+	retentionLogged bool
 
 	// uncommitted holds the groups logged as having no commits yet: a
 	// group a fresh worker has not committed in is logged once, at info.
@@ -76,6 +93,7 @@ type attrKey struct {
 type observation struct {
 	records int64
 	seconds float64
+	health  Health
 	attrs   metric.ObserveOption
 }
 
@@ -87,20 +105,36 @@ type MonitorConfig struct {
 	// Interval is the time between two measurements. Default:
 	// DefaultInterval.
 	Interval time.Duration
+	// Window is the span of measurements the lag's health is judged
+	// over (Tracker). Default: 10 Intervals.
+	Window time.Duration
+	// RetentionRefresh is how long a topic's retention.ms is cached.
+	// Default: DefaultRetentionRefresh.
+	RetentionRefresh time.Duration
 }
 
 // Validate reports configuration errors.
 func (c MonitorConfig) Validate() error {
+	var errs []error
 	if c.Interval < 0 {
-		return errors.New("lag monitor: interval must not be negative")
+		errs = append(errs, errors.New("lag monitor: interval must not be negative"))
 	}
-	return nil
+	if c.Window < 0 {
+		errs = append(errs, errors.New("lag monitor: window must not be negative"))
+	}
+	if c.RetentionRefresh < 0 {
+		errs = append(errs, errors.New("lag monitor: retention refresh must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // newConfig returns cfg with its defaults.
 func newConfig(cfg MonitorConfig) MonitorConfig {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
+	}
+	if cfg.Window == 0 {
+		cfg.Window = 10 * cfg.Interval
 	}
 	return cfg
 }
@@ -123,8 +157,11 @@ func NewMonitor(baseOpts []kgo.Opt, cfg MonitorConfig, opts ...Option) (*Monitor
 				semconv.MessagingDestinationPartitionID(strconv.Itoa(int(l.Partition))),
 			)
 		},
-		what:     "consumer lag",
-		interval: cfg.Interval,
+		what:       "consumer lag",
+		interval:   cfg.Interval,
+		health:     &healthGauges{},
+		tracker:    NewTracker(cfg.Window),
+		retentions: NewRetentions(baseOpts, cfg.RetentionRefresh),
 	}
 	return m.register(opts, gauge{otelnames.MetricLagRecords, otelnames.MetricLagRecordsUnit,
 		"Records a consumer group has yet to consume on a partition: end offset minus committed offset."},
@@ -160,6 +197,7 @@ func NewReaderMonitor(baseOpts []kgo.Opt, r Reader, cfg MonitorConfig, opts ...O
 		},
 		what:     "index lag",
 		interval: cfg.Interval,
+		tracker:  NewTracker(cfg.Window),
 	}
 	return m.register(opts, gauge{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit,
 		"Records of the documents topic a worker's index has yet to apply on a partition: end offset minus the next offset to apply."},
@@ -185,7 +223,13 @@ func (m *Monitor) register(opts []Option, records, seconds gauge) (*Monitor, err
 	if err != nil {
 		return nil, fmt.Errorf("lag seconds gauge: %w", err)
 	}
-	m.reg, err = meter.RegisterCallback(m.observe, m.records, m.seconds)
+	instruments := []metric.Observable{m.records, m.seconds}
+	if m.health != nil {
+		if instruments, err = m.health.register(meter, instruments); err != nil {
+			return nil, err
+		}
+	}
+	m.reg, err = meter.RegisterCallback(m.observe, instruments...)
 	if err != nil {
 		return nil, fmt.Errorf("lag gauges callback: %w", err)
 	}
@@ -259,6 +303,10 @@ func (m *Monitor) logEntryErrors(ctx context.Context, lags []PartitionLag) {
 func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 	started := time.Now()
 	lags, err := m.measure(ctx)
+	var retention map[string]time.Duration
+	if err == nil {
+		retention = m.retention(ctx, lags)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if started.Before(m.lastStarted) {
@@ -272,6 +320,9 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 	}
 	m.lastAt = started
 	m.bound(ctx, lags, prevStarted, prevEnds)
+	for i, h := range m.tracker.Observe(started, lags, retention) {
+		lags[i].Health = h
+	}
 	attrs := make(map[attrKey]metric.ObserveOption, len(lags))
 	obs := make([]observation, 0, len(lags))
 	ends := make(map[attrKey]int64, len(lags))
@@ -288,7 +339,7 @@ func (m *Monitor) Update(ctx context.Context) ([]PartitionLag, error) {
 		if l.End >= 0 {
 			ends[k] = l.End
 		}
-		obs = append(obs, observation{records: l.Records, seconds: l.Seconds, attrs: a})
+		obs = append(obs, observation{records: l.Records, seconds: l.Seconds, health: l.Health, attrs: a})
 	}
 	// Keeping only the current partitions' sets bounds the cache.
 	m.last, m.obs, m.attrs, m.ends = lags, obs, attrs, ends
@@ -356,6 +407,9 @@ func (m *Monitor) observe(_ context.Context, o metric.Observer) error {
 		}
 		if ob.seconds >= 0 {
 			o.ObserveFloat64(m.seconds, ob.seconds, ob.attrs)
+		}
+		if m.health != nil {
+			m.health.observe(o, ob.health, ob.attrs)
 		}
 	}
 	return nil

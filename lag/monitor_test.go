@@ -24,7 +24,7 @@ type point[N int64 | float64] struct {
 	attrs attribute.Set
 }
 
-// collect returns the lag gauges' data points by "group/partition" and the
+// collect returns the lag gauges' data points (records and seconds) by "group/partition" and the
 // gauges' units.
 func collect(t *testing.T, r sdkmetric.Reader) (map[string]point[int64], map[string]point[float64], map[string]string) {
 	t.Helper()
@@ -44,6 +44,9 @@ func collect(t *testing.T, r sdkmetric.Reader) (map[string]point[int64], map[str
 		}
 		for _, m := range sm.Metrics {
 			units[m.Name] = m.Unit
+			if m.Name != otelnames.MetricLagRecords && m.Name != otelnames.MetricLagSeconds {
+				continue // the health gauges: collectHealth
+			}
 			switch d := m.Data.(type) {
 			case metricdata.Gauge[int64]:
 				for _, dp := range d.DataPoints {

@@ -112,7 +112,8 @@ func readerLags(r Reader, next map[int32]int64, starts, ends kadm.ListedOffsets)
 		if e.Topic != r.Topic || errors.Is(e.Err, kerr.UnknownTopicOrPartition) {
 			return
 		}
-		l := PartitionLag{Group: r.Name, Topic: e.Topic, Partition: e.Partition, Committed: -1, End: -1, Records: -1, Seconds: -1}
+		l := PartitionLag{Group: r.Name, Topic: e.Topic, Partition: e.Partition, Committed: -1, End: -1, Records: -1, Seconds: -1,
+			Members: -1, Health: unknownHealth}
 		if o, ok := next[e.Partition]; ok {
 			l.Committed = o
 		}

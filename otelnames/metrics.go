@@ -18,6 +18,24 @@ const (
 	// MetricLagSeconds is the gauge of a consumer group's lag in time.
 	MetricLagSeconds     = "kretrieve.consumer.lag.seconds"
 	MetricLagSecondsUnit = "s"
+	// MetricLagStatus is the gauge of a consumer group's lag health on a
+	// partition, as a code: 0 ok, 1 warn, 2 stall, 3 stop, 4 rewind
+	// (lag.Status.Code). Its unit in braces adds no suffix to the
+	// Prometheus name (kretrieve_consumer_lag_status).
+	MetricLagStatus     = "kretrieve.consumer.lag.status"
+	MetricLagStatusUnit = "{status}"
+	// MetricLagVelocity is the gauge of how fast a consumer group's lag
+	// changes over the health window; negative when it drains.
+	MetricLagVelocity     = "kretrieve.consumer.lag.velocity"
+	MetricLagVelocityUnit = "{message}/s"
+	// MetricLagDrain is the gauge of the estimated time to drain a
+	// consumer group's lag, while it drains (its unit is
+	// MetricLagSecondsUnit).
+	MetricLagDrain = "kretrieve.consumer.lag.drain"
+	// MetricRetentionHeadroom is the gauge of the time before the oldest
+	// record a consumer group has yet to consume is due for deletion by
+	// its topic's retention.ms (its unit is MetricLagSecondsUnit).
+	MetricRetentionHeadroom = "kretrieve.consumer.retention.headroom"
 	// MetricIndexLagRecords is the gauge of the records of the documents
 	// topic a worker's index has yet to apply (its unit is
 	// MetricLagRecordsUnit).

@@ -29,10 +29,17 @@ once or every --watch DURATION until interrupted. Then, with --indexes (the
 default), the lag of every running worker's index behind the documents
 topic, which it reads with no consumer group: the workers say where they
 stand in the windows they publish to --pathways-topic. It exits non-zero
-when a lag could not be measured.`,
+when a lag could not be measured.
+
+Each group's lag comes with its health over a window of measurements
+(docs/operations.md, "Lag health"): its status (ok, warn, stall, stop,
+rewind), velocity, time to drain and retention headroom. Once, it takes 3
+measurements spread over --window and prints the last; with --watch, it
+judges over the last --window or 10 measurements, whichever is longer.`,
 		Example: fmt.Sprintf(`  kretrieve lag
   kretrieve lag --groups %s --watch 5s
-  kretrieve lag --json`, defaultTopology().Stages[0].Group),
+  kretrieve lag --json
+  kretrieve lag --window 10s`, defaultTopology().Stages[0].Group),
 		Args: noArgs,
 	}, bind(func(ctx context.Context, c lagConfig) error { return runLag(ctx, c, e.stdout, e.stderr) }))
 }
@@ -43,6 +50,7 @@ type lagConfig struct {
 	groups        []string
 	json          bool
 	watch         time.Duration
+	window        time.Duration
 	indexes       bool
 	pathwaysTopic string
 }
@@ -55,6 +63,7 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 	s.str(&groups, "groups", defaultGroups(), "comma-separated consumer groups")
 	s.boolean(&c.json, "json", false, "print JSON lines")
 	s.duration(&c.watch, "watch", 0, "measure and print again every DURATION until interrupted (0: once)")
+	s.duration(&c.window, "window", defaultLagWindow, "judge the lag's health over DURATION of measurements (once: 3 spread over it; 0: one, no health)")
 	s.boolean(&c.indexes, "indexes", true, "also the lag of the workers' indexes behind the documents topic, from the pathway windows")
 	declarePathwaysTopic(s, &c.pathwaysTopic)
 	return func(args []string) error {
@@ -65,6 +74,9 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 		}
 		if c.watch < 0 {
 			errs = append(errs, errors.New("watch: must not be negative"))
+		}
+		if c.window < 0 {
+			errs = append(errs, errors.New("window: must not be negative"))
 		}
 		return errors.Join(append(errs, c.validate(), validateBrokers(c.brokers))...)
 	}
@@ -77,7 +89,7 @@ func (c *lagConfig) flags(s *settings) (check func(args []string) error) {
 // measured; watching, it logs that and goes on.
 func runLag(ctx context.Context, cfg lagConfig, stdout, stderr io.Writer) (err error) {
 	return command{role: "lag", connect: checkKafka}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
-		mon, err := lag.NewMonitor(kafkaOptions(p, comp.telemetry.MeterProvider), lag.MonitorConfig{Groups: cfg.groups, Interval: cfg.watch},
+		mon, err := lag.NewMonitor(kafkaOptions(p, comp.telemetry.MeterProvider), cfg.monitorConfig(),
 			lag.WithMeterProvider(comp.telemetry.MeterProvider), lag.WithLogger(comp.logger))
 		if err != nil {
 			return err
@@ -96,7 +108,7 @@ func runLag(ctx context.Context, cfg lagConfig, stdout, stderr io.Writer) (err e
 			defer indexes.Close()
 		}
 		for n := 0; ; n++ {
-			lags, err := mon.Update(ctx)
+			lags, err := sampleLag(ctx, mon, cfg)
 			var ilags []status.FeedLag
 			if err == nil && indexes != nil {
 				ilags, err = indexes.measure(ctx)
@@ -177,7 +189,8 @@ type lagLine struct {
 	Lag             int64      `json:"lag"`
 	LagSeconds      float64    `json:"lag_seconds"`
 	OldestTimestamp *time.Time `json:"oldest_timestamp,omitempty"`
-	Error           string     `json:"error,omitempty"`
+	healthFields
+	Error string `json:"error,omitempty"`
 }
 
 // newLagLine is the line of l measured at now.
@@ -205,7 +218,11 @@ func encodeLine(w io.Writer, line lagLine) error {
 
 func printLagLines(w io.Writer, lags []lag.PartitionLag, now time.Time) error {
 	for _, l := range lags {
-		if err := encodeLine(w, newLagLine(l, now)); err != nil {
+		line := newLagLine(l, now)
+		if l.Partition >= 0 {
+			line.healthFields = newHealthFields(l.Health)
+		}
+		if err := encodeLine(w, line); err != nil {
 			return err
 		}
 	}
@@ -217,7 +234,7 @@ func printLagLines(w io.Writer, lags []lag.PartitionLag, now time.Time) error {
 // is). Entries about a whole group (errors) have no row.
 func printLagTable(w io.Writer, lags []lag.PartitionLag) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tLAG(s)")
+	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tLAG(s)\t"+healthHeader)
 	for i := 0; i < len(lags); {
 		group := lags[i].Group
 		var parts []lag.PartitionLag
@@ -227,12 +244,12 @@ func printLagTable(w io.Writer, lags []lag.PartitionLag) error {
 				continue
 			}
 			parts = append(parts, l)
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", l.Group, l.Topic, l.Partition,
-				lagCell(l.Committed), lagCell(l.End), lagCell(l.Records), secondsCell(l.Seconds))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Group, l.Topic, l.Partition,
+				lagCell(l.Committed), lagCell(l.End), lagCell(l.Records), secondsCell(l.Seconds), healthCells(l.Health))
 		}
 		if len(parts) > 0 {
 			records, seconds, _ := lag.Sum(parts)
-			fmt.Fprintf(tw, "%s\t(total)\t\t\t\t%s\t%s\n", group, lagCell(records), secondsCell(seconds))
+			fmt.Fprintf(tw, "%s\t(total)\t\t\t\t%s\t%s\t%s\n", group, lagCell(records), secondsCell(seconds), healthCells(sumHealth(parts, records)))
 		}
 	}
 	return tw.Flush()

@@ -92,6 +92,8 @@ type pathwayStage struct {
 	DLQTopic    string                `json:"dlq_topic,omitempty"`
 	DeadLetters status.Maybe[int64]   `json:"dead_letters"`
 	Error       string                `json:"error,omitempty"`
+	// LagHealth is the group's lag health over the reads (status.LagHealth).
+	LagHealth *status.LagHealth `json:"lag_health,omitempty"`
 }
 
 // pathwayIndex is an ingestion edge: the documents topic into one index,
@@ -168,6 +170,7 @@ func newPathwaysReport(st status.Status) pathwaysReport {
 		}
 		for _, g := range e.Lags {
 			row.Group, row.Lag, row.LagSeconds = g.Group, g.Records, g.Seconds
+			row.LagHealth = &g.Health
 			row.Error = joinErrors(g.Error, stage.Error)
 			rep.Stages = append(rep.Stages, row)
 		}
@@ -240,7 +243,10 @@ func printPathwaysTables(w io.Writer, rep pathwaysReport) error {
 	if err := printIndexesTable(w, rep); err != nil {
 		return err
 	}
-	return printStagesTable(w, rep)
+	if err := printStagesTable(w, rep); err != nil {
+		return err
+	}
+	return printLagHealthTable(w, rep)
 }
 
 // printIndexesTable prints each ingestion edge, then its workers,

@@ -45,10 +45,15 @@ func emitted() []instrument {
 		{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "gauge{otelnames.MetricLagSeconds, otelnames.MetricLagSecondsUnit"},
 		{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit, "gauge", "gauge{otelnames.MetricIndexLagRecords, otelnames.MetricLagRecordsUnit"},
 		{otelnames.MetricIndexLagSeconds, otelnames.MetricLagSecondsUnit, "gauge", "gauge{otelnames.MetricIndexLagSeconds, otelnames.MetricLagSecondsUnit"},
+		{otelnames.MetricLagStatus, otelnames.MetricLagStatusUnit, "gauge", "Int64ObservableGauge(otelnames.MetricLagStatus, metric.WithUnit(otelnames.MetricLagStatusUnit)"},
+		{otelnames.MetricLagVelocity, otelnames.MetricLagVelocityUnit, "gauge", "Float64ObservableGauge(otelnames.MetricLagVelocity, metric.WithUnit(otelnames.MetricLagVelocityUnit)"},
+		{otelnames.MetricLagDrain, otelnames.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(otelnames.MetricLagDrain, metric.WithUnit(otelnames.MetricLagSecondsUnit)"},
+		{otelnames.MetricRetentionHeadroom, otelnames.MetricLagSecondsUnit, "gauge", "Float64ObservableGauge(otelnames.MetricRetentionHeadroom, metric.WithUnit(otelnames.MetricLagSecondsUnit)"},
 		{otelnames.MetricResultsDropped, otelnames.MetricResultsDroppedUnit, "counter", "Int64ObservableCounter(otelnames.MetricResultsDropped"},
 		{otelnames.MetricSpansDropped, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansDropped"},
 		{otelnames.MetricSpansExported, otelnames.MetricSpansUnit, "counter", "Int64ObservableCounter(otelnames.MetricSpansExported"},
 		{otelnames.MetricPathwaysWindows, otelnames.MetricPathwaysWindowsUnit, "counter", "otelnames.MetricPathwaysWindows, metric.WithUnit(otelnames.MetricPathwaysWindowsUnit)"},
+		{otelnames.MetricRequestsUnfinished, otelnames.MetricRequestsUnfinishedUnit, "gauge", "Int64ObservableGauge(otelnames.MetricRequestsUnfinished, metric.WithUnit(otelnames.MetricRequestsUnfinishedUnit)"},
 		// Exported as classic histograms with
 		// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=explicit_bucket_histogram
 		// (compose.yaml): Prometheus's OTLP receiver would store
@@ -60,7 +65,7 @@ func emitted() []instrument {
 
 // promUnits are the unit suffixes of Prometheus's OTLP translation for the
 // units kretrieve uses; units in braces ({message}) add none.
-var promUnits = map[string]string{"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": "ratio"}
+var promUnits = map[string]string{"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": "ratio", "{message}/s": "per_second"}
 
 // promNames returns the series names Prometheus's OTLP receiver (default
 // translation: underscore escaping with suffixes) stores for an
@@ -91,6 +96,9 @@ func TestPromNames(t *testing.T) {
 		{instrument{name: "kretrieve.messaging.queue_wait.duration", unit: "s", kind: "histogram"}, "kretrieve_messaging_queue_wait_duration_seconds_bucket"},
 		{instrument{name: "kretrieve.consumer.lag.seconds", unit: "s", kind: "gauge"}, "kretrieve_consumer_lag_seconds"},
 		{instrument{name: "kretrieve.consumer.lag", unit: "{message}", kind: "gauge"}, "kretrieve_consumer_lag"},
+		{instrument{name: "kretrieve.consumer.lag.status", unit: "{status}", kind: "gauge"}, "kretrieve_consumer_lag_status"},
+		{instrument{name: "kretrieve.consumer.lag.velocity", unit: "{message}/s", kind: "gauge"}, "kretrieve_consumer_lag_velocity_per_second"},
+		{instrument{name: "kretrieve.consumer.retention.headroom", unit: "s", kind: "gauge"}, "kretrieve_consumer_retention_headroom_seconds"},
 		{instrument{name: "messaging.client.sent.messages", unit: "{message}", kind: "counter"}, "messaging_client_sent_messages_total"},
 	} {
 		if got := promNames(tc.in)[0]; got != tc.want {

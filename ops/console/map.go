@@ -55,6 +55,9 @@ type mapEdge struct {
 	// unknown or when no group consumes the topic (the results topic).
 	LagRecords status.Maybe[int64]   `json:"lag_records"`
 	LagSeconds status.Maybe[float64] `json:"lag_seconds"`
+	// LagHealth is the consuming group's lag health (status, velocity,
+	// time to drain, retention headroom); unknown for the results topic.
+	LagHealth status.LagHealth `json:"lag_health"`
 }
 
 // mapIndex is an ingestion edge: the documents topic into one index,
@@ -122,6 +125,7 @@ func mapOf(st status.Status, err error) mapDoc {
 		doc.Edges = append(doc.Edges, mapEdge{Topic: e.Topic, From: e.From, To: e.To, MsgsPerSec: e.Rate,
 			EdgeP50MS: e.Latency.P50, EdgeP99MS: e.Latency.P99, OriginP50MS: e.Origin.P50, OriginP99MS: e.Origin.P99,
 			LagRecords: e.Lag.Records, LagSeconds: e.Lag.Seconds})
+		doc.Edges[len(doc.Edges)-1].LagHealth = e.Lag.Health
 	}
 	for _, ix := range st.Indexes {
 		mi := mapIndex{Name: ix.Name, Topic: ix.Topic, AppliedPerSec: ix.Rate, FreshnessP50MS: ix.Freshness.P50, FreshnessP99MS: ix.Freshness.P99,

@@ -39,6 +39,9 @@ type measured struct {
 	// whole.
 	lags   []lag.PartitionLag
 	lagErr error
+	// retentionErr says which topics' retention.ms could not be
+	// described (their retention headroom is unknown).
+	retentionErr error
 	// dead is the count of each stage input's dead-letter topic, by
 	// dead-letter topic.
 	dead map[string]deadCount
@@ -70,6 +73,9 @@ func compute(m measured) Status {
 	}
 	if m.lagErr != nil {
 		st.Errors = append(st.Errors, "lag: "+m.lagErr.Error())
+	}
+	if m.retentionErr != nil {
+		st.Errors = append(st.Errors, "retention headroom: "+firstLine(m.retentionErr))
 	}
 	byTopic, groupErrs := groupLags(m.lags)
 	st.GroupErrors = groupErrs
@@ -148,7 +154,7 @@ func groupLags(lags []lag.PartitionLag) (map[string][]GroupLag, []GroupError) {
 // (lag.Sum), with the first partition's error.
 func lagOf(parts []lag.PartitionLag) Lag {
 	records, seconds, err := lag.Sum(parts)
-	l := Lag{Error: firstLine(err)}
+	l := Lag{Error: firstLine(err), Health: healthOf(parts, records)}
 	if records >= 0 {
 		l.Records = Of(records)
 	}

@@ -8,7 +8,9 @@
 //     (package pathwaytopic): the rate and the edge and from-origin latency
 //     of every pathway checkpoint, of every edge and of every stage;
 //   - the lag of the configured consumer groups (package lag), in records
-//     and in seconds;
+//     and in seconds, and its health (LagHealth) judged over the reads of
+//     the last Config.LagWindow (lag.Tracker), with the retention headroom
+//     from the topics' retention.ms (lag.Retentions, cached);
 //   - the dead-letter topics (listed by package ops/dlq): how many letters
 //     each holds, and their most frequent reasons;
 //   - the indexes that follow the documents topic (package docfeed), from

@@ -58,6 +58,9 @@ type Config struct {
 	// judged complete or not (Completeness). Default:
 	// DefaultUnfinishedAfter.
 	UnfinishedAfter time.Duration
+	// LagWindow is the span of reads the lag's health is judged over
+	// (LagHealth). Default: DefaultLagWindow.
+	LagWindow time.Duration
 }
 
 // Source reads the Status of a pipeline. It keeps the pathway windows and
@@ -71,6 +74,8 @@ type Source struct {
 	mu     sync.Mutex
 	closed bool
 	reader *pathwaytopic.Reader
+	// health judges the groups' lag over the reads.
+	health *lagHealth
 	// reasons caches each dead-letter topic's reasons until its end moves.
 	reasons map[string]reasonsAt
 }
@@ -88,6 +93,7 @@ func New(cfg Config) (*Source, error) {
 	}
 	cfg.PathwaysTopic = cmp.Or(cfg.PathwaysTopic, pathwaytopic.DefaultTopic)
 	cfg.CatchUpTimeout = cmp.Or(cfg.CatchUpTimeout, DefaultCatchUpTimeout)
+	cfg.LagWindow = cmp.Or(cfg.LagWindow, DefaultLagWindow)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -95,7 +101,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: kafka client: %w", err)
 	}
-	return &Source{cfg: cfg, client: client, adm: kadm.NewClient(client), reasons: map[string]reasonsAt{}}, nil
+	return &Source{cfg: cfg, client: client, adm: kadm.NewClient(client), reasons: map[string]reasonsAt{}, health: newLagHealth(cfg)}, nil
 }
 
 // Close closes the Source's clients; a Read after Close fails.
@@ -130,6 +136,9 @@ func (s *Source) Read(ctx context.Context) (Status, error) {
 	if len(s.cfg.Groups) > 0 { // none would measure every group of the cluster
 		lctx, cancel := context.WithTimeout(ctx, LagTimeout)
 		m.lags, m.lagErr = lag.Measure(lctx, s.cfg.KafkaOptions, s.cfg.Groups...)
+		if m.lagErr == nil {
+			m.retentionErr = s.health.judge(lctx, m.lags, time.Now())
+		}
 		cancel()
 	}
 	m.dead = s.deadLetters(ctx)

@@ -129,6 +129,9 @@ type Lag struct {
 	Seconds Maybe[float64]
 	// Error says what could not be measured.
 	Error string
+	// Health is the lag's health over the Source's last reads; left out
+	// of JSON when nothing was judged.
+	Health LagHealth `json:",omitzero"`
 }
 
 // GroupLag is one group's Lag on a topic.

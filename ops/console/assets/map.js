@@ -67,11 +67,26 @@ function edgeBox(e) {
   add('origin p50 / p99', known(e.origin_p50_ms, fmtMs) + ' / ' + known(e.origin_p99_ms, fmtMs));
   add('lag', e.lag_records == null ? UNKNOWN : fmtNum(e.lag_records) + ' rec · ' + known(e.lag_seconds, (v) => v.toFixed(1) + ' s'),
     e.lag_records > 0 ? 'warn' : '');
+  if (e.lag_health) {
+    add('lag health', healthText(e.lag_health), HEALTH_CLASS[e.lag_health.status] || '');
+  }
   box.append(dl);
   return box;
 }
 
 const secs = (v) => v.toFixed(1) + ' s';
+
+/** HEALTH_CLASS marks a lag health status: stall, stop and rewind (gauge code >= 2) are bad. */
+const HEALTH_CLASS = { warn: 'warn', stall: 'bad', stop: 'bad', rewind: 'bad' };
+
+/** healthText is a lag health: its status, then velocity, time to drain and retention headroom when known. */
+function healthText(h) {
+  const parts = [h.status];
+  if (h.velocity != null) parts.push((h.velocity > 0 ? '+' : '') + h.velocity.toFixed(1) + ' rec/s');
+  if (h.drain_seconds != null) parts.push('drains in ' + secs(h.drain_seconds));
+  if (h.retention_headroom_seconds != null) parts.push('headroom ' + secs(h.retention_headroom_seconds));
+  return parts.join(' · ');
+}
 const lagText = (records, seconds) => (records == null ? UNKNOWN : fmtNum(records) + ' rec · ' + known(seconds, secs));
 
 /** indexBox draws one ingestion edge: the documents topic into an index, and each worker's copy. */
