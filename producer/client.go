@@ -226,20 +226,46 @@ func (call *Call) Wait(ctx context.Context, timeout time.Duration) (results.Outc
 	defer t.Stop()
 	select {
 	case out := <-call.outcome:
-		if out.Failed {
-			call.finish(fmt.Errorf("dead-lettered on %s: %s", out.Topic, out.Reason), "failed")
-		} else {
-			call.finish(nil, "completed")
-		}
-		return out, nil
+		return call.completed(out), nil
 	case <-t.C:
-		call.col.ForgetClaim(call.Request.RequestID, call.corr)
+		if out, ok := call.forget(); ok {
+			return call.completed(out), nil
+		}
 		call.finish(ErrTimeout, "timeout")
 		return results.Outcome{}, ErrTimeout
 	case <-ctx.Done():
-		call.col.ForgetClaim(call.Request.RequestID, call.corr)
+		if out, ok := call.forget(); ok {
+			return call.completed(out), nil
+		}
 		return results.Outcome{}, call.stopped(ctx)
 	}
+}
+
+// forget withdraws the call's claim on its outcome, and returns the
+// outcome when it was delivered all the same: the collector hands an
+// outcome over under its lock, so one delivered as the wait ended is in
+// call.outcome once ForgetClaim returns (and one arriving later is
+// counted late). Without this an outcome delivered at the deadline was
+// neither returned nor counted: its caller was told 504 while the result
+// had arrived.
+func (call *Call) forget() (results.Outcome, bool) {
+	call.col.ForgetClaim(call.Request.RequestID, call.corr)
+	select {
+	case out := <-call.outcome:
+		return out, true
+	default:
+		return results.Outcome{}, false
+	}
+}
+
+// completed ends the call with its outcome.
+func (call *Call) completed(out results.Outcome) results.Outcome {
+	if out.Failed {
+		call.finish(fmt.Errorf("dead-lettered on %s: %s", out.Topic, out.Reason), "failed")
+	} else {
+		call.finish(nil, "completed")
+	}
+	return out
 }
 
 // stopped ends the call whose ctx is done: past ctx's deadline it timed out
