@@ -62,6 +62,11 @@ var Targets = []Target{
 	{Label: "origin-time count per record", Num: "BenchmarkCohortsRecord/serial", Unit: "ns/op", Bound: 50, AtMost: true},
 	{Label: "origin-time count per record, all Ps on one bin", Num: "BenchmarkCohortsRecord/parallel", Unit: "ns/op", Bound: 50, AtMost: true},
 	{Label: "origin-time count per record", Num: "BenchmarkCohortsRecord/serial", Unit: "allocs/op", Bound: 0, AtMost: true},
+	// Issue 26: the deadline check per record (against a Kafka hop's
+	// hundreds of µs: BenchmarkIdleLatency).
+	{Label: "deadline check per record, with a deadline", Num: "BenchmarkDeadlineCheck/with", Unit: "ns/op", Bound: 100, AtMost: true},
+	{Label: "deadline check per record, none", Num: "BenchmarkDeadlineCheck/none", Unit: "ns/op", Info: true},
+	{Label: "deadline check per record, with a deadline", Num: "BenchmarkDeadlineCheck/with", Unit: "allocs/op", Bound: 0, AtMost: true},
 	{Label: "idle p50 kafka / inprocess", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 gateway / inprocess", Num: "BenchmarkIdleLatency/gateway", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Info: true},
 	{Label: "idle p50 per Kafka hop, (kafka − inprocess) / 3", Num: "BenchmarkIdleLatency/kafka", Den: "BenchmarkIdleLatency/inprocess", Unit: "p50-µs", Hops: 3, Bound: 500, AtMost: true},
