@@ -15,6 +15,7 @@ import (
 	"github.com/kretrieve/kretrieve/ops/console"
 	"github.com/kretrieve/kretrieve/ops/dlq"
 	"github.com/kretrieve/kretrieve/ops/spans"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pipeline"
 	"github.com/kretrieve/kretrieve/producer"
 	"github.com/kretrieve/kretrieve/tracing"
@@ -52,6 +53,8 @@ type consoleConfig struct {
 	pathwaysTopic string
 	timeout       time.Duration
 	allowedHosts  string
+	// unfinishedAfter is console.Config.UnfinishedAfter.
+	unfinishedAfter time.Duration
 }
 
 // flags declares the flags of a consoleConfig on s and returns the check of
@@ -64,8 +67,12 @@ func (c *consoleConfig) flags(s *settings) (check func(args []string) error) {
 	declarePathwaysTopic(s, &c.pathwaysTopic)
 	s.duration(&c.timeout, "timeout", console.DefaultSearchTimeout, "how long a search waits for its result")
 	declareConsoleAllowedHosts(s, &c.allowedHosts, "allowed-hosts")
+	s.duration(&c.unfinishedAfter, "unfinished-after", status.DefaultUnfinishedAfter, "judge the requests of an origin-time cohort unfinished this long after it ended (at least 3 times the processes' --pathways-interval)")
 	return func(args []string) error {
 		var errs []error
+		if c.unfinishedAfter <= 0 {
+			errs = append(errs, errors.New("unfinished-after: must be positive"))
+		}
 		if _, _, err := net.SplitHostPort(c.listen); err != nil {
 			errs = append(errs, fmt.Errorf("listen: %w", err))
 		}
@@ -107,7 +114,8 @@ func runConsole(ctx context.Context, cfg consoleConfig, stderr io.Writer) error 
 			}))
 		}
 		con, err := console.New(console.Config{Topology: p.Topology(), KafkaOptions: kafkaOptions(p, nil), PathwaysTopic: cfg.pathwaysTopic,
-			JaegerURL: cfg.jaeger, AllowReplay: cfg.allowReplay, SearchTimeout: cfg.timeout, AllowedHosts: splitList(cfg.allowedHosts)}, opts...)
+			JaegerURL: cfg.jaeger, AllowReplay: cfg.allowReplay, SearchTimeout: cfg.timeout, AllowedHosts: splitList(cfg.allowedHosts),
+			UnfinishedAfter: cfg.unfinishedAfter}, opts...)
 		if err != nil {
 			ln.Close()
 			return err

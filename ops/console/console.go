@@ -85,6 +85,10 @@ type Config struct {
 	Idle time.Duration
 	// SearchTimeout bounds a search. Default: DefaultSearchTimeout.
 	SearchTimeout time.Duration
+	// UnfinishedAfter is how long after its end an origin-time cohort is
+	// judged (status.Config.UnfinishedAfter). Default:
+	// status.DefaultUnfinishedAfter.
+	UnfinishedAfter time.Duration
 	// MaxStreams bounds the event streams (GET /api/events) open at once:
 	// more are answered 503 with Retry-After and their connections closed,
 	// and the browser polls the map instead. Each stream holds a
@@ -385,7 +389,8 @@ func (c *Console) acquire() (*live, error) {
 	}
 	if c.live == nil {
 		src, err := status.New(status.Config{Topology: c.cfg.Topology, KafkaOptions: c.cfg.KafkaOptions,
-			PathwaysTopic: c.cfg.PathwaysTopic, Groups: c.cfg.Topology.Groups(), Reasons: true, Logger: c.collab.logger})
+			PathwaysTopic: c.cfg.PathwaysTopic, Groups: c.cfg.Topology.Groups(), Reasons: true, Logger: c.collab.logger,
+			UnfinishedAfter: c.cfg.UnfinishedAfter})
 		if err != nil {
 			return nil, err
 		}
