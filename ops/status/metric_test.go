@@ -12,7 +12,9 @@ import (
 
 // TestRegisterUnfinishedObservesWhereRequestsWait: one point per place,
 // one for the requests whose place is not known, none when the status
-// could not be read.
+// could not be read, and 0 for every earlier place once its requests
+// ended (a series that merely stopped keeps its last value in
+// Prometheus, and its alert would not resolve).
 func TestRegisterUnfinishedObservesWhereRequestsWait(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -56,5 +58,15 @@ func TestRegisterUnfinishedObservesWhereRequestsWait(t *testing.T) {
 	ok = false
 	if got := collect(); len(got) != 0 {
 		t.Errorf("a failed read observed %v", got)
+	}
+	ok, c = true, Completeness{}
+	got = collect()
+	if len(got) != len(want) {
+		t.Fatalf("after the requests ended: points %v, want every earlier place at 0", got)
+	}
+	for k, v := range got {
+		if v != 0 {
+			t.Errorf("after the requests ended: %s = %d, want 0", k, v)
+		}
 	}
 }
