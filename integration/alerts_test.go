@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/internal/testutil/yamlfile"
 	"github.com/kretrieve/kretrieve/messages"
 )
 
@@ -51,7 +52,7 @@ func alertTestFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var cfg map[string]any
-	readYAMLFile(t, promConfigFile, &cfg)
+	yamlfile.Read(t, promConfigFile, &cfg)
 	global, _ := cfg["global"].(map[string]any)
 	if global == nil {
 		t.Fatalf("%s: no global section", promConfigFile)
@@ -63,7 +64,7 @@ func alertTestFiles(t *testing.T) []string {
 	}
 
 	var rf map[string]any
-	readYAMLFile(t, alertRulesFile, &rf)
+	yamlfile.Read(t, alertRulesFile, &rf)
 	groups, _ := rf["groups"].([]any)
 	for _, g := range groups {
 		for _, r := range g.(map[string]any)["rules"].([]any) {
@@ -86,17 +87,6 @@ func alertTestFiles(t *testing.T) []string {
 	return []string{
 		write("prometheus.yml", cfg) + ":" + promConfigInPod + ":ro",
 		write("kretrieve.rules.yaml", rf) + ":" + alertRulesInPod + ":ro",
-	}
-}
-
-func readYAMLFile(t *testing.T, file string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", file, err)
 	}
 }
 

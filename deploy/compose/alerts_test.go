@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 
+	"github.com/kretrieve/kretrieve/internal/testutil/yamlfile"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -41,21 +41,10 @@ type ruleFile struct {
 	} `yaml:"groups"`
 }
 
-func readYAML(t *testing.T, file string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-}
-
 func alertRules(t *testing.T) ruleFile {
 	t.Helper()
 	var f ruleFile
-	readYAML(t, alertRulesFile, &f)
+	yamlfile.Read(t, alertRulesFile, &f)
 	if len(f.Groups) == 0 {
 		t.Fatalf("%s: no rule groups", alertRulesFile)
 	}
@@ -77,7 +66,7 @@ func TestAlertRulesAreShipped(t *testing.T) {
 	var prom struct {
 		RuleFiles []string `yaml:"rule_files"`
 	}
-	readYAML(t, repoRoot+"/deploy/compose/prometheus.yaml", &prom)
+	yamlfile.Read(t, repoRoot+"/deploy/compose/prometheus.yaml", &prom)
 	if !slices.ContainsFunc(prom.RuleFiles, func(g string) bool { ok, _ := path.Match(g, promRulesInPod); return ok }) {
 		t.Errorf("prometheus.yaml rule_files %v do not load %s", prom.RuleFiles, promRulesInPod)
 	}
@@ -85,7 +74,7 @@ func TestAlertRulesAreShipped(t *testing.T) {
 	var k8s struct {
 		Resources []string `yaml:"resources"`
 	}
-	readYAML(t, repoRoot+"/deploy/k8s/kustomization.yaml", &k8s)
+	yamlfile.Read(t, repoRoot+"/deploy/k8s/kustomization.yaml", &k8s)
 	if !slices.Contains(k8s.Resources, alertsResource) {
 		t.Errorf("deploy/k8s/kustomization.yaml resources %v lack %s", k8s.Resources, alertsResource)
 	}
@@ -95,7 +84,7 @@ func TestAlertRulesAreShipped(t *testing.T) {
 			Files []string `yaml:"files"`
 		} `yaml:"configMapGenerator"`
 	}
-	readYAML(t, alertsDir+"/kustomization.yaml", &gen)
+	yamlfile.Read(t, alertsDir+"/kustomization.yaml", &gen)
 	if len(gen.ConfigMapGenerator) != 1 || gen.ConfigMapGenerator[0].Name != alertsConfigMap ||
 		!slices.Equal(gen.ConfigMapGenerator[0].Files, []string{filepath.Base(alertRulesFile)}) {
 		t.Errorf("deploy/alerts/kustomization.yaml generates %+v, want %s from %s", gen.ConfigMapGenerator, alertsConfigMap, filepath.Base(alertRulesFile))
@@ -107,7 +96,7 @@ func TestAlertRulesAreShipped(t *testing.T) {
 	var cm struct {
 		Data map[string]string `yaml:"data"`
 	}
-	readYAML(t, repoRoot+"/deploy/k8s/configmap.yaml", &cm)
+	yamlfile.Read(t, repoRoot+"/deploy/k8s/configmap.yaml", &cm)
 	if v := cm.Data[explicitBuckets]; v != "explicit_bucket_histogram" {
 		t.Errorf("deploy/k8s/configmap.yaml: %s = %q, want explicit_bucket_histogram (the SLO rules read le buckets)", explicitBuckets, v)
 	}
@@ -199,7 +188,7 @@ func TestAlertRulesAreUnitTested(t *testing.T) {
 			} `yaml:"alert_rule_test"`
 		} `yaml:"tests"`
 	}
-	readYAML(t, alertTestsFile, &f)
+	yamlfile.Read(t, alertTestsFile, &f)
 	if !slices.Equal(f.RuleFiles, []string{filepath.Base(alertRulesFile)}) {
 		t.Errorf("%s tests %v, want %s", alertTestsFile, f.RuleFiles, filepath.Base(alertRulesFile))
 	}
