@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/kretrieve/kretrieve/internal/testutil/yamlfile"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
