@@ -253,7 +253,7 @@ func TestChaos(t *testing.T) {
 	}
 	mark("drained")
 
-	checkStall(t, stall, led)
+	expiredAfter504 := checkStall(t, stall, led)
 	checkRefused(t, refused.log, refused.rewind)
 
 	// The ingest phase's end: every worker's documents are the topic's.
@@ -337,6 +337,7 @@ func TestChaos(t *testing.T) {
 		b, _ := json.Marshal(comp)
 		t.Errorf("kretrieve pathways: %d of %d requests unfinished, want 0 of some: %s", comp.Unfinished, comp.Entered, b)
 	}
+	checkExpired(t, expiredAfter504, comp.Expired)
 
 	r := led.count()
 	t.Logf("timeline:\n%s", strings.Join(timeline, "\n"))
