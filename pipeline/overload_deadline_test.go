@@ -74,9 +74,6 @@ func (s slowIndex) Highlight(ctx context.Context, query string, ids []string, ma
 // and every admitted request ends as a result, a dead letter or expired,
 // the counts adding up.
 func TestOverloadWastesNoWorkOnAnsweredCallers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("overload proof: about 70 s")
-	}
 	const (
 		timeout     = time.Second
 		overloadFor = 60 * time.Second
