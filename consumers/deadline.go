@@ -84,15 +84,15 @@ func (w *Worker) expire(ctx context.Context, msg *Message, span trace.Span) {
 // messages.HeaderDeadline value: a clamped one stays clamped), replacing
 // any deadline header out sets itself: a stage cannot extend its caller's
 // deadline. A zero d carries nothing.
-func carryDeadline(out *kgo.Record, d string) {
-	if d == "" {
+func carryDeadline(out *kgo.Record, d []byte) {
+	if len(d) == 0 {
 		return
 	}
-	kept := out.Headers[:0:0]
+	kept := make([]kgo.RecordHeader, 0, len(out.Headers)+1)
 	for _, h := range out.Headers {
 		if h.Key != messages.HeaderDeadline {
 			kept = append(kept, h)
 		}
 	}
-	out.Headers = append(kept, kgo.RecordHeader{Key: messages.HeaderDeadline, Value: []byte(d)})
+	out.Headers = append(kept, kgo.RecordHeader{Key: messages.HeaderDeadline, Value: d})
 }

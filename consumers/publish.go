@@ -27,9 +27,9 @@ func (w *Worker) publishOutputs(ctx context.Context, in *kgo.Record, deadline ti
 	// their values: the span and the pathway.
 	kept := context.WithoutCancel(ctx)
 	corr := tracecontext.HeaderCarrier{Record: in}.Get(messages.HeaderCorrelation)
-	dl := ""
+	var dl []byte // formatted once, shared by the outputs' headers (read-only)
 	if !deadline.IsZero() {
-		dl = messages.FormatDeadline(deadline)
+		dl = []byte(messages.FormatDeadline(deadline))
 	}
 	for _, out := range outs {
 		if out.Context == nil {
