@@ -85,7 +85,8 @@ const (
 // versions by their revision words and never the deleted probe. At the
 // very end the workers are stopped and the documents stored in their
 // directories are read back one by one (checkStored).
-func TestChaos(t *testing.T) {
+func TestChaos(tt *testing.T) {
+	t := repeatFailures(tt)
 	began := time.Now()
 	logs := os.Getenv("KRETRIEVE_CHAOS_LOGS")
 	if logs == "" {
@@ -387,7 +388,7 @@ func TestChaos(t *testing.T) {
 // firstSearch waits until the gateway answers probeQuery 200 and returns
 // the probe: the first document of that answer ("" when it has none),
 // which the documents load deletes first thing.
-func firstSearch(t *testing.T, addr string) string {
+func firstSearch(t testing.TB, addr string) string {
 	t.Helper()
 	var first []messages.Document
 	poll.Until(t, 60*time.Second, func() bool {
@@ -502,7 +503,7 @@ func searchDocs(addr, query string) (int, []messages.Document) {
 }
 
 // kafkaClient is a franz-go client of the broker at addr, closed with t.
-func kafkaClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+func kafkaClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
@@ -513,7 +514,7 @@ func kafkaClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 }
 
 // freePort returns a 127.0.0.1 address no one listens on.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

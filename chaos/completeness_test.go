@@ -31,7 +31,7 @@ const (
 // so that completeness counts each request from its send (a record without
 // a pathway header starts its pathway at the worker that reads it, and a
 // worker SIGKILLed before it committed reads it again).
-func loadProducer(t *testing.T, ctx context.Context, addr string) *kgo.Client {
+func loadProducer(t testing.TB, ctx context.Context, addr string) *kgo.Client {
 	t.Helper()
 	m := kafkatrace.NewMetrics()
 	cl := kafkaClient(t, addr, kgo.WithHooks(kafkatrace.New(kafkatrace.WithPathways("chaos-load"), kafkatrace.WithMetrics(m))))
@@ -51,7 +51,7 @@ func loadProducer(t *testing.T, ctx context.Context, addr string) *kgo.Client {
 
 // completeness runs `kretrieve pathways --once --json` until it judges the
 // cohorts up to until, and returns what it says.
-func completeness(t *testing.T, env []string, until time.Time) status.Completeness {
+func completeness(t testing.TB, env []string, until time.Time) status.Completeness {
 	t.Helper()
 	var c status.Completeness
 	poll.Until(t, time.Minute, func() bool {

@@ -315,7 +315,7 @@ func at(offsets, ends map[int32]int64) bool {
 // resumed from its stored position rather than rebuilding. It logs
 // when each reached the end offsets, counted from stopped (the end of the
 // documents load).
-func checkConverged(t *testing.T, workers []*proc, health map[string]string, st *topicState, stopped time.Time, timeout time.Duration) {
+func checkConverged(t testing.TB, workers []*proc, health map[string]string, st *topicState, stopped time.Time, timeout time.Duration) {
 	t.Helper()
 	want := st.digest()
 	began := time.Now()
@@ -346,7 +346,7 @@ func checkConverged(t *testing.T, workers []*proc, health map[string]string, st 
 // converged: the probe, deleted first, is not among the answers to
 // probeQuery, which found it before; the latest version the load wrote of
 // an existing id and of a new id is found by its revision word.
-func checkSearches(t *testing.T, gw string, load *docLoad, st *topicState, probeQuery string) {
+func checkSearches(t testing.TB, gw string, load *docLoad, st *topicState, probeQuery string) {
 	t.Helper()
 	if load.probe != "" {
 		code, docs := searchDocs(gw, probeQuery)
@@ -381,7 +381,7 @@ func checkSearches(t *testing.T, gw string, load *docLoad, st *topicState, probe
 
 // seedDocuments publishes the Go corpus to the documents topic with
 // `kretrieve ingest` and returns the topic's state then.
-func seedDocuments(t *testing.T, logs string, env []string, brokerAddr, topic string) *topicState {
+func seedDocuments(t testing.TB, logs string, env []string, brokerAddr, topic string) *topicState {
 	t.Helper()
 	began := time.Now()
 	ing := &proc{name: "ingest", dir: logs, args: []string{"ingest", "--topic-documents", topic}, env: env}
@@ -407,7 +407,7 @@ func seedDocuments(t *testing.T, logs string, env []string, brokerAddr, topic st
 // the topic, while it is still catching up, and starts it again: the new
 // incarnation resumes from the position stored with that batch. It
 // returns what happened, for the timeline.
-func killMidCatchUp(t *testing.T, p *proc, health string) string {
+func killMidCatchUp(t testing.TB, p *proc, health string) string {
 	t.Helper()
 	var s docfeed.Status
 	if !poll.WaitEvery(2*time.Minute, 20*time.Millisecond, func() bool {
@@ -429,7 +429,7 @@ func killMidCatchUp(t *testing.T, p *proc, health string) string {
 
 // waitReady waits until every worker's GET /readyz answers 200 (its index
 // has caught up with the topic) and returns how long each took.
-func waitReady(t *testing.T, workers []*proc, health map[string]string) string {
+func waitReady(t testing.TB, workers []*proc, health map[string]string) string {
 	t.Helper()
 	began := time.Now()
 	var took []string
@@ -456,7 +456,7 @@ func waitReady(t *testing.T, workers []*proc, health map[string]string) string {
 // (checkConverged) and the gateway's answers (checkSearches). stopped is
 // when the documents load stopped. It returns the topic's state, nil when
 // the topic could not be read.
-func checkDocuments(t *testing.T, brokerAddr, gw string, workers []*proc, health map[string]string, load *docLoad, stopped time.Time) *topicState {
+func checkDocuments(t testing.TB, brokerAddr, gw string, workers []*proc, health map[string]string, load *docLoad, stopped time.Time) *topicState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -498,7 +498,7 @@ func (l *docLoad) known() []string {
 // absent as the topic says, no other document, and the stored position
 // and digest those of the topic. This does not rest on the digest a
 // worker keeps alongside its documents.
-func checkStored(t *testing.T, workers []*proc, indexes string, st *topicState, known []string) {
+func checkStored(t testing.TB, workers []*proc, indexes string, st *topicState, known []string) {
 	t.Helper()
 	want := st.digest()
 	for _, p := range workers {

@@ -32,7 +32,7 @@ type proc struct {
 }
 
 // start starts a new incarnation.
-func (p *proc) start(t *testing.T) {
+func (p *proc) start(t testing.TB) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,7 +56,7 @@ func (p *proc) start(t *testing.T) {
 
 // stop sends sig to the running incarnation and waits up to timeout for it
 // to exit; it returns how long the exit took and the process's error.
-func (p *proc) stop(t *testing.T, sig syscall.Signal, timeout time.Duration) (time.Duration, error) {
+func (p *proc) stop(t testing.TB, sig syscall.Signal, timeout time.Duration) (time.Duration, error) {
 	t.Helper()
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done

@@ -32,7 +32,7 @@ const (
 // refusedWritesPhase refuses the retrieval workers' output for refusedFor
 // under load and returns each worker's warn-and-error log lines and
 // rewinds per second during it.
-func refusedWritesPhase(t *testing.T, ctx context.Context, adm *kadm.Client, led *ledger, producer *kgo.Client,
+func refusedWritesPhase(t testing.TB, ctx context.Context, adm *kadm.Client, led *ledger, producer *kgo.Client,
 	requests, output string, workers []*proc, mark func(string, ...any)) (logRate, rewindRate map[string]float64) {
 	t.Helper()
 	setConfig := func(op kadm.IncrementalOp, value *string) {
@@ -90,7 +90,7 @@ func countLogs(workers []*proc) (logs, rewinds map[string]int) {
 
 // checkRefused asserts the refusal was waited out, not hammered: each
 // worker's log and rewind rates stay under their bounds.
-func checkRefused(t *testing.T, logRate, rewindRate map[string]float64) {
+func checkRefused(t testing.TB, logRate, rewindRate map[string]float64) {
 	t.Helper()
 	t.Logf("refused-writes phase: warn and error lines a second %v, rewinds a second %v", rounded(logRate), rounded(rewindRate))
 	for w, r := range logRate {

@@ -43,7 +43,7 @@ type stallAnswer struct {
 // its own goroutine (so that searches queue behind one another in the
 // gateway's producer, as a steady stream of callers does), and returns
 // every answer once the broker is back and they have all come.
-func stallPhase(t *testing.T, brk *proc, gatewayAddr string, mark func(string, ...any)) []stallAnswer {
+func stallPhase(t testing.TB, brk *proc, gatewayAddr string, mark func(string, ...any)) []stallAnswer {
 	t.Helper()
 	var (
 		mu      sync.Mutex
@@ -91,7 +91,7 @@ func stallPhase(t *testing.T, brk *proc, gatewayAddr string, mark func(string, .
 // once the gateway answers 200 twice in a row again: the load's latency
 // bound is about the other faults, not about a stall or a refusal made
 // longer than it on purpose.
-func holdLoad[T any](t *testing.T, hold *atomic.Bool, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
+func holdLoad[T any](t testing.TB, hold *atomic.Bool, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
 	t.Helper()
 	hold.Store(true)
 	defer hold.Store(false)
@@ -143,7 +143,7 @@ func stallSearch(addr, id string) stallAnswer {
 // those it found never answered, which the completeness's expired count
 // must cover (checkExpired); any other request that reached the topic
 // must have been answered (no loss).
-func checkStall(t *testing.T, answers []stallAnswer, led *ledger) (expiredAfter504 []string) {
+func checkStall(t testing.TB, answers []stallAnswer, led *ledger) (expiredAfter504 []string) {
 	t.Helper()
 	codes := map[string]int{}
 	var early, lost, unpublished504, published503, other []string
@@ -208,7 +208,7 @@ func checkStall(t *testing.T, answers []stallAnswer, led *ledger) (expiredAfter5
 // checkExpired asserts that the requests the stall phase's callers were
 // told 504 and that were never answered are no more than the requests the
 // pathway windows count as expired: they were not lost, they expired.
-func checkExpired(t *testing.T, unanswered []string, expired uint64) {
+func checkExpired(t testing.TB, unanswered []string, expired uint64) {
 	t.Helper()
 	t.Logf("stall phase: %d requests answered 504 and never answered after; the pipeline counts %d expired", len(unanswered), expired)
 	if uint64(len(unanswered)) > expired {
