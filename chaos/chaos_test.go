@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -159,7 +158,7 @@ func TestChaos(tt *testing.T) {
 	// 200 ms, and paced changes to the documents, until stopLoad.
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var loads sync.WaitGroup
-	var hold atomic.Bool // the load and the gateway searches held (the stall phase)
+	var hold loadHold // the load and the gateway searches held (the stall and refused-writes phases)
 	loads.Go(func() { pacedLoad(loadCtx, ctx, led, producer, topics.Requests, &hold) })
 	gws := &gatewayStats{hold: &hold}
 	loads.Go(func() { gws.drive(loadCtx, gatewayAddr) })
@@ -412,7 +411,7 @@ const probeQuery = "gzip"
 // own context, records still buffered when the load stopped were failed
 // with "context canceled", and so were 481 of the later poison burst's
 // (franz-go fails a batch by its first record's context).
-func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, topic string, hold *atomic.Bool) {
+func pacedLoad(ctx, produceCtx context.Context, led *ledger, cl *kgo.Client, topic string, hold *loadHold) {
 	queries := []string{probeQuery, "parse a URL", "encode json", "tar archive", "sha256", "regular expression"}
 	tick := time.NewTicker(time.Second / loadRate)
 	defer tick.Stop()
@@ -441,7 +440,7 @@ func requestValue(id, query string) []byte {
 
 // gatewayStats counts the gateway's answers by status.
 type gatewayStats struct {
-	hold     *atomic.Bool // no search while set
+	hold     *loadHold // no search while held
 	mu       sync.Mutex
 	statuses map[int]int
 	failed   int // answers other than 200
@@ -462,10 +461,10 @@ func (g *gatewayStats) drive(ctx context.Context, addr string) {
 			return
 		case <-tick.C:
 		}
-		if g.hold.Load() {
+		var code int
+		if !g.hold.search(func() { code, _ = searchDocs(addr, probeQuery) }) {
 			continue
 		}
-		code, _ := searchDocs(addr, probeQuery)
 		g.mu.Lock()
 		if g.statuses == nil {
 			g.statuses = map[int]int{}

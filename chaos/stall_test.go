@@ -91,10 +91,10 @@ func stallPhase(t testing.TB, brk *proc, gatewayAddr string, mark func(string, .
 // once the gateway answers 200 twice in a row again: the load's latency
 // bound is about the other faults, not about a stall or a refusal made
 // longer than it on purpose.
-func holdLoad[T any](t testing.TB, hold *atomic.Bool, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
+func holdLoad[T any](t testing.TB, hold *loadHold, led *ledger, gatewayAddr string, mark func(string, ...any), phase func() T) T {
 	t.Helper()
-	hold.Store(true)
-	defer hold.Store(false)
+	hold.start()
+	defer hold.end()
 	if !poll.Wait(drainTimeout, func() bool { return led.pending() == 0 }) {
 		t.Errorf("%d acknowledged requests without an outcome before the phase", led.pending())
 	}
@@ -110,6 +110,40 @@ func holdLoad[T any](t testing.TB, hold *atomic.Bool, led *ledger, gatewayAddr s
 	}, "the gateway answering again after the phase")
 	mark("gateway answering again; load resumed")
 	return out
+}
+
+// loadHold holds the paced load and the gateway searches during a phase.
+// Its start waits for a gateway search already under way: one in flight
+// when the broker was stopped had been answered 504 and counted as the
+// load's failure, not the phase's.
+type loadHold struct {
+	held      atomic.Bool
+	searching sync.Mutex // held by a gateway search of the load
+}
+
+// Load reports whether the load is held.
+func (h *loadHold) Load() bool { return h.held.Load() }
+
+// start holds the load, once the search under way (if any) has ended.
+func (h *loadHold) start() {
+	h.held.Store(true)
+	h.searching.Lock()
+	defer h.searching.Unlock()
+}
+
+// end lets the load go on.
+func (h *loadHold) end() { h.held.Store(false) }
+
+// search runs one of the load's searches unless the load is held, and
+// reports whether it ran.
+func (h *loadHold) search(f func()) bool {
+	h.searching.Lock()
+	defer h.searching.Unlock()
+	if h.held.Load() {
+		return false
+	}
+	f()
+	return true
 }
 
 // stallSearch posts one search with the request id id.
