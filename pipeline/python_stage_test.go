@@ -214,7 +214,6 @@ func TestAStageInPython(t *testing.T) {
 	}
 	stop()
 	_ = c.Close(context.Background())
-
 	goTraces, pyTraces := byTrace(h.recorded()), byTrace(sink.Spans())
 	for _, out := range outs {
 		goSpans, pySpans := goTraces[out.TraceID], pyTraces[out.TraceID]
