@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
+	"github.com/kretrieve/kretrieve/internal/testutil/kafkapython"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 )
 
@@ -91,28 +91,6 @@ func TestCompressionValidated(t *testing.T) {
 	}
 }
 
-// requireKafkaPython names the variable that makes a missing kafka-python
-// fail the test instead of skipping it: .ci/run sets it, so CI cannot pass
-// without running the test.
-const requireKafkaPython = "KRETRIEVE_TEST_REQUIRE_KAFKA_PYTHON"
-
-// kafkaPython returns a python3 that has kafka-python. Without one the
-// test is skipped, or fails when requireKafkaPython is set.
-func kafkaPython(t *testing.T) (python string) {
-	t.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import kafka").Run() == nil {
-			return p
-		}
-	}
-	const why = "no python3 with kafka-python (Debian: apt-get install python3-kafka; .ci/run installs it): the plain-consumer test cannot run"
-	if os.Getenv(requireKafkaPython) != "" {
-		t.Fatal(why + "; " + requireKafkaPython + " is set")
-	}
-	t.Skip(why)
-	return ""
-}
-
 // readWithKafkaPython consumes n values of topic with kafka-python and
 // returns them, or its output when it fails.
 // python-snappy is hidden (an import of snappy fails), so the consumer is
@@ -138,7 +116,7 @@ print(json.dumps(values))
 // same consumer fails on snappy batches, so the test would catch a return
 // to that default.
 func TestPlainKafkaPythonReadsTheDefault(t *testing.T) {
-	python := kafkaPython(t)
+	python := kafkapython.Python(t, "the plain-consumer test")
 	b := brokertest.NewBroker(t, 1)
 	values := []string{compressible(0), compressible(1), compressible(2)}
 	produceThrough(t, kafkaclient.Config{Brokers: []string{b.Addr()}}, "retrieval.results", values...)

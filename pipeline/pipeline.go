@@ -94,12 +94,13 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports configuration errors, among them a Stages list that is
-// not a chain (see topology.Topology.Validate) or a stage without a handler.
+// not a chain (see topology.Topology.Validate) or a stage without a handler
+// that is not external.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	errs := []error{c.Kafka.Validate(), c.Topology().Validate()}
 	for _, s := range c.Stages {
-		if s.NewHandler == nil {
+		if s.NewHandler == nil && !s.External {
 			errs = append(errs, fmt.Errorf("stage %s: no handler", s.Name))
 		}
 	}
@@ -223,6 +224,9 @@ func (p *Pipeline) NewWorker(stage string, idx Index) (*consumers.Worker, error)
 		return nil, fmt.Errorf("no stage %q (stages: %s)", stage, strings.Join(cfg.Topology().Names(), ", "))
 	}
 	st := cfg.Stages[i]
+	if st.External {
+		return nil, fmt.Errorf("stage %s is external: its workers run outside this program", st.Name)
+	}
 	wc := cfg.Worker
 	if wc.Group == "" {
 		wc.Group = st.Group
@@ -280,10 +284,14 @@ type Workers struct {
 }
 
 // StartWorkers starts the workers of every stage over idx: replicas[name]
-// workers for the stage called name, one for a stage it does not list.
+// workers for the stage called name, one for a stage it does not list;
+// none for an external stage (Stage.External).
 func (p *Pipeline) StartWorkers(ctx context.Context, idx Index, replicas map[string]int) (*Workers, error) {
 	ws := &Workers{}
 	for _, st := range p.cfg.Stages {
+		if st.External {
+			continue
+		}
 		for range max(replicas[st.Name], 1) {
 			w, err := p.NewWorker(st.Name, idx)
 			if err != nil {

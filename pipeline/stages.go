@@ -22,8 +22,15 @@ import (
 // record limits.
 type Stage struct {
 	topology.Stage
-	// NewHandler returns the handler of one worker of the stage. Required.
+	// NewHandler returns the handler of one worker of the stage. Required
+	// unless External.
 	NewHandler func(StageEnv) (consumers.Handler, error)
+	// External says the stage's workers run outside this program (a stage
+	// written in another language, such as examples/python-stage): it is
+	// in the topology (topics, dead-letter topics, groups, the result
+	// collector's watch), but StartWorkers starts none of its workers and
+	// NewWorker refuses it. See ExternalStage.
+	External bool
 	// Limits override Config.Worker's record limits for this stage's
 	// workers; a zero field keeps Config.Worker's.
 	Limits consumers.Limits
@@ -83,6 +90,13 @@ func DefaultStages(topics messages.Topics) []Stage {
 				consumers.WithTracerProvider(env.TracerProvider)), nil
 		}, WorkSpans: []string{otelnames.SpanLoadDocuments, otelnames.SpanDedupe, otelnames.SpanRerank}},
 	}
+}
+
+// ExternalStage declares a stage whose workers run outside this program:
+// named name (its consumer group too), writing output, to be placed with
+// InsertStage, which sets its input.
+func ExternalStage(name, output string) Stage {
+	return Stage{Stage: topology.Stage{Name: name, Group: name, Output: output}, External: true}
 }
 
 // errNoIndex is the error of a default stage started without an index.

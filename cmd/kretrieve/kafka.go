@@ -39,6 +39,8 @@ type commonConfig struct {
 	retrievalTrustBoundary bool
 	trustedBaggage         string
 	baggageAttributes      string
+	// externalStage is --external-stage: NAME:OUTPUT, or "".
+	externalStage string
 }
 
 // declareRetrievalTrustBoundary declares --<first stage>-trust-boundary
@@ -87,6 +89,7 @@ func (c *commonConfig) declare(s *settings, role, defaultBrokers string) {
 	s.str(&c.compression, "compression", kafkaclient.DefaultCompression, "compression of produced batches: "+strings.Join(kafkaclient.Compressions, ", ")+" (none: every client reads it; a codec trades CPU for bytes on the wire)")
 	s.duration(&c.linger, "linger", 0, "how long the producer waits to fill a batch: 0 sends at once (lowest latency); a few ms make fuller batches at a steady high rate, adding that much to every hop")
 	s.duration(&c.metadataMaxAge, "metadata-max-age", kafkaclient.DefaultMetadataMaxAge, "how often Kafka clients refresh metadata (metadata.max.age.ms): partitions added to a topic are consumed within about this long")
+	s.str(&c.externalStage, "external-stage", "", "NAME:OUTPUT: a stage whose workers run outside kretrieve (examples/python-stage), inserted after the first stage: it reads that stage's output topic, writes OUTPUT, which the next stage reads; its consumer group is NAME (empty: none)")
 	declareLogging(s, &c.logFormat, &c.logLevel)
 	c.declareSecurity(s)
 }
@@ -113,6 +116,9 @@ func declareLogging(s *settings, format, level *string) {
 func (c commonConfig) validate() error {
 	var errs []error
 	if err := c.topics.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.stages(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.partitions < 1 || c.partitions > 1<<20 {
@@ -202,7 +208,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 	p := comp.telemetry
 	return pipeline.Config{
 		Kafka:       c.kafkaConfig(),
-		Stages:      pipeline.DefaultStages(c.topics),
+		Stages:      c.stagesOrDefault(),
 		Documents:   c.topics.Documents,
 		ServiceName: p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
@@ -247,5 +253,34 @@ func defaultGroups() string {
 // topology is the binary's pipeline (pipeline.DefaultStages) over the
 // configured topics.
 func (c commonConfig) topology() topology.Topology {
-	return pipeline.Config{Stages: pipeline.DefaultStages(c.topics), Documents: c.topics.Documents}.Topology()
+	return pipeline.Config{Stages: c.stagesOrDefault(), Documents: c.topics.Documents}.Topology()
+}
+
+// stages is the binary's stage table: pipeline.DefaultStages over the
+// configured topics, with --external-stage (NAME:OUTPUT) inserted after
+// the first stage as a pipeline.ExternalStage.
+func (c commonConfig) stages() ([]pipeline.Stage, error) {
+	stages := pipeline.DefaultStages(c.topics)
+	if c.externalStage == "" {
+		return stages, nil
+	}
+	name, output, ok := strings.Cut(c.externalStage, ":")
+	if !ok || name == "" || output == "" {
+		return nil, fmt.Errorf("external-stage: %q is not NAME:OUTPUT (e.g. rescore:retrieval.rescored)", c.externalStage)
+	}
+	stages, err := pipeline.InsertStage(stages, stages[0].Name, pipeline.ExternalStage(name, output))
+	if err != nil {
+		return nil, fmt.Errorf("external-stage: %w", err)
+	}
+	return stages, nil
+}
+
+// stagesOrDefault is stages, or the default stages when --external-stage
+// is invalid (validate reports it before any command uses the table).
+func (c commonConfig) stagesOrDefault() []pipeline.Stage {
+	stages, err := c.stages()
+	if err != nil {
+		return pipeline.DefaultStages(c.topics)
+	}
+	return stages
 }
