@@ -535,11 +535,12 @@ func checkCollectorSurvived(t *testing.T, tp *telemetryPath) {
 	t.Logf("collector: peak RSS %.0f MiB", peak/(1<<20))
 }
 
-// checkDashboardQueries runs every PromQL query of the compose Grafana
-// dashboard against Prometheus: each must return series. Grafana's
-// $__rate_interval becomes 1m (four metric intervals of 2 s would do;
-// Grafana takes at least four scrape intervals).
-func checkDashboardQueries(t *testing.T, prom string) {
+// dashboardQueries returns every PromQL query of the compose Grafana
+// dashboard, with the panels' titles, as Grafana sends them with its
+// defaults: $__rate_interval becomes 1m (four metric intervals of 2 s would
+// do; Grafana takes at least four scrape intervals) and a query variable
+// ($job) its All value.
+func dashboardQueries(t *testing.T) (exprs, titles []string) {
 	t.Helper()
 	b, err := os.ReadFile("../deploy/compose/grafana/dashboards/kretrieve.json")
 	if err != nil {
@@ -556,12 +557,26 @@ func checkDashboardQueries(t *testing.T, prom string) {
 		Panels []json.RawMessage `json:"panels"`
 	}
 	var dash struct {
-		Panels []json.RawMessage `json:"panels"`
+		Panels     []json.RawMessage `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name, Type, AllValue string
+			}
+		}
 	}
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
-	var exprs, titles []string
+	vars := []string{"$__rate_interval", "1m"}
+	for _, v := range dash.Templating.List {
+		if v.Type == "query" {
+			if v.AllValue == "" {
+				t.Fatalf("dashboard variable %s has no All value to query with", v.Name)
+			}
+			vars = append(vars, "${"+v.Name+"}", v.AllValue, "$"+v.Name, v.AllValue)
+		}
+	}
+	substitute := strings.NewReplacer(vars...)
 	var walk func([]json.RawMessage)
 	walk = func(ps []json.RawMessage) {
 		for _, raw := range ps {
@@ -574,12 +589,20 @@ func checkDashboardQueries(t *testing.T, prom string) {
 				continue
 			}
 			for _, tg := range p.Targets {
-				exprs = append(exprs, strings.ReplaceAll(tg.Expr, "$__rate_interval", "1m"))
+				exprs = append(exprs, substitute.Replace(tg.Expr))
 				titles = append(titles, p.Title)
 			}
 		}
 	}
 	walk(dash.Panels)
+	return exprs, titles
+}
+
+// checkDashboardQueries runs every PromQL query of the compose Grafana
+// dashboard (dashboardQueries) against Prometheus: each must return series.
+func checkDashboardQueries(t *testing.T, prom string) {
+	t.Helper()
+	exprs, titles := dashboardQueries(t)
 	if len(exprs) < 10 {
 		t.Fatalf("the dashboard has %d PromQL queries; the test expects the compose dashboard's", len(exprs))
 	}

@@ -219,9 +219,10 @@ func compressionCodec(name string) (kgo.CompressionCodec, bool) {
 // fetched records (and their bytes) a second time, under the old
 // messaging.kafka.{produce,fetch}_{records,bytes}.count names, besides
 // kafkatrace's semantic-convention messaging.client.sent.messages and
-// messaging.client.consumed.messages.
+// messaging.client.consumed.messages. The byte counters have the UCUM
+// unit "By" (kotel says "by"), so Prometheus names end in _bytes_total.
 func BrokerMeter(mp metric.MeterProvider) kgo.Hook {
-	return brokerMeter{kotel.NewMeter(kotel.MeterProvider(mp))}
+	return brokerMeter{kotel.NewMeter(kotel.MeterProvider(ucumMeterProvider{mp}))}
 }
 
 // brokerMeter implements only the broker hooks of kotel's meter: franz-go

@@ -2,7 +2,10 @@ package kafkaclient_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
+	"github.com/kretrieve/kretrieve/tracing"
 )
 
 // Options' meter records kotel's broker connection metrics only: produced
@@ -46,6 +50,9 @@ func TestOptionsMeterCountsNoRecords(t *testing.T) {
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			names = append(names, m.Name)
+			if strings.Contains(m.Name, "bytes") && m.Unit != "By" {
+				t.Errorf("%s has unit %q, want UCUM's By", m.Name, m.Unit)
+			}
 		}
 	}
 	for _, want := range []string{"messaging.kafka.connects.count", "messaging.kafka.write_bytes", "messaging.kafka.read_bytes.count"} {
@@ -60,5 +67,45 @@ func TestOptionsMeterCountsNoRecords(t *testing.T) {
 		if slices.Contains(names, dup) {
 			t.Errorf("%s counts records a second time (got %v)", dup, names)
 		}
+	}
+}
+
+// kotel's byte counters reach a Prometheus scrape of tracing's /metrics
+// as _bytes_total series (UCUM's By), not kotel's _by_total.
+func TestBrokerMeterBytesOnPrometheus(t *testing.T) {
+	b := brokertest.NewBroker(t, 1)
+	p, err := tracing.Setup(t.Context(), tracing.WithPrometheusListen("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	cl, err := kgo.NewClient(kafkaclient.Options(kafkaclient.Config{Brokers: []string{b.Addr()}}, nil, p.MeterProvider)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+p.PrometheusAddr()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nmessaging_kafka_write_bytes_total{", "\nmessaging_kafka_read_bytes_count_total{"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("no %s series in the scrape", strings.TrimSpace(want))
+		}
+	}
+	if strings.Contains(string(body), "_by_total") {
+		t.Errorf("a byte counter still ends in _by_total:\n%s", body)
 	}
 }

@@ -2,7 +2,6 @@ package tracing
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"time"
 
@@ -274,26 +273,17 @@ func (p *MetricsProducer) producePathways(start, now time.Time) (metricdata.Metr
 		for _, e := range snap.Exemplars {
 			exemplars = append(exemplars, exemplar(e))
 		}
-		if p.explicit {
-			dp := metricdata.HistogramDataPoint[float64]{
-				Attributes: attrs, StartTime: start, Time: now, Count: snap.Count, Sum: snap.Sum.Seconds(),
-				Bounds: p.explBounds, BucketCounts: make([]uint64, len(p.explBounds)+1), Exemplars: exemplars,
-			}
-			dp.BucketCounts[0] = snap.ZeroCount
-			for i, c := range snap.Buckets {
-				mid := pathway.BucketMiddle(snap.Offset + i).Seconds()
-				j := sort.SearchFloat64s(p.explBounds, mid)
-				dp.BucketCounts[j] += c
-			}
-			expl = append(expl, dp)
-			return
-		}
-		expo = append(expo, metricdata.ExponentialHistogramDataPoint[float64]{
+		dp := metricdata.ExponentialHistogramDataPoint[float64]{
 			Attributes: attrs, StartTime: start, Time: now, Count: snap.Count, Sum: snap.Sum.Seconds(),
 			Scale: pathway.Scale, ZeroCount: snap.ZeroCount,
 			PositiveBucket: metricdata.ExponentialBucket{Offset: int32(snap.Offset), Counts: snap.Buckets},
 			Exemplars:      exemplars,
-		})
+		}
+		if p.explicit {
+			expl = append(expl, explicitPoint(dp, p.explBounds))
+			return
+		}
+		expo = append(expo, dp)
 	}
 	for _, s := range p.m.Pathways() {
 		add(s.Edge, s.EdgeAttrs)

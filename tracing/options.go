@@ -166,10 +166,11 @@ func WithShutdownTimeout(d time.Duration) Option {
 	})
 }
 
-// WithPrometheusListen serves the metrics in the Prometheus text format on
+// WithPrometheusListen serves the metrics in the Prometheus text format, or
+// OpenMetrics with exemplars when the scraper asks for it, on
 // http://addr/metrics (for a --metrics-listen flag), next to any other
 // metric exporter; the kretrieve metric producers ([WithMetricProducer])
-// are included. ":0" picks a free port, see [Providers.PrometheusAddr]. It
+// are included, their exponential histograms in explicit buckets. ":0" picks a free port, see [Providers.PrometheusAddr]. It
 // replaces the server OTEL_METRICS_EXPORTER=prometheus would start on
 // OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT. Setup fails
 // when addr cannot be listened on. The default, "", serves nothing.

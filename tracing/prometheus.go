@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	promexporter "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
 // prometheusEnvAddr is the address of OTEL_METRICS_EXPORTER=prometheus:
@@ -38,12 +40,18 @@ type promServer struct {
 
 // startPrometheus listens on addr and serves the metrics of the returned
 // reader, with producers', on /metrics, from a registry of its own (not
-// the prometheus client's global one).
+// the prometheus client's global one). A scraper that asks for OpenMetrics
+// (Accept: application/openmetrics-text) gets it, with the exemplars
+// (trace_id, span_id) of histogram buckets and counters; the others get
+// the classic text format. The producers' base-2 exponential histograms
+// (the pathway latency) are served as explicit-bucket ones with the
+// queue-wait boundaries, see [explicitProducer].
 func startPrometheus(addr string, producers []sdkmetric.Producer, log *slog.Logger) (sdkmetric.Reader, *promServer, error) {
 	reg := prometheus.NewRegistry()
 	opts := []promexporter.Option{promexporter.WithRegisterer(reg)}
+	bounds := kafkatrace.QueueWaitBounds()
 	for _, p := range producers {
-		opts = append(opts, promexporter.WithProducer(p))
+		opts = append(opts, promexporter.WithProducer(explicitProducer{Producer: p, bounds: bounds}))
 	}
 	reader, err := promexporter.New(opts...)
 	if err != nil {
@@ -55,7 +63,7 @@ func startPrometheus(addr string, producers []sdkmetric.Producer, log *slog.Logg
 			reader.Shutdown(context.Background()))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	s := &promServer{
 		addr: lis.Addr().String(),
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},

@@ -291,6 +291,65 @@ type dashboardSource struct {
 	UID  string `json:"uid"`
 }
 
+// dashboard is a Grafana dashboard: its panels and template variables.
+type dashboard struct {
+	UID        string  `json:"uid"`
+	Title      string  `json:"title"`
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+	Inputs []json.RawMessage `json:"__inputs"`
+}
+
+// variable is a dashboard template variable: a data source variable
+// (Type "datasource", Query the plugin type) or a query variable.
+type variable struct {
+	Name       string           `json:"name"`
+	Type       string           `json:"type"`
+	Query      any              `json:"query"`
+	Definition string           `json:"definition"`
+	Datasource *dashboardSource `json:"datasource"`
+	IncludeAll bool             `json:"includeAll"`
+	AllValue   string           `json:"allValue"`
+	Current    struct {
+		Value any `json:"value"`
+	} `json:"current"`
+}
+
+// variableRef matches a reference to a template variable, as a whole value.
+var variableRef = regexp.MustCompile(`^\$\{?(\w+)\}?$`)
+
+// variable returns the dashboard's variable name.
+func (d dashboard) variable(name string) (variable, bool) {
+	for _, v := range d.Templating.List {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return variable{}, false
+}
+
+// resolve returns src with a data source variable replaced by its
+// default (current) value, as Grafana opens the provisioned dashboard; a
+// reference to a missing variable, or one of another plugin type, stays
+// unresolved (and is no provisioned data source).
+func (d dashboard) resolve(src *dashboardSource) *dashboardSource {
+	if src == nil {
+		return nil
+	}
+	m := variableRef.FindStringSubmatch(src.UID)
+	if m == nil {
+		return src
+	}
+	v, ok := d.variable(m[1])
+	if !ok || v.Type != "datasource" || v.Query != src.Type {
+		return src
+	}
+	uid, _ := v.Current.Value.(string)
+	return &dashboardSource{Type: src.Type, UID: uid}
+}
+
 func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 	p := load(t)
 	ds := datasources(t, p)
@@ -302,11 +361,7 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 	}
 	for file, b := range dashboardFiles(t, p) {
 		t.Run(file, func(t *testing.T) {
-			var d struct {
-				UID    string  `json:"uid"`
-				Title  string  `json:"title"`
-				Panels []panel `json:"panels"`
-			}
+			var d dashboard
 			if err := json.Unmarshal(b, &d); err != nil {
 				t.Fatal(err)
 			}
@@ -321,7 +376,7 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 					if pn.Type == "row" {
 						continue
 					}
-					if src := pn.Datasource; src != nil && (!hasKey(ds, src.UID) || ds[src.UID].Type != src.Type) {
+					if src := d.resolve(pn.Datasource); src != nil && (!hasKey(ds, src.UID) || ds[src.UID].Type != src.Type) {
 						t.Errorf("panel %q: data source %+v is not provisioned", pn.Title, src)
 					}
 					for _, tg := range pn.Targets {
@@ -329,6 +384,7 @@ func TestDashboardQueriesUseEmittedMetrics(t *testing.T) {
 						if src == nil {
 							src = pn.Datasource
 						}
+						src = d.resolve(src)
 						if src == nil || !hasKey(ds, src.UID) || ds[src.UID].Type != src.Type {
 							t.Errorf("panel %q: data source %+v is not provisioned", pn.Title, src)
 							continue
@@ -433,5 +489,99 @@ func TestPathwayPanelsUseTheMetricsLabels(t *testing.T) {
 		if v := pr.svc.env("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"); v != "explicit_bucket_histogram" {
 			t.Errorf("%s: OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=%q: the dashboard's pathway panels read classic buckets: explicit_bucket_histogram", pr.service, v)
 		}
+	}
+}
+
+// jobMatcher is the selector every PromQL query of the dashboard carries.
+const jobMatcher = `job=~"$job"`
+
+// TestDashboardImportsIntoAnyGrafana: the dashboard names no data source of
+// the compose stack. Every panel and query uses the data source variable of
+// its type (${datasource} for Prometheus, ${tempo} for Tempo), whose
+// default is the provisioned one, and every PromQL selector filters on the
+// job variable, whose values come from a metric every kretrieve process
+// emits. Grafana's import asks for nothing (no __inputs: provisioning does
+// not fill them in); the variables pick the importer's data sources.
+func TestDashboardImportsIntoAnyGrafana(t *testing.T) {
+	p := load(t)
+	var d dashboard
+	if err := json.Unmarshal(dashboardFiles(t, p)["kretrieve.json"], &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Inputs) > 0 {
+		t.Errorf("__inputs %s: Grafana's provisioning would not fill them in; use data source variables", d.Inputs)
+	}
+	sourceVar := map[string]string{"prometheus": "datasource", "tempo": "tempo"}
+	for typ, name := range sourceVar {
+		if v, ok := d.variable(name); !ok || v.Type != "datasource" || v.Query != typ {
+			t.Errorf("no data source variable %s of type %s (got %+v)", name, typ, v)
+		}
+	}
+	job, ok := d.variable("job")
+	if !ok || job.Type != "query" || job.Datasource == nil || job.Datasource.UID != "${datasource}" || !job.IncludeAll || job.AllValue == "" {
+		t.Errorf("job: want a query variable over ${datasource} with an All value, got %+v", job)
+	}
+	known := map[string]bool{}
+	for _, in := range emitted() {
+		for _, n := range promNames(in) {
+			known[n] = true
+		}
+	}
+	if m := regexp.MustCompile(`^label_values\((\w+), job\)$`).FindStringSubmatch(job.Definition); m == nil || !known[m[1]] {
+		t.Errorf("job variable %q: want label_values(<a metric kretrieve emits>, job)", job.Definition)
+	}
+
+	uses := func(title string, src *dashboardSource) {
+		if src == nil || src.UID != "${"+sourceVar[src.Type]+"}" {
+			t.Errorf("panel %q: data source %+v, want the variable of its type", title, src)
+		}
+	}
+	queries := 0
+	var check func([]panel)
+	check = func(ps []panel) {
+		for _, pn := range ps {
+			check(pn.Panels)
+			if pn.Type == "row" {
+				continue
+			}
+			uses(pn.Title, pn.Datasource)
+			for _, tg := range pn.Targets {
+				uses(pn.Title, tg.Datasource)
+				if tg.Datasource == nil || tg.Datasource.Type != "prometheus" {
+					continue
+				}
+				queries++
+				for _, sel := range promSelectors(tg.Expr) {
+					if !strings.Contains(sel, jobMatcher) {
+						t.Errorf("panel %q: selector %s lacks %s (%s)", pn.Title, sel, jobMatcher, tg.Expr)
+					}
+				}
+			}
+		}
+	}
+	check(d.Panels)
+	if queries < 10 {
+		t.Errorf("%d PromQL queries checked; the dashboard has more", queries)
+	}
+}
+
+// promSelectors returns every series selector of a PromQL expression: each
+// metric name promMetrics finds, with its label matchers ("" when none).
+func promSelectors(expr string) []string {
+	var out []string
+	for _, m := range slices.Compact(slices.Sorted(slices.Values(promMetrics(expr)))) {
+		re := regexp.MustCompile(`(?:^|[^A-Za-z0-9_:])(` + regexp.QuoteMeta(m) + `(?:\{[^}]*\})?)`)
+		for _, sm := range re.FindAllStringSubmatch(expr, -1) {
+			out = append(out, sm[1])
+		}
+	}
+	return out
+}
+
+func TestPromSelectors(t *testing.T) {
+	got := promSelectors(`sum(rate(a_total{job=~"$job", x="1"}[1m])) / sum(b_total) + sum(a_total)`)
+	want := []string{`a_total{job=~"$job", x="1"}`, `a_total`, `b_total`}
+	if !slices.Equal(got, want) {
+		t.Errorf("promSelectors = %q, want %q", got, want)
 	}
 }
