@@ -150,7 +150,8 @@ type Gateway struct {
 }
 
 // New returns the gateway configured by cfg, publishing through client,
-// whose Collector must be set for /v1/search. ready reports whether Kafka
+// whose Collector must be set for /v1/search (without it, POST
+// /v1/requests publishes only: no result to GET). ready reports whether Kafka
 // is reachable and the topics exist; /readyz answers 503 with its error,
 // or with the Collector's (see results.Collector.Ready) when it is behind.
 // opts hand in the tracer provider, meter provider, propagator and logger.
@@ -370,29 +371,28 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	// Nobody waits for an enqueued request's result: the timeout bounds
 	// the acknowledgement only, and the record carries no deadline. Its
-	// outcome is held for GET /v1/requests/{id} (see resultStore).
-	id := g.results.add(callerIdentity(r))
-	call, err := g.client.StartJSONNotify(r.Context(), body, func(out results.Outcome) { g.results.complete(id, out) })
+	// outcome is held for GET /v1/requests/{id} (see startHeld).
+	call, id, err := g.startHeld(r, body)
 	if err != nil {
-		g.results.remove(id)
 		g.startFailed(w, r, err)
 		return
 	}
-	g.results.published(id, call)
 	_, err = call.Acked(ctx)
 	g.published(err)
-	if errors.Is(err, context.DeadlineExceeded) {
-		// It may still be published: its result can still be read.
-		w.Header().Set("Location", ResultsPath+id)
-		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
-		return
-	} else if err != nil {
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		g.results.remove(id)
 		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 		return
 	}
-	w.Header().Set("Location", ResultsPath+id)
+	if id != "" {
+		w.Header().Set("Location", ResultsPath+id)
+	}
+	if err != nil {
+		// It may still be published: its result can still be read.
+		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+		return
+	}
 	writeJSON(w, http.StatusAccepted, AcceptedResponse{RequestID: call.Request.RequestID, TraceID: call.TraceID})
 }
 

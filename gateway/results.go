@@ -101,7 +101,7 @@ func newResultStore(retention time.Duration, maxCount int, maxBytes int64) *resu
 }
 
 // add holds a new request of owner and returns its result id, evicting the
-// oldest held request when the count is full.
+// oldest held requests while the count is full or the bytes over.
 func (s *resultStore) add(owner string) string {
 	var b [resultIDLen / 2]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
@@ -116,6 +116,9 @@ func (s *resultStore) add(owner string) string {
 	h.elem = s.order.PushBack(h)
 	s.byID[h.id] = h
 	s.bytes += h.size()
+	for s.bytes > s.maxBytes && s.order.Front() != h.elem {
+		s.evict(s.order.Front().Value.(*held))
+	}
 	return h.id
 }
 
@@ -250,6 +253,24 @@ func callerIdentity(r *http.Request) string {
 	}
 	sum := sha256.Sum256(r.TLS.PeerCertificates[0].Raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// startHeld publishes body as an enqueued request whose outcome is held
+// for GET /v1/requests/{id}, and returns its result id: "" when the
+// client has no Collector (the request is only published).
+func (g *Gateway) startHeld(r *http.Request, body []byte) (*producer.Call, string, error) {
+	if g.client.Collector == nil {
+		call, err := g.client.StartJSON(r.Context(), body, false)
+		return call, "", err
+	}
+	id := g.results.add(callerIdentity(r))
+	call, err := g.client.StartJSONNotify(r.Context(), body, func(out results.Outcome) { g.results.complete(id, out) })
+	if err != nil {
+		g.results.remove(id)
+		return nil, "", err
+	}
+	g.results.published(id, call)
+	return call, id, nil
 }
 
 // result answers GET /v1/requests/{id}: the outcome of an enqueued request
