@@ -43,8 +43,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxInFlight bounds the API requests (POST /v1/search and
-	// /v1/requests) handled at once. Beyond it a request is answered at
+	// MaxInFlight bounds the API requests (POST /v1/search, POST
+	// /v1/requests and GET /v1/requests/{id}) handled at once. Beyond it a request is answered at
 	// once, before its body is read, with 503, Retry-After: 1 and the error
 	// code "overloaded", and counted in otelnames.MetricGatewayRefused. With MaxBodyBytes it
 	// bounds the request bodies held in memory: MaxInFlight × MaxBodyBytes
