@@ -105,10 +105,10 @@ func newResultStore(retention time.Duration, maxCount int, maxBytes int64) *resu
 func (s *resultStore) add(owner string) string {
 	var b [resultIDLen / 2]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	now := time.Now()
-	h := &held{id: hex.EncodeToString(b[:]), owner: owner, posted: now, expires: now.Add(s.retention)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Now() // under the lock: the order of the list is the order of expiry
+	h := &held{id: hex.EncodeToString(b[:]), owner: owner, posted: now, expires: now.Add(s.retention)}
 	s.sweep(now)
 	for s.order.Len() >= s.maxCount {
 		s.evict(s.order.Front().Value.(*held))
