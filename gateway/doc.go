@@ -1,7 +1,8 @@
 // Package gateway is kretrieve's HTTP API in front of the pipeline:
 // POST /v1/search publishes a request and waits for its outcome,
-// POST /v1/requests publishes only, GET /healthz and GET /readyz report
-// health and readiness.
+// POST /v1/requests publishes only and holds the outcome for a while,
+// GET /v1/requests/{id} reads it, GET /healthz and GET /readyz report
+// health and readiness. Every error, 404 and 405 included, is JSON.
 //
 // New builds a Gateway from its Config and a producer.Client that does the
 // publishing and waiting. The gateway adds only what HTTP needs: the

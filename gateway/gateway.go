@@ -43,8 +43,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBodyBytes caps request bodies (413 beyond). Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxInFlight bounds the API requests (POST /v1/search and
-	// /v1/requests) handled at once. Beyond it a request is answered at
+	// MaxInFlight bounds the API requests (POST /v1/search, POST
+	// /v1/requests and GET /v1/requests/{id}) handled at once. Beyond it a request is answered at
 	// once, before its body is read, with 503, Retry-After: 1 and the error
 	// code "overloaded", and counted in otelnames.MetricGatewayRefused. With MaxBodyBytes it
 	// bounds the request bodies held in memory: MaxInFlight × MaxBodyBytes
@@ -96,13 +96,27 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// TLSClientCAFile (PEM) makes the server require client certificates
 	// signed by these CAs (mutual TLS). Needs TLSCertFile. Default: none.
+	// Then a request enqueued with one certificate can be read back only
+	// with the same certificate.
 	TLSClientCAFile string
+	// ResultRetention is how long after its POST /v1/requests an enqueued
+	// request's result (or its pending state) can be read with GET
+	// /v1/requests/{id}; a result not arrived by then is no longer
+	// awaited. Default: DefaultResultRetention.
+	ResultRetention time.Duration
+	// MaxResults and MaxResultBytes bound the requests held for GET
+	// /v1/requests/{id}, pending or with their result, and the bytes of
+	// their answers (plus an estimated 256 bytes each): beyond either the
+	// oldest are evicted (and the GET says so until their retention ends).
+	// Defaults: DefaultMaxResults, DefaultMaxResultBytes.
+	MaxResults     int
+	MaxResultBytes int64
 }
 
 // Validate reports configuration errors.
 func (c Config) Validate() error {
 	if c.Timeout < 0 || c.MaxBodyBytes < 0 || c.MaxInFlight < 0 || c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 ||
-		c.IdleTimeout < 0 || c.MaxHeaderBytes < 0 || c.MaxConnections < 0 {
+		c.IdleTimeout < 0 || c.MaxHeaderBytes < 0 || c.MaxConnections < 0 || c.ResultRetention < 0 || c.MaxResults < 0 || c.MaxResultBytes < 0 {
 		return errors.New("gateway: timeouts and limits must not be negative")
 	}
 	_, err := c.ServerTLSConfig()
@@ -121,19 +135,23 @@ func (c Config) ServerTLSConfig() (*tls.Config, error) {
 }
 
 // Gateway serves the HTTP API: POST /v1/search (publish and wait),
-// POST /v1/requests (publish only), GET /healthz and GET /readyz.
+// POST /v1/requests (publish only) and GET /v1/requests/{id} (its result),
+// GET /healthz and GET /readyz.
 type Gateway struct {
 	cfg    config
 	client *producer.Client
 	ready  func(context.Context) error
 	mux    *http.ServeMux
 	admit  *admission
+	// results holds the enqueued requests' outcomes (GET /v1/requests/{id}).
+	results *resultStore
 	// readiness is /readyz's check in flight and publish failures.
 	readiness readiness
 }
 
 // New returns the gateway configured by cfg, publishing through client,
-// whose Collector must be set for /v1/search. ready reports whether Kafka
+// whose Collector must be set for /v1/search (without it, POST
+// /v1/requests publishes only: no result to GET). ready reports whether Kafka
 // is reachable and the topics exist; /readyz answers 503 with its error,
 // or with the Collector's (see results.Collector.Ready) when it is behind.
 // opts hand in the tracer provider, meter provider, propagator and logger.
@@ -147,9 +165,11 @@ func New(cfg Config, client *producer.Client, ready func(context.Context) error,
 		return nil, err
 	}
 	admit.queueWait, admit.budget = c.queueWait, c.Timeout
-	g := &Gateway{cfg: c, client: client, ready: ready, mux: http.NewServeMux(), admit: admit}
+	g := &Gateway{cfg: c, client: client, ready: ready, mux: http.NewServeMux(), admit: admit,
+		results: newResultStore(c.ResultRetention, c.MaxResults, c.MaxResultBytes)}
 	g.route("POST /v1/search", g.search, true)
 	g.route("POST /v1/requests", g.enqueue, false)
+	g.route("GET "+ResultsPath+"{id}", g.result, false)
 	g.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -219,7 +239,8 @@ func (g *Gateway) recordable(next http.Handler) http.Handler {
 // ServeHTTP implements http.Handler. Requests whose headers exceed
 // MaxHeaderBytes are refused with 431, and requests whose body is framed by
 // Transfer-Encoding with 400, before they are routed; both close the
-// connection.
+// connection. A request that no route takes gets the API's JSON error:
+// 404, or 405 with Allow.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(r.TransferEncoding) > 0 {
 		// net/http drops a Content-Length sent with Transfer-Encoding, so a
@@ -235,6 +256,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, errorBody{APIError{Code: "headers_too_large",
 			Message: fmt.Sprintf("request headers are %d bytes, over the limit of %d", n, g.cfg.MaxHeaderBytes)}})
+		return
+	}
+	if h, pattern := g.mux.Handler(r); pattern == "" {
+		notRouted(w, r, h)
 		return
 	}
 	g.mux.ServeHTTP(w, r)
@@ -300,33 +325,41 @@ func (g *Gateway) search(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := call.Wait(ctx, g.cfg.Timeout)
 	g.published(err)
+	status, answer, cut := outcomeAnswer(call.Request.RequestID, call.TraceID, out, err, call.Duration(), g.cfg.Timeout)
+	if cut > 0 {
+		trace.SpanFromContext(r.Context()).AddEvent(otelnames.EventClockSkew,
+			trace.WithAttributes(otelnames.TimingsSkewedStages.Int(cut)))
+	}
+	writeJSON(w, status, answer)
+}
+
+// outcomeAnswer is the HTTP answer to a published request, from its
+// outcome or the error its wait ended with (after timeout): the one
+// mapping for POST /v1/search and GET /v1/requests/{id}. took is the call's
+// duration, which bounds the result's queue times (those beyond it are
+// clock skew between the workers and the record timestamps: cut counts the
+// stages whose time was cut).
+func outcomeAnswer(requestID, traceID string, out results.Outcome, err error, took, timeout time.Duration) (status int, answer any, cut int) {
 	switch {
 	case errors.Is(err, producer.ErrNotAcknowledged):
-		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
+		return http.StatusGatewayTimeout, AcceptedResponse{requestID, traceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", timeout)}}, 0
 	case errors.Is(err, producer.ErrTimeout):
-		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "timeout", Message: fmt.Sprintf("published, but no result within %s; the request may still complete", g.cfg.Timeout)}})
+		return http.StatusGatewayTimeout, AcceptedResponse{requestID, traceID,
+			&APIError{Code: "timeout", Message: fmt.Sprintf("published, but no result within %s; the request may still complete", timeout)}}, 0
 	case err != nil:
-		writeJSON(w, http.StatusServiceUnavailable, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "publish_failed", Message: err.Error() + "; send it again"}})
+		return http.StatusServiceUnavailable, AcceptedResponse{requestID, traceID,
+			&APIError{Code: "publish_failed", Message: err.Error() + "; send it again"}}, 0
 	case out.Failed:
-		writeJSON(w, http.StatusBadGateway, AcceptedResponse{call.Request.RequestID, call.TraceID,
-			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}})
-	default:
-		docs := out.Result.Documents
-		if docs == nil {
-			docs = []messages.Document{}
-		}
-		// Queue times beyond the whole call, on the gateway's clock, are
-		// clock skew between the workers and the record timestamps.
-		timings, cut := out.Result.Timings.BoundQueue(call.Duration())
-		if cut > 0 {
-			trace.SpanFromContext(r.Context()).AddEvent(otelnames.EventClockSkew,
-				trace.WithAttributes(otelnames.TimingsSkewedStages.Int(cut)))
-		}
-		writeJSON(w, http.StatusOK, SearchResponse{call.Request.RequestID, call.TraceID, docs, timings, out.Result.IndexFreshness})
+		return http.StatusBadGateway, AcceptedResponse{requestID, traceID,
+			&APIError{Code: "dead_lettered", Message: fmt.Sprintf("dead-lettered on %s: %s", out.Topic, out.Reason)}}, 0
 	}
+	docs := out.Result.Documents
+	if docs == nil {
+		docs = []messages.Document{}
+	}
+	timings, cut := out.Result.Timings.BoundQueue(took)
+	return http.StatusOK, SearchResponse{requestID, traceID, docs, timings, out.Result.IndexFreshness}, cut
 }
 
 func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
@@ -337,20 +370,27 @@ func (g *Gateway) enqueue(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), g.cfg.Timeout)
 	defer cancel()
 	// Nobody waits for an enqueued request's result: the timeout bounds
-	// the acknowledgement only, and the record carries no deadline.
-	call, err := g.client.StartJSON(r.Context(), body, false)
+	// the acknowledgement only, and the record carries no deadline. Its
+	// outcome is held for GET /v1/requests/{id} (see startHeld).
+	call, id, err := g.startHeld(r, body)
 	if err != nil {
 		g.startFailed(w, r, err)
 		return
 	}
 	_, err = call.Acked(ctx)
 	g.published(err)
-	if errors.Is(err, context.DeadlineExceeded) {
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		g.results.remove(id)
+		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
+		return
+	}
+	if id != "" {
+		w.Header().Set("Location", ResultsPath+id)
+	}
+	if err != nil {
+		// It may still be published: its result can still be read.
 		writeJSON(w, http.StatusGatewayTimeout, AcceptedResponse{call.Request.RequestID, call.TraceID,
 			&APIError{Code: "timeout", Message: fmt.Sprintf("not acknowledged by Kafka within %s; the request may still be published", g.cfg.Timeout)}})
-		return
-	} else if err != nil {
-		g.fail(w, r, http.StatusServiceUnavailable, "publish_failed", err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, AcceptedResponse{RequestID: call.Request.RequestID, TraceID: call.TraceID})
@@ -441,10 +481,21 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 // (snippets' <mark> tags decode unchanged), so echoed values such as a
 // caller's request_id cannot break out of the JSON or be read as markup.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	setJSONHeaders(w)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeBody is writeJSON of a body already encoded.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	setJSONHeaders(w)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func setJSONHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

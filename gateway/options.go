@@ -84,6 +84,9 @@ func newConfig(cfg Config, opts []Option) config {
 	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.MaxHeaderBytes = cmp.Or(cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.ResultRetention = cmp.Or(cfg.ResultRetention, DefaultResultRetention)
+	cfg.MaxResults = cmp.Or(cfg.MaxResults, DefaultMaxResults)
+	cfg.MaxResultBytes = cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes)
 	c := config{Config: cfg}
 	global.Apply(&c, opts, Option.apply)
 	c.Collaborators = c.Collaborators.Filled()

@@ -129,7 +129,7 @@ func (c *Client) Start(ctx context.Context, req messages.Request, wait bool) (*C
 	if err != nil {
 		return nil, err
 	}
-	return c.start(ctx, req, value, wait)
+	return c.start(ctx, req, value, wait, nil)
 }
 
 // StartJSON is Start for a request in its JSON form, as the gateway
@@ -142,17 +142,48 @@ func (c *Client) StartJSON(ctx context.Context, body []byte, wait bool) (*Call, 
 	if err != nil {
 		return nil, err
 	}
-	return c.start(ctx, req, value, wait)
+	return c.start(ctx, req, value, wait, nil)
+}
+
+// StartJSONNotify is StartJSON for a call that nobody waits on, whose
+// outcome is still wanted: when the Client's Collector receives it, it is
+// handed to notify (see results.Collector.ClaimFunc: on the collector's
+// goroutine, so notify must return quickly), and Call.Forget withdraws the
+// claim. As for StartJSON without wait, Acked ends the root span and the
+// record carries ctx's deadline only when ctx has one; the request id is
+// claimed (results.ErrRequestIDInUse) as for a call that waits.
+func (c *Client) StartJSONNotify(ctx context.Context, body []byte, notify func(results.Outcome)) (*Call, error) {
+	if notify == nil {
+		return nil, errors.New("start: notify is nil")
+	}
+	req, value, err := messages.CanonicalRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.start(ctx, req, value, false, notify)
+}
+
+// Forget withdraws the claim of a call started with StartJSONNotify (or
+// waited for): an outcome that arrives later is dropped and counted late.
+func (call *Call) Forget() {
+	if call.col != nil {
+		call.col.ForgetClaim(call.Request.RequestID, call.corr)
+	}
 }
 
 // start publishes req, whose valid encoding is value: Start's work once
 // the request is checked.
-func (c *Client) start(ctx context.Context, req messages.Request, value []byte, wait bool) (*Call, error) {
-	if wait && c.Collector == nil {
+// With notify, its outcome is handed to notify (StartJSONNotify).
+func (c *Client) start(ctx context.Context, req messages.Request, value []byte, wait bool, notify func(results.Outcome)) (*Call, error) {
+	if (wait || notify != nil) && c.Collector == nil {
 		return nil, errors.New("start: no collector to wait with")
 	}
 	call := &Call{Request: req, acked: make(chan error, 1), col: c.Collector, corr: newCorrelation()}
 	switch {
+	case notify != nil:
+		if err := c.Collector.ClaimFunc(req.RequestID, call.corr, notify); err != nil {
+			return nil, err
+		}
 	case wait:
 		ch, err := c.Collector.Claim(req.RequestID, call.corr)
 		if err != nil {

@@ -54,6 +54,7 @@ type waiter struct {
 	corr string
 	any  bool
 	ch   chan Outcome
+	fn   func(Outcome) // instead of ch (ClaimFunc)
 }
 
 // matches reports whether an outcome carrying corr is for w.
@@ -190,15 +191,30 @@ func (c *Collector) Expect(requestID string) <-chan Outcome {
 // outcome was delivered within dedupWindow (ErrRequestIDInUse). The
 // channel receives exactly one Outcome; ForgetClaim withdraws the claim.
 func (c *Collector) Claim(requestID, corr string) (<-chan Outcome, error) {
+	ch := make(chan Outcome, 1)
+	if err := c.claim(requestID, waiter{corr: corr, ch: ch}); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// ClaimFunc is Claim for a caller that does not wait on a channel: the
+// outcome is handed to fn, once, on the goroutine that runs Run, after the
+// collector's lock is released (fn may call the Collector). fn must return
+// quickly: outcomes behind it wait.
+func (c *Collector) ClaimFunc(requestID, corr string, fn func(Outcome)) error {
+	return c.claim(requestID, waiter{corr: corr, fn: fn})
+}
+
+func (c *Collector) claim(requestID string, w waiter) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.inUse(requestID); err != nil {
-		return nil, err
+		return err
 	}
-	ch := make(chan Outcome, 1)
-	c.waiting[requestID] = waiter{corr: corr, ch: ch}
+	c.waiting[requestID] = w
 	delete(c.abandoned, requestID)
-	return ch, nil
+	return nil
 }
 
 // inUse returns ErrRequestIDInUse when requestID is waited for or was
@@ -349,11 +365,19 @@ func (c *Collector) decode(rec *kgo.Record) (Outcome, error) {
 }
 
 func (c *Collector) deliver(out Outcome) {
+	if fn := c.deliverLocked(out); fn != nil {
+		fn(out)
+	}
+}
+
+// deliverLocked delivers out under c.mu, and returns the function to hand
+// it to when its waiter claimed it with ClaimFunc.
+func (c *Collector) deliverLocked(out Outcome) func(Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, done := c.delivered[out.RequestID]; done && d.matches(out.corr) {
 		c.duplicates.Add(1)
-		return
+		return nil
 	}
 	w, ok := c.waiting[out.RequestID]
 	if !ok || !w.matches(out.corr) {
@@ -363,10 +387,12 @@ func (c *Collector) deliver(out Outcome) {
 		} else {
 			c.unexpected.Add(1)
 		}
-		return
+		return nil
 	}
 	delete(c.waiting, out.RequestID)
-	w.ch <- out
+	if w.fn == nil {
+		w.ch <- out
+	}
 	now := time.Now()
 	c.delivered[out.RequestID] = seen{corr: out.corr, any: w.any, at: now}
 	if c.inserts++; c.inserts%1024 == 0 {
@@ -378,4 +404,5 @@ func (c *Collector) deliver(out Outcome) {
 			}
 		}
 	}
+	return w.fn
 }

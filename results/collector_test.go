@@ -117,3 +117,37 @@ func TestCollectorClaimRefusesIDsInUse(t *testing.T) {
 		t.Fatalf("unexpected %d late %d", c.Unexpected(), c.Late())
 	}
 }
+
+// ClaimFunc hands the outcome with its correlation value to the function,
+// once, outside the collector's lock (the function may call the collector);
+// a foreign one and a duplicate are not handed over.
+func TestCollectorClaimFuncHandsTheOutcomeOver(t *testing.T) {
+	c := newTestCollector()
+	var got []Outcome
+	err := c.ClaimFunc("a", "n1", func(out Outcome) {
+		got = append(got, out)
+		if err := c.CheckUnused("a"); err != ErrRequestIDInUse { // would deadlock under the lock
+			t.Errorf("CheckUnused after delivery: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ClaimFunc("a", "n2", func(Outcome) {}); err != ErrRequestIDInUse {
+		t.Fatalf("second claim: err %v", err)
+	}
+	c.deliver(Outcome{RequestID: "a", corr: "n2"})
+	c.deliver(Outcome{RequestID: "a", corr: "n1", Topic: "retrieval.results"})
+	c.deliver(Outcome{RequestID: "a", corr: "n1"})
+	if len(got) != 1 || got[0].Topic != "retrieval.results" || c.Unexpected() != 1 || c.Duplicates() != 1 {
+		t.Fatalf("handed %+v, unexpected %d, duplicates %d", got, c.Unexpected(), c.Duplicates())
+	}
+	if err := c.ClaimFunc("b", "n1", func(Outcome) { t.Error("forgotten claim handed an outcome") }); err != nil {
+		t.Fatal(err)
+	}
+	c.ForgetClaim("b", "n1")
+	c.deliver(Outcome{RequestID: "b", corr: "n1"})
+	if c.Late() != 1 {
+		t.Fatalf("late %d, want 1", c.Late())
+	}
+}

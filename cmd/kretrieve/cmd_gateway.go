@@ -59,6 +59,10 @@ type gatewayFlags struct {
 	maxConnections    int
 	serverName        string
 	trustForwarded    bool
+	// Results of enqueued requests (GET /v1/requests/{id}).
+	resultRetention time.Duration
+	maxResults      int
+	maxResultBytes  int
 }
 
 func (g *gatewayFlags) declare(s *settings) {
@@ -75,6 +79,9 @@ func (g *gatewayFlags) declare(s *settings) {
 	s.duration(&g.readTimeout, "http-read-timeout", gateway.DefaultReadTimeout, "time to receive a whole request with its body (408 after); a body trickled byte by byte holds a connection this long (lower frees it sooner, too low refuses large bodies on slow links)")
 	s.duration(&g.idleTimeout, "http-idle-timeout", gateway.DefaultIdleTimeout, "how long an idle keep-alive connection stays open (lower frees connection slots sooner, higher saves clients new TCP and TLS handshakes)")
 	s.integer(&g.maxHeaderBytes, "http-max-header-bytes", gateway.DefaultMaxHeaderBytes, "largest request header block (431 beyond); bounds memory per connection, must fit traceparent, baggage and credentials")
+	s.duration(&g.resultRetention, "result-retention", gateway.DefaultResultRetention, "how long after POST /v1/requests its result (or pending state) can be read with GET /v1/requests/{id}, at this gateway instance; then 404 (longer lets slow callers poll later, and holds more results)")
+	s.integer(&g.maxResults, "max-results", gateway.DefaultMaxResults, "enqueued requests held for GET /v1/requests/{id}, pending or answered; beyond, the oldest are evicted (their GET says so)")
+	s.integer(&g.maxResultBytes, "max-result-bytes", gateway.DefaultMaxResultBytes, "bytes of the held results' answers (plus about 256 per request); beyond, the oldest are evicted")
 	s.integer(&g.maxConnections, "max-connections", gateway.DefaultMaxConnections, "HTTP connections open at once; more wait in the kernel accept queue until one closes (bounds memory and file descriptors; too low lets idle or stalled clients delay others)")
 }
 
@@ -92,6 +99,9 @@ func (g gatewayFlags) validate() error {
 	if g.maxInFlight < 1 || g.maxConnections < 1 || g.maxHeaderBytes < 1024 {
 		errs = append(errs, errors.New("max-in-flight, max-connections: must be at least 1; http-max-header-bytes: at least 1024"))
 	}
+	if g.resultRetention <= 0 || g.maxResults < 1 || g.maxResultBytes < 4096 {
+		errs = append(errs, errors.New("result-retention: must be positive; max-results: at least 1; max-result-bytes: at least 4096"))
+	}
 	if g.readHeaderTimeout <= 0 || g.readTimeout <= 0 || g.idleTimeout <= 0 {
 		errs = append(errs, errors.New("http-read-header-timeout, http-read-timeout, http-idle-timeout: must be positive"))
 	}
@@ -106,7 +116,8 @@ func (g gatewayFlags) config() gateway.Config {
 		TLSCertFile: g.tlsCertFile, TLSKeyFile: g.tlsKeyFile, TLSClientCAFile: g.tlsClientCA,
 		MaxInFlight: g.maxInFlight, ReadHeaderTimeout: g.readHeaderTimeout, ReadTimeout: g.readTimeout,
 		IdleTimeout: g.idleTimeout, MaxHeaderBytes: g.maxHeaderBytes, MaxConnections: g.maxConnections,
-		ServerName: cmp.Or(g.serverName, g.httpListen), TrustForwarded: g.trustForwarded}
+		ServerName: cmp.Or(g.serverName, g.httpListen), TrustForwarded: g.trustForwarded,
+		ResultRetention: g.resultRetention, MaxResults: g.maxResults, MaxResultBytes: int64(g.maxResultBytes)}
 }
 
 // flags declares the flags of a gatewayConfig on s and returns the check of
