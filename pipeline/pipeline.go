@@ -44,6 +44,9 @@ type Config struct {
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
 	RecordQueryText bool
+	// RecordDocuments puts the documents found (id and score) on search
+	// spans as gen_ai.retrieval.documents (opt-in, like the query text).
+	RecordDocuments bool
 	// SearchTimeout bounds one search of the default retrieval stage; a
 	// request whose search overruns it is dead-lettered (see
 	// retrieval.Config.SearchTimeout). Default:
