@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -131,6 +132,24 @@ func topologyOf(stages []Stage, documents string) topology.Topology {
 type Pipeline struct {
 	cfg Config
 	options
+	// clusterID is the Kafka cluster id (SetKafkaClusterID); nil or "":
+	// unknown.
+	clusterID atomic.Pointer[string]
+}
+
+// SetKafkaClusterID records the id of the Kafka cluster the pipeline's
+// clients connect to (kafkaclient.WaitCluster learns it): every
+// kafkatrace.Tracer made afterwards sets messaging.kafka.cluster.id on its
+// spans and messaging metrics. Call it before starting clients; "" clears
+// it.
+func (p *Pipeline) SetKafkaClusterID(id string) { p.clusterID.Store(&id) }
+
+// KafkaClusterID returns the id SetKafkaClusterID recorded, "" if none.
+func (p *Pipeline) KafkaClusterID() string {
+	if id := p.clusterID.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // New returns the pipeline of cfg, or cfg's validation error (see
@@ -160,6 +179,7 @@ func (p *Pipeline) tracer(group string, boundary bool) *kafkatrace.Tracer {
 		kafkatrace.WithClientID(c.Kafka.ClientID),
 		kafkatrace.WithConsumerGroup(group),
 		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
+		kafkatrace.WithKafkaClusterID(p.KafkaClusterID()),
 	}
 	if c.ParentBasedSampling {
 		opts = append(opts, kafkatrace.WithParentBasedSampling())
