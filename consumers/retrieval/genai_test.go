@@ -52,8 +52,8 @@ func TestSearchSpanCarriesGenAIRetrievalAttributes(t *testing.T) {
 		}
 		if !record {
 			for k, v := range got {
-				if strings.Contains(v.Emit(), "gzip") || strings.Contains(v.Emit(), "net/url") {
-					t.Errorf("not recording documents, %s = %s names a document or the query", k, v.Emit())
+				if strings.Contains(v.String(), "gzip") || strings.Contains(v.String(), "net/url") {
+					t.Errorf("not recording documents, %s = %s names a document or the query", k, v.String())
 				}
 			}
 			continue
@@ -68,7 +68,7 @@ func TestSearchSpanCarriesGenAIRetrievalAttributes(t *testing.T) {
 func assertDocuments(t *testing.T, docs attribute.Value, n int64) {
 	t.Helper()
 	if docs.Type() != attribute.SLICE || int64(len(docs.AsSlice())) != n || n == 0 {
-		t.Fatalf("gen_ai.retrieval.documents = %s (%s), want %d maps", docs.Emit(), docs.Type(), n)
+		t.Fatalf("gen_ai.retrieval.documents = %s (%s), want %d maps", docs.String(), docs.Type(), n)
 	}
 	prev := 0.0
 	for i, d := range docs.AsSlice() {
@@ -81,7 +81,7 @@ func assertDocuments(t *testing.T, docs attribute.Value, n int64) {
 		}
 		id, score := fields["id"], fields["score"]
 		if len(fields) != 2 || id.Type() != attribute.STRING || score.Type() != attribute.FLOAT64 || score.AsFloat64() <= 0 {
-			t.Fatalf("document %d = %s, want an id string and a positive score double", i, d.Emit())
+			t.Fatalf("document %d = %s, want an id string and a positive score double", i, d.String())
 		}
 		if i == 0 && id.AsString() != "compress/gzip" {
 			t.Errorf("best document %q, want compress/gzip", id.AsString())
