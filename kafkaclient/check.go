@@ -45,6 +45,15 @@ var ErrUnreachable = errors.New("no broker answered")
 // Commands run it at start-up, so wrong credentials fail in seconds with a
 // clear message instead of surfacing later as retries.
 func Check(ctx context.Context, c Config, logger *slog.Logger, timeout time.Duration) error {
+	_, err := CheckCluster(ctx, c, logger, timeout)
+	return err
+}
+
+// CheckCluster is Check that also returns the id of the cluster, as the
+// brokers report it in the answer to Check's metadata request ("" from a
+// broker too old to report one): the value of messaging.kafka.cluster.id
+// (kafkatrace.WithKafkaClusterID).
+func CheckCluster(ctx context.Context, c Config, logger *slog.Logger, timeout time.Duration) (clusterID string, err error) {
 	c = c.WithDefaults()
 	if timeout <= 0 {
 		timeout = DefaultCheckTimeout
@@ -55,16 +64,22 @@ func Check(ctx context.Context, c Config, logger *slog.Logger, timeout time.Dura
 	defer cancel(nil)
 	client, err := kgo.NewClient(append(Options(c, logger, nil), kgo.WithHooks(saslWatch(cancel)))...)
 	if err != nil {
-		return fmt.Errorf("kafka: %w", err)
+		return "", fmt.Errorf("kafka: %w", err)
 	}
 	defer client.Close()
 	req := kmsg.NewPtrMetadataRequest()
 	req.Topics = []kmsg.MetadataRequestTopic{} // no topic: brokers only
-	_, err = req.RequestWith(ctx, client)
+	resp, err := req.RequestWith(ctx, client)
 	if cause := context.Cause(ctx); errors.Is(cause, errSASLClosed) {
 		err = cause
 	}
-	return explain(c, err, ctx.Err() != nil, timeout)
+	if err = explain(c, err, ctx.Err() != nil, timeout); err != nil {
+		return "", err
+	}
+	if resp.ClusterID != nil {
+		clusterID = *resp.ClusterID
+	}
+	return clusterID, nil
 }
 
 // saslWatch ends Check as soon as a SASL authentication read fails.
@@ -193,6 +208,13 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // second (or AttemptTimeout, if shorter). When ctx ends first, the error matches ctx's error (context.Canceled on
 // a signal).
 func WaitReachable(ctx context.Context, c Config, logger *slog.Logger, policy RetryPolicy) error {
+	_, err := WaitCluster(ctx, c, logger, policy)
+	return err
+}
+
+// WaitCluster is WaitReachable that also returns the cluster id the
+// successful check learned (see CheckCluster).
+func WaitCluster(ctx context.Context, c Config, logger *slog.Logger, policy RetryPolicy) (clusterID string, err error) {
 	c = c.WithDefaults()
 	policy = policy.withDefaults()
 	if logger == nil {
@@ -219,23 +241,23 @@ func WaitReachable(ctx context.Context, c Config, logger *slog.Logger, policy Re
 		}
 		// franz-go's own warnings repeat what err says: the retry record
 		// and the final error carry it once.
-		err := Check(ctx, c, quiet, timeout)
+		id, err := CheckCluster(ctx, c, quiet, timeout)
 		switch {
 		case err == nil:
 			if attempt > 1 {
 				logger.InfoContext(ctx, "kafka reachable", "brokers", brokers, "attempts", attempt, "waited", time.Since(start).Round(time.Millisecond))
 			}
-			return nil
+			return id, nil
 		case ctx.Err() != nil:
-			return fmt.Errorf("kafka %s: stopped waiting for the brokers after %d attempts: %w", brokers, attempt, context.Cause(ctx))
+			return "", fmt.Errorf("kafka %s: stopped waiting for the brokers after %d attempts: %w", brokers, attempt, context.Cause(ctx))
 		case !errors.Is(err, ErrUnreachable):
-			return err
+			return "", err
 		}
 		wait := delay
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
-				return fmt.Errorf("%w (%d attempts in %s)", err, attempt, time.Since(start).Round(100*time.Millisecond))
+				return "", fmt.Errorf("%w (%d attempts in %s)", err, attempt, time.Since(start).Round(100*time.Millisecond))
 			}
 			wait = min(wait, left)
 		}
@@ -245,7 +267,7 @@ func WaitReachable(ctx context.Context, c Config, logger *slog.Logger, policy Re
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("kafka %s: stopped waiting for the brokers after %d attempts: %w", brokers, attempt, context.Cause(ctx))
+			return "", fmt.Errorf("kafka %s: stopped waiting for the brokers after %d attempts: %w", brokers, attempt, context.Cause(ctx))
 		case <-t.C:
 		}
 		delay = min(delay*2, policy.Max)

@@ -18,6 +18,7 @@ func benchTracer(b *testing.B, sampler sdktrace.Sampler, opts ...Option) *Tracer
 	opts = append([]Option{
 		WithTracerProvider(tp), WithPropagator(testPropagator()), WithMetrics(NewMetrics()),
 		WithClientID("bench"), WithConsumerGroup("g"), WithServerAddress("127.0.0.1:9092"),
+		WithKafkaClusterID("MkU3OEVBNTcwNTJENDM2Qk"),
 	}, opts...)
 	return New(opts...)
 }

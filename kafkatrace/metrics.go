@@ -43,7 +43,8 @@ var (
 //	kretrieve.messaging.queue_wait.duration histogram record timestamp until processing
 //
 // Every series carries messaging.system and messaging.operation.name; the
-// consumer group is messaging.consumer.group.name. The histograms keep
+// consumer group is messaging.consumer.group.name, the cluster
+// messaging.kafka.cluster.id (Tracers made WithKafkaClusterID). The histograms keep
 // the last exemplar of a sampled record per bucket. With [WithPathways],
 // kretrieve.pathway.latency is recorded too (see [otelnames.MetricPathwayLatency]).
 // A Metrics is safe for concurrent use.
@@ -110,6 +111,7 @@ func QueueWaitBounds() []float64 { return slices.Clone(queueWaitBounds) }
 // seriesKey identifies the series of one operation on one partition.
 type seriesKey struct {
 	op        string // otelnames.OpSend or otelnames.OpProcess
+	cluster   string // messaging.kafka.cluster.id; "": unknown
 	topic     string
 	partition int32 // -1 for records that failed before being assigned one
 	group     string
@@ -137,6 +139,9 @@ func newSeries(k seriesKey) *series {
 		semconv.MessagingSystemKafka,
 		semconv.MessagingOperationName(k.op),
 		semconv.MessagingDestinationName(k.topic),
+	}
+	if k.cluster != "" {
+		kvs = append(kvs, otelnames.KafkaClusterID.String(k.cluster))
 	}
 	if k.partition >= 0 {
 		kvs = append(kvs, semconv.MessagingDestinationPartitionID(strconv.Itoa(int(k.partition))))
@@ -276,7 +281,7 @@ func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errT
 	}
 	s := t.partition(topic, partition).send
 	if errType != "" { // failed records have no partition
-		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, topic: topic, partition: -1, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, cluster: t.clusterID, topic: topic, partition: -1, errType: errType})
 	}
 	s.count.Add(1)
 	s.duration.record(d, sc)
@@ -289,7 +294,7 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 	}
 	s := t.partition(topic, partition).process
 	if errType != "" {
-		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
+		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, cluster: t.clusterID, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
 	s.duration.record(d, sc)
 }

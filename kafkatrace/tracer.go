@@ -35,6 +35,7 @@ type config struct {
 	metrics     *Metrics
 	prop        propagation.TextMapPropagator
 	clientID    string
+	clusterID   string
 	group       string
 	server      string
 	parentBased bool
@@ -107,6 +108,15 @@ func WithClientID(id string) Option {
 	return optionFunc(func(c *config) { c.clientID = id })
 }
 
+// WithKafkaClusterID sets messaging.kafka.cluster.id
+// ([otelnames.KafkaClusterID]) to id on every span and on every messaging
+// metric series the Tracer records: the id the brokers report in their
+// Metadata response (kafkaclient.Check learns it). The attribute is built
+// once, here, so it costs nothing per record. Default: unset ("" too).
+func WithKafkaClusterID(id string) Option {
+	return optionFunc(func(c *config) { c.clusterID = id })
+}
+
 // WithConsumerGroup sets messaging.consumer.group.name on wait and process
 // spans and on the queue-wait histogram. Default: unset (direct consumers).
 func WithConsumerGroup(group string) Option {
@@ -128,7 +138,8 @@ type Tracer struct {
 	propKeys    []string
 	ownKeys     []string // propKeys, and the pathway header with pathways
 	group       string
-	common      []attribute.KeyValue // client id, server address/port
+	clusterID   string               // "": unknown
+	common      []attribute.KeyValue // client id, cluster id, server address/port
 	metrics     *Metrics             // nil: no metrics
 	parentBased bool
 	// boundary: process spans are new roots linked to the record's
@@ -199,6 +210,7 @@ func New(opts ...Option) *Tracer {
 		prop:        c.prop,
 		propKeys:    c.prop.Fields(),
 		group:       c.group,
+		clusterID:   c.clusterID,
 		metrics:     c.metrics,
 		parentBased: c.parentBased,
 		pathways:    c.pathways,
@@ -221,6 +233,9 @@ func New(opts ...Option) *Tracer {
 	}
 	if c.clientID != "" {
 		t.common = append(t.common, semconv.MessagingClientID(c.clientID))
+	}
+	if c.clusterID != "" {
+		t.common = append(t.common, otelnames.KafkaClusterID.String(c.clusterID))
 	}
 	if host, port, err := net.SplitHostPort(c.server); err == nil {
 		t.common = append(t.common, semconv.ServerAddress(host))
@@ -306,8 +321,8 @@ func (t *Tracer) partitionSlow(topic string, partition int32) *partitionState {
 		p.consumed = append(p.consumed, semconv.MessagingConsumerGroupName(t.group))
 	}
 	if t.metrics != nil {
-		p.send = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, topic: topic, partition: partition})
-		p.process = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group})
+		p.send = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, cluster: t.clusterID, topic: topic, partition: partition})
+		p.process = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, cluster: t.clusterID, topic: topic, partition: partition, group: t.group})
 	}
 	actual, _ := t.partitions.LoadOrStore(k, p)
 	t.remember(topic, partition, actual.(*partitionState))

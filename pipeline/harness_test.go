@@ -44,6 +44,8 @@ type harness struct {
 	tp      *sdktrace.TracerProvider
 	reader  *sdkmetric.ManualReader
 	idx     *search.Index
+	// clusterID is given to every pipeline (SetKafkaClusterID) when set.
+	clusterID string
 }
 
 func newHarness(t *testing.T, partitions int) *harness {
@@ -94,6 +96,9 @@ func (h *harness) pipeline() *pipeline.Pipeline {
 		pipeline.WithPropagator(h.prop), pipeline.WithLogger(h.logger), pipeline.WithMetrics(h.metrics))
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if h.clusterID != "" {
+		p.SetKafkaClusterID(h.clusterID)
 	}
 	return p
 }

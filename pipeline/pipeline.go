@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -44,6 +45,9 @@ type Config struct {
 	Worker consumers.Config
 	// RecordQueryText puts query text on search spans (debugging only).
 	RecordQueryText bool
+	// RecordDocuments puts the documents found (id and score) on search
+	// spans as gen_ai.retrieval.documents (opt-in, like the query text).
+	RecordDocuments bool
 	// SearchTimeout bounds one search of the default retrieval stage; a
 	// request whose search overruns it is dead-lettered (see
 	// retrieval.Config.SearchTimeout). Default:
@@ -129,6 +133,24 @@ func topologyOf(stages []Stage, documents string) topology.Topology {
 type Pipeline struct {
 	cfg Config
 	options
+	// clusterID is the Kafka cluster id (SetKafkaClusterID); nil or "":
+	// unknown.
+	clusterID atomic.Pointer[string]
+}
+
+// SetKafkaClusterID records the id of the Kafka cluster the pipeline's
+// clients connect to (kafkaclient.WaitCluster learns it): every
+// kafkatrace.Tracer made afterwards sets messaging.kafka.cluster.id on its
+// spans and messaging metrics. Call it before starting clients; "" clears
+// it.
+func (p *Pipeline) SetKafkaClusterID(id string) { p.clusterID.Store(&id) }
+
+// KafkaClusterID returns the id SetKafkaClusterID recorded, "" if none.
+func (p *Pipeline) KafkaClusterID() string {
+	if id := p.clusterID.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // New returns the pipeline of cfg, or cfg's validation error (see
@@ -158,6 +180,7 @@ func (p *Pipeline) tracer(group string, boundary bool) *kafkatrace.Tracer {
 		kafkatrace.WithClientID(c.Kafka.ClientID),
 		kafkatrace.WithConsumerGroup(group),
 		kafkatrace.WithServerAddress(c.Kafka.Brokers[0]),
+		kafkatrace.WithKafkaClusterID(p.KafkaClusterID()),
 	}
 	if c.ParentBasedSampling {
 		opts = append(opts, kafkatrace.WithParentBasedSampling())

@@ -79,7 +79,8 @@ func DefaultStages(topics messages.Topics) []Stage {
 				return nil, errNoIndex
 			}
 			return retrieval.Handler(env.Index, retrieval.Config{CandidatesTopic: env.Stage.Output, Stage: env.Stage.Name,
-				RecordQueryText: env.Config.RecordQueryText, SearchTimeout: env.Config.SearchTimeout},
+				RecordQueryText: env.Config.RecordQueryText, RecordDocuments: env.Config.RecordDocuments,
+				SearchTimeout: env.Config.SearchTimeout},
 				consumers.WithTracerProvider(env.TracerProvider)), nil
 		}, WorkSpans: []string{otelnames.SpanSearch}},
 		{Stage: top.Stages[1], NewHandler: func(env StageEnv) (consumers.Handler, error) {

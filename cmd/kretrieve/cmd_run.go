@@ -66,6 +66,7 @@ type runConfig struct {
 	gateway     gatewayFlags
 	index       string
 	recordQuery bool
+	recordDocs  bool
 	searchLimit time.Duration // --search-timeout
 	spans       spansFileFlags
 	pathways    pathwaysFlags
@@ -87,6 +88,7 @@ func (c *runConfig) flags(s *settings) (check func(args []string) error) {
 	c.declareMetricsListen(s)
 	declareIndex(s, &c.index)
 	declareRecordQueryText(s, &c.recordQuery)
+	declareRecordDocuments(s, &c.recordDocs)
 	declareSearchTimeout(s, &c.searchLimit)
 	s.str(&c.summaryJSON, "summary-json", "", "also write the summary as JSON to FILE (-: stdout, and the text summary to stderr)")
 	c.spans.declare(s)
@@ -193,6 +195,7 @@ func (r *allInOne) prepare(comp *component, pc *pipeline.Config) (release func()
 	}
 	pc.Worker.Concurrency = r.cfg.concurrency
 	pc.RecordQueryText = r.cfg.recordQuery
+	pc.RecordDocuments = r.cfg.recordDocs
 	pc.SearchTimeout = r.cfg.searchLimit
 	return release, nil
 }

@@ -48,6 +48,7 @@ type workerConfig struct {
 	index           string
 	healthListen    string
 	recordQueryText bool
+	recordDocuments bool
 	searchTimeout   time.Duration
 	lagInterval     time.Duration
 	pathways        pathwaysFlags
@@ -56,6 +57,11 @@ type workerConfig struct {
 // declareRecordQueryText declares --record-query-text.
 func declareRecordQueryText(s *settings, p *bool) {
 	s.boolean(p, "record-query-text", false, "record query text on search spans (debugging only: queries are user data)")
+}
+
+// declareRecordDocuments declares --record-retrieval-documents.
+func declareRecordDocuments(s *settings, p *bool) {
+	s.boolean(p, "record-retrieval-documents", false, "record the documents found (id and score) on search spans as gen_ai.retrieval.documents (debugging only: they tell what was searched for)")
 }
 
 // declareSearchTimeout declares the flag bounding one search of the
@@ -110,6 +116,7 @@ func (c *workerConfig) flags(s *settings, role string) (check func(args []string
 	c.pathways.declare(s)
 	if first {
 		declareRecordQueryText(s, &c.recordQueryText)
+		declareRecordDocuments(s, &c.recordDocuments)
 		declareSearchTimeout(s, &c.searchTimeout)
 		c.declareRetrievalTrustBoundary(s)
 		c.declareTrustedBaggage(s)
@@ -133,6 +140,7 @@ func runWorker(ctx context.Context, role string, cfg workerConfig, stderr io.Wri
 	return command{role: role, configure: func(pc *pipeline.Config) {
 		pc.Worker = cfg.worker
 		pc.RecordQueryText = cfg.recordQueryText
+		pc.RecordDocuments = cfg.recordDocuments
 		pc.SearchTimeout = cfg.searchTimeout
 	}, connect: ensureTopicsWhenReachable, flushTimeout: cfg.shutdownTimeout}.run(ctx, cfg.commonConfig, stderr, func(comp *component, p *pipeline.Pipeline) error {
 		wi, err := openWorkerIndex(ctx, p, role, cfg.index, comp.logger)

@@ -171,12 +171,16 @@ func connectKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.
 	return p.EnsureTopics(ctx)
 }
 
-// waitKafka runs kafkaclient.WaitReachable by policy; an unreachable
-// broker's error says how to point the command elsewhere.
+// waitKafka runs kafkaclient.WaitCluster by policy and gives p the cluster
+// id it learned, for the telemetry (messaging.kafka.cluster.id); an
+// unreachable broker's error says how to point the command elsewhere.
 func waitKafka(ctx context.Context, p *pipeline.Pipeline, policy kafkaclient.RetryPolicy) error {
-	err := kafkaclient.WaitReachable(ctx, p.Config().Kafka, p.Logger(), policy)
+	id, err := kafkaclient.WaitCluster(ctx, p.Config().Kafka, p.Logger(), policy)
 	if errors.Is(err, kafkaclient.ErrUnreachable) {
 		return fmt.Errorf("%w: is a broker running there? set --brokers or KRETRIEVE_BROKERS", err)
+	}
+	if err == nil {
+		p.SetKafkaClusterID(id)
 	}
 	return err
 }

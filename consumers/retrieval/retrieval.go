@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/consumers"
@@ -64,6 +66,12 @@ type Config struct {
 	// quoting the query stay withheld. Queries are user data: leave it off
 	// in production. Default: false.
 	RecordQueryText bool
+	// RecordDocuments adds the documents found to the search span, as
+	// the GenAI conventions' opt-in gen_ai.retrieval.documents (each
+	// document's id and score, best first). Like the query text it tells
+	// what a user searched for: leave it off in production. Default:
+	// false.
+	RecordDocuments bool
 	// SearchTimeout bounds one search. A search still running at the
 	// deadline is cancelled and run once more with a fresh deadline (the
 	// worker, frozen or starved while it ran, may have made it late, not
@@ -97,6 +105,9 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		// Read before searching: the index searched is at least this fresh.
 		fresh := consumers.WithFreshness(nil, s, cfg.Stage, start)
 		ctx, span := tracer.Start(ctx, otelnames.SpanSearch, trace.WithAttributes(
+			otelnames.GenAIOperationName.String(otelnames.GenAIOperationRetrieval),
+			otelnames.GenAIDataSourceID.String(s.Name()),
+			otelnames.GenAIRetrievalTopK.Int(req.TopK),
 			redact.Request(req.RequestID),
 			otelnames.IndexName.String(s.Name()),
 			otelnames.IndexDocuments.Int(s.Len()),
@@ -107,24 +118,12 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		}
 		hits, err := searchWithin(ctx, s, req, cfg.SearchTimeout, span)
 		if err != nil {
-			// A searcher's error may quote the query: it must not reach
-			// spans, logs or the dead-letter reason.
-			err = consumers.RedactError(err, req.Query)
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-			span.End()
-			err = fmt.Errorf("search: %w", err)
-			if errors.Is(err, ErrSearchTimeout) {
-				// The same query takes as long again: dead-letter it.
-				return nil, consumers.Permanent(err)
-			}
-			if errors.Is(err, search.ErrInvalidQuery) {
-				// The same query fails again: no point retrying it.
-				return nil, consumers.Permanent(err)
-			}
-			return nil, err
+			return nil, searchFailed(span, err, req.Query)
 		}
 		span.SetAttributes(otelnames.SearchHits.Int(len(hits)))
+		if cfg.RecordDocuments {
+			span.SetAttributes(documents(hits))
+		}
 		span.End()
 
 		out := messages.Candidates{
@@ -145,6 +144,46 @@ func Handler(s Searcher, cfg Config, opts ...consumers.HandlerOption) consumers.
 		}
 		return []*kgo.Record{{Topic: cfg.CandidatesTopic, Key: []byte(req.RequestID), Value: value}}, nil
 	}
+}
+
+// searchFailed ends span with err, redacted of query, and returns the
+// handler's error: permanent (dead-lettered, not retried) for a query that
+// would fail again. error.type says which failure it was
+// (otelnames.ErrorType*).
+func searchFailed(span trace.Span, err error, query string) error {
+	// A searcher's error may quote the query: it must not reach spans,
+	// logs or the dead-letter reason.
+	err = consumers.RedactError(err, query)
+	errType := otelnames.ErrorTypeOther
+	switch {
+	case errors.Is(err, ErrSearchTimeout):
+		errType = otelnames.ErrorTypeSearchTimeout
+	case errors.Is(err, search.ErrInvalidQuery):
+		errType = otelnames.ErrorTypeInvalidQuery
+	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+	span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+	span.End()
+	err = fmt.Errorf("search: %w", err)
+	if errType != otelnames.ErrorTypeOther {
+		// The same query fails again (a timeout takes as long again): no
+		// point retrying it.
+		return consumers.Permanent(err)
+	}
+	return err
+}
+
+// documents is the gen_ai.retrieval.documents attribute of hits, in the
+// structured form the GenAI conventions ask for on spans: an array of maps
+// with the document's "id" and its "score" (the conventions' retrieval
+// documents JSON schema).
+func documents(hits []search.Hit) attribute.KeyValue {
+	docs := make([]attribute.Value, len(hits))
+	for i, h := range hits {
+		docs[i] = attribute.MapValue(attribute.String("id", h.ID), attribute.Float64("score", h.Score))
+	}
+	return otelnames.GenAIRetrievalDocuments.Slice(docs...)
 }
 
 // candidates returns hits as candidates. When s is a consumers.Versioner

@@ -117,6 +117,11 @@ func (c *checker) kafka(s spans.Span, opType string) {
 	if v, _ := s.Attr("messaging.kafka.offset"); !isInt64(v) && (opType == "process" || opType == "receive") {
 		c.add(s, "kafka-offset", "messaging.kafka.offset missing or not an int")
 	}
+	if v, ok := s.Attr(string(otelnames.KafkaClusterID)); ok {
+		if id, isString := v.(string); !isString || id == "" {
+			c.add(s, "kafka-cluster-id", "%s = %v is not a cluster id (a non-empty string)", otelnames.KafkaClusterID, v)
+		}
+	}
 	if c.opts.ForbidRawKey {
 		if _, ok := s.Attr("messaging.kafka.message.key"); ok {
 			c.add(s, "raw-key", "messaging.kafka.message.key records the raw record key")

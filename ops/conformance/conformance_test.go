@@ -38,6 +38,7 @@ func goodTrace() []spans.Span {
 		m := map[string]any{
 			"messaging.system": "kafka", "messaging.operation.type": op, "messaging.operation.name": op,
 			"messaging.destination.name": "t", "messaging.destination.partition.id": "0", "messaging.kafka.offset": int64(4),
+			"messaging.kafka.cluster.id": "MkU3OEVBNTcwNTJENDM2Qk",
 		}
 		for k, v := range extra {
 			m[k] = v
@@ -70,6 +71,8 @@ func TestViolations(t *testing.T) {
 		{"unknown operation", func(s []spans.Span) { set(&s[1], "messaging.operation.type", "publish") }, "operation-type"},
 		{"missing destination", func(s []spans.Span) { del(&s[3], "messaging.destination.name") }, "destination"},
 		{"offset as string", func(s []spans.Span) { set(&s[3], "messaging.kafka.offset", "4") }, "kafka-offset"},
+		{"empty cluster id", func(s []spans.Span) { set(&s[1], "messaging.kafka.cluster.id", "") }, "kafka-cluster-id"},
+		{"cluster id not a string", func(s []spans.Span) { set(&s[3], "messaging.kafka.cluster.id", int64(7)) }, "kafka-cluster-id"},
 		{"raw key", func(s []spans.Span) { set(&s[1], "messaging.kafka.message.key", "user@example.com") }, "raw-key"},
 		{"no link", func(s []spans.Span) { s[3].Links = nil }, "process-link"},
 		{"wait after process start", func(s []spans.Span) { s[2].EndTimeUnixNano = 35_000 }, "queue-wait"},

@@ -163,6 +163,11 @@ func fromKeyValue(kv attribute.KeyValue) (Attribute, bool) {
 		a.Type, a.Value = "int64[]", kv.Value.AsInt64Slice()
 	case attribute.FLOAT64SLICE:
 		a.Type, a.Value = "float64[]", kv.Value.AsFloat64Slice()
+	case attribute.SLICE, attribute.MAP:
+		// Such as gen_ai.retrieval.documents: kept as the JSON text the
+		// specification gives complex values outside OTLP (AnyValue
+		// representation for non-OTLP protocols).
+		a.Type, a.Value = "string", kv.Value.String()
 	default:
 		return a, false
 	}
