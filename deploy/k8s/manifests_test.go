@@ -271,8 +271,12 @@ type scaledObject struct {
 		MinReplicaCount *int `yaml:"minReplicaCount"`
 		MaxReplicaCount *int `yaml:"maxReplicaCount"`
 		Triggers        []struct {
-			Type     string         `yaml:"type"`
-			Metadata map[string]str `yaml:"metadata"`
+			Type              string         `yaml:"type"`
+			Metadata          map[string]str `yaml:"metadata"`
+			AuthenticationRef *struct {
+				Name string `yaml:"name"`
+				Kind string `yaml:"kind"`
+			} `yaml:"authenticationRef"`
 		} `yaml:"triggers"`
 	} `yaml:"spec"`
 }
@@ -288,6 +292,7 @@ type manifests struct {
 	services      []service
 	configMaps    map[string]configMap
 	scaledObjects []scaledObject
+	policies      // policies_test.go: PDBs, NetworkPolicies, KEDA auth
 }
 
 func load(t *testing.T) *manifests {
@@ -370,6 +375,8 @@ func (m *manifests) add(doc *yaml.Node) error {
 			return err
 		}
 		m.scaledObjects = append(m.scaledObjects, s)
+	default:
+		return m.policies.add(h.Kind, doc)
 	}
 	return nil
 }
