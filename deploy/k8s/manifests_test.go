@@ -753,8 +753,8 @@ func TestWorkersServeHealthAndHaveProbes(t *testing.T) {
 func TestProbesOnlyWhereHTTPIsServed(t *testing.T) {
 	// A probe on a container that serves no HTTP could only be made up:
 	// the gateway serves KRETRIEVE_HTTP_LISTEN, workers
-	// KRETRIEVE_HEALTH_LISTEN, and nothing else (the ingest Job) has a
-	// port.
+	// KRETRIEVE_HEALTH_LISTEN, the console KRETRIEVE_LISTEN, and nothing
+	// else (the ingest Job) has a port.
 	m := load(t)
 	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
 		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
@@ -766,7 +766,8 @@ func TestProbesOnlyWhereHTTPIsServed(t *testing.T) {
 		}
 		cmd, _ := subcommand(c)
 		_, worker := roles[cmd]
-		serves := cmd == "gateway" && env["KRETRIEVE_HTTP_LISTEN"] != "" || worker && env["KRETRIEVE_HEALTH_LISTEN"] != ""
+		serves := cmd == "gateway" && env["KRETRIEVE_HTTP_LISTEN"] != "" || worker && env["KRETRIEVE_HEALTH_LISTEN"] != "" ||
+			cmd == "console" && env["KRETRIEVE_LISTEN"] != ""
 		if !serves {
 			t.Errorf("%s has probes but serves no HTTP endpoint; it is supervised by its exit status", cmd)
 		}
