@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,6 +23,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 )
@@ -112,44 +112,67 @@ type k8sManifests struct {
 	configMaps map[string]map[string]string
 }
 
-// readK8sManifests reads every YAML file of deploy/k8s.
+// kustomizeBuild renders a kustomization directory as `kubectl kustomize
+// DIR` does (kustomize's own library, at its default options).
+func kustomizeBuild(t *testing.T, dir string) []byte {
+	t.Helper()
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	b, err := rm.AsYaml()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	return b
+}
+
+// k8sObject is one rendered object, by the fields these tests read.
+type k8sObject struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
+	Spec struct {
+		Template struct {
+			Spec podSpec `yaml:"spec"`
+		} `yaml:"template"`
+		Triggers []struct {
+			Type              string `yaml:"type"`
+			AuthenticationRef *struct {
+				Name string `yaml:"name"`
+			} `yaml:"authenticationRef"`
+		} `yaml:"triggers"`
+	} `yaml:"spec"`
+}
+
+// renderK8s renders the kustomization in dir into its objects.
+func renderK8s(t *testing.T, dir string) []k8sObject {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(kustomizeBuild(t, dir)))
+	var out []k8sObject
+	for {
+		var o k8sObject
+		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("kustomize build %s: %v", dir, err)
+		}
+		out = append(out, o)
+	}
+}
+
+// readK8sManifests renders deploy/k8s as `kubectl apply -k` would.
 func readK8sManifests(t *testing.T) k8sManifests {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(k8sDir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := k8sManifests{configMaps: map[string]map[string]string{}}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		for {
-			var doc struct {
-				Kind     string `yaml:"kind"`
-				Metadata struct {
-					Name string `yaml:"name"`
-				} `yaml:"metadata"`
-				Data map[string]string `yaml:"data"`
-				Spec struct {
-					Template struct {
-						Spec podSpec `yaml:"spec"`
-					} `yaml:"template"`
-				} `yaml:"spec"`
-			}
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			switch doc.Kind {
-			case "ConfigMap":
-				m.configMaps[doc.Metadata.Name] = doc.Data
-			case "Deployment", "Job":
-				m.workloads = append(m.workloads, workload{doc.Kind, doc.Metadata.Name, doc.Spec.Template.Spec})
-			}
+	for _, o := range renderK8s(t, k8sDir) {
+		switch o.Kind {
+		case "ConfigMap":
+			m.configMaps[o.Metadata.Name] = o.Data
+		case "Deployment", "Job":
+			m.workloads = append(m.workloads, workload{o.Kind, o.Metadata.Name, o.Spec.Template.Spec})
 		}
 	}
 	if len(m.workloads) == 0 {
@@ -539,4 +562,62 @@ func checkSearch(t *testing.T, ctr *testcontainers.DockerContainer, c k8sContain
 		t.Fatalf("search %q through the gateway: %d, %d documents (%s)", queries[0], r.status, len(r.Documents), r.Error)
 	}
 	t.Logf("search %q through the gateway: %d documents, first %s", queries[0], len(r.Documents), r.Documents[0].ID)
+}
+
+// TestKustomizeOverlaysRender renders deploy/k8s and its secured overlay
+// with kustomize's library, as `kubectl apply -k` would (no cluster), and
+// checks what the overlay promises: every workload's own Secret required,
+// TLS to the brokers, the plaintext KEDA Secret gone while the kafka
+// triggers still authenticate through the TriggerAuthentication, and
+// nothing else dropped.
+func TestKustomizeOverlaysRender(t *testing.T) {
+	base := renderK8s(t, k8sDir)
+	secured := renderK8s(t, "../deploy/overlays/secured")
+	key := func(o k8sObject) string { return o.Kind + "/" + o.Metadata.Name }
+	got := map[string]k8sObject{}
+	for _, o := range secured {
+		got[key(o)] = o
+	}
+	for _, o := range base {
+		if _, ok := got[key(o)]; !ok && key(o) != "Secret/kretrieve-keda-kafka" {
+			t.Errorf("the secured overlay drops %s", key(o))
+		}
+	}
+	if _, ok := got["Secret/kretrieve-keda-kafka"]; ok {
+		t.Error("the secured overlay keeps the plaintext KEDA Secret")
+	}
+	if v := got["ConfigMap/kretrieve"].Data["KRETRIEVE_TLS"]; v != "true" {
+		t.Errorf("ConfigMap kretrieve: KRETRIEVE_TLS = %q, want true", v)
+	}
+	var workloads, triggers int
+	for _, o := range secured {
+		switch o.Kind {
+		case "Deployment", "Job":
+			workloads++
+			for _, c := range o.Spec.Template.Spec.Containers {
+				var own int
+				for _, from := range c.EnvFrom {
+					if r := from.SecretRef; r != nil && r.Name == o.Metadata.Name && !r.Optional {
+						own++
+					}
+				}
+				if own != 1 {
+					t.Errorf("%s/%s: its own Secret %s is not required", key(o), c.Name, o.Metadata.Name)
+				}
+			}
+		case "ScaledObject":
+			for _, tr := range o.Spec.Triggers {
+				triggers++
+				if tr.AuthenticationRef == nil {
+					t.Errorf("%s: a %s trigger without authenticationRef", key(o), tr.Type)
+				} else if _, ok := got["TriggerAuthentication/"+tr.AuthenticationRef.Name]; !ok {
+					t.Errorf("%s: authenticationRef %s: no such TriggerAuthentication", key(o), tr.AuthenticationRef.Name)
+				}
+			}
+		}
+	}
+	if workloads == 0 || triggers == 0 {
+		t.Fatalf("%d workloads, %d triggers rendered", workloads, triggers)
+	}
+	t.Logf("base %d objects, secured %d: %d workloads, %d kafka triggers", len(base), len(secured), workloads, triggers)
 }
