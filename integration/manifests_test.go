@@ -4,9 +4,11 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"regexp"
@@ -55,6 +57,9 @@ type k8sProbe struct {
 		Path string `yaml:"path"`
 		Port string `yaml:"port"`
 	} `yaml:"httpGet"`
+	TCPSocket *struct {
+		Port string `yaml:"port"`
+	} `yaml:"tcpSocket"`
 }
 
 type k8sContainer struct {
@@ -103,7 +108,14 @@ type k8sContainer struct {
 type workload struct {
 	kind, name string
 	pod        podSpec
+	// aliases are the cluster names of the Services that select its
+	// pods, by which other containers reach it.
+	aliases []string
 }
+
+// podName is the made-up name of the workload's pod: its host name, and
+// what the downward API's metadata.name gives.
+func (w workload) podName() string { return w.name + "-0" }
 
 // k8sManifests are the manifests' workloads, in file order, and their
 // ConfigMaps' data.
@@ -131,11 +143,17 @@ func kustomizeBuild(t *testing.T, dir string) []byte {
 type k8sObject struct {
 	Kind     string `yaml:"kind"`
 	Metadata struct {
-		Name string `yaml:"name"`
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
 	} `yaml:"metadata"`
 	Data map[string]string `yaml:"data"`
 	Spec struct {
+		// A Service's selector (a workload's is a matchLabels map).
+		Selector map[string]any `yaml:"selector"`
 		Template struct {
+			Metadata struct {
+				Labels map[string]string `yaml:"labels"`
+			} `yaml:"metadata"`
 			Spec podSpec `yaml:"spec"`
 		} `yaml:"template"`
 		Triggers []struct {
@@ -163,22 +181,41 @@ func renderK8s(t *testing.T, dir string) []k8sObject {
 	}
 }
 
-// readK8sManifests renders deploy/k8s as `kubectl apply -k` would.
-func readK8sManifests(t *testing.T) k8sManifests {
+// readK8sManifests renders the kustomization in dir as `kubectl apply -k`
+// would.
+func readK8sManifests(t *testing.T, dir string) k8sManifests {
 	t.Helper()
 	m := k8sManifests{configMaps: map[string]map[string]string{}}
-	for _, o := range renderK8s(t, k8sDir) {
+	objects := renderK8s(t, dir)
+	for _, o := range objects {
 		switch o.Kind {
 		case "ConfigMap":
 			m.configMaps[o.Metadata.Name] = o.Data
 		case "Deployment", "Job":
-			m.workloads = append(m.workloads, workload{o.Kind, o.Metadata.Name, o.Spec.Template.Spec})
+			w := workload{kind: o.Kind, name: o.Metadata.Name, pod: o.Spec.Template.Spec}
+			for _, svc := range objects {
+				if svc.Kind == "Service" && selectsLabels(svc.Spec.Selector, o.Spec.Template.Metadata.Labels) {
+					w.aliases = append(w.aliases, svc.Metadata.Name+"."+cmp.Or(svc.Metadata.Namespace, "default")+".svc.cluster.local")
+				}
+			}
+			m.workloads = append(m.workloads, w)
 		}
 	}
 	if len(m.workloads) == 0 {
-		t.Fatal("no Deployment or Job in " + k8sDir)
+		t.Fatal("no Deployment or Job in " + dir)
 	}
 	return m
+}
+
+// selectsLabels reports whether a Service's non-empty selector matches
+// labels.
+func selectsLabels(selector map[string]any, labels map[string]string) bool {
+	for k, v := range selector {
+		if s, ok := v.(string); !ok || labels[k] != s {
+			return false
+		}
+	}
+	return len(selector) > 0
 }
 
 // envRefPattern is a $(VAR) reference Kubernetes expands.
@@ -186,7 +223,8 @@ var envRefPattern = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
 // containerEnv is c's environment as the kubelet builds it: envFrom
 // ConfigMaps, then env entries with $(VAR) expanded and fieldRef values
-// made up for a pod of workload w. Kafka's address becomes brokers;
+// made up for a pod of workload w. Kafka's address becomes brokers,
+// unless that is empty (the manifests' broker runs too);
 // optional Secrets (absent here, as on a cluster without SASL) add
 // nothing.
 func (m k8sManifests) containerEnv(t *testing.T, w workload, c k8sContainer, brokers string) map[string]string {
@@ -207,7 +245,7 @@ func (m k8sManifests) containerEnv(t *testing.T, w workload, c k8sContainer, bro
 		}
 	}
 	fields := map[string]string{
-		"metadata.name":      w.name + "-0",
+		"metadata.name":      w.podName(),
 		"metadata.namespace": "kretrieve",
 		"spec.nodeName":      "node-0",
 	}
@@ -223,10 +261,12 @@ func (m k8sManifests) containerEnv(t *testing.T, w workload, c k8sContainer, bro
 			t.Fatalf("%s: env %s: a source this test does not know", c.Name, e.Name)
 		}
 	}
-	if env["KRETRIEVE_BROKERS"] == "" {
-		t.Fatalf("%s: no KRETRIEVE_BROKERS", c.Name)
+	if brokers != "" {
+		if env["KRETRIEVE_BROKERS"] == "" {
+			t.Fatalf("%s: no KRETRIEVE_BROKERS", c.Name)
+		}
+		env["KRETRIEVE_BROKERS"] = brokers
 	}
-	env["KRETRIEVE_BROKERS"] = brokers
 	return env
 }
 
@@ -297,8 +337,11 @@ func containerOpts(t *testing.T, w workload, c k8sContainer, env map[string]stri
 		testcontainers.WithCmd(c.Args...),
 		testcontainers.WithEnv(env),
 		testcontainers.WithExposedPorts(ports...),
-		network.WithNetwork(nil, nw),
+		network.WithNetwork(w.aliases, nw),
 		testcontainers.WithConfigModifier(func(cfg *container.Config) {
+			// The kubelet's /etc/hosts resolves the pod's name to its
+			// address; Docker's does the same for the host name.
+			cfg.Hostname = w.podName()
 			if len(c.Command) > 0 {
 				cfg.Entrypoint = c.Command
 			}
@@ -328,26 +371,58 @@ func containerLogs(t *testing.T, c *testcontainers.DockerContainer) string {
 	return string(b)
 }
 
+// publishedAddr returns the 127.0.0.1 address that c's port (a number or
+// a container port's name) is published on.
+func publishedAddr(t *testing.T, ctr *testcontainers.DockerContainer, c k8sContainer, portRef string) string {
+	t.Helper()
+	port, err := strconv.Atoi(portRef)
+	for _, cp := range c.Ports {
+		if cp.Name == portRef {
+			port, err = cp.ContainerPort, nil
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: probe port %q: no such port", c.Name, portRef)
+	}
+	mapped, err := ctr.MappedPort(t.Context(), strconv.Itoa(port)+"/tcp")
+	if err != nil {
+		t.Fatalf("%s: port %d not published: %v", c.Name, port, err)
+	}
+	return "127.0.0.1:" + mapped.Port()
+}
+
 // probeURL returns the URL of an HTTP probe of c on its published port.
 func probeURL(t *testing.T, ctr *testcontainers.DockerContainer, c k8sContainer, p *k8sProbe) string {
 	t.Helper()
 	if p.HTTPGet == nil {
 		t.Fatalf("%s: a probe that is not httpGet", c.Name)
 	}
-	port, err := strconv.Atoi(p.HTTPGet.Port)
-	for _, cp := range c.Ports {
-		if cp.Name == p.HTTPGet.Port {
-			port, err = cp.ContainerPort, nil
+	return "http://" + publishedAddr(t, ctr, c, p.HTTPGet.Port) + p.HTTPGet.Path
+}
+
+// checkProbe waits until a probe of the manifest succeeds as the
+// kubelet's would: an httpGet answered 200, a tcpSocket accepting.
+func checkProbe(t *testing.T, ctr *testcontainers.DockerContainer, c k8sContainer, p *k8sProbe) {
+	t.Helper()
+	const timeout = 2 * time.Minute
+	switch {
+	case p.HTTPGet != nil:
+		answers200(t, ctr, probeURL(t, ctr, c, p), timeout)
+	case p.TCPSocket != nil:
+		addr := publishedAddr(t, ctr, c, p.TCPSocket.Port)
+		var err error
+		if !poll.WaitEvery(timeout, 250*time.Millisecond, func() bool {
+			var conn net.Conn
+			if conn, err = net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
+				conn.Close()
+			}
+			return err == nil
+		}) {
+			t.Fatalf("%s: tcpSocket %s: not accepting after %v: %v\n%s", c.Name, addr, timeout, err, containerLogs(t, ctr))
 		}
+	default:
+		t.Fatalf("%s: a probe that is neither httpGet nor tcpSocket", c.Name)
 	}
-	if err != nil {
-		t.Fatalf("%s: probe port %q: no such port", c.Name, p.HTTPGet.Port)
-	}
-	mapped, err := ctr.MappedPort(t.Context(), strconv.Itoa(port)+"/tcp")
-	if err != nil {
-		t.Fatalf("%s: port %d not published: %v", c.Name, port, err)
-	}
-	return "http://127.0.0.1:" + mapped.Port() + p.HTTPGet.Path
 }
 
 // answers200 polls url until it answers 200, or fails t after timeout.
@@ -445,7 +520,9 @@ func runOnNetwork(t *testing.T, img string, opts ...testcontainers.ContainerCust
 func startK8sDeployment(t *testing.T, m k8sManifests, w workload, brokers string, nw *testcontainers.DockerNetwork) []*testcontainers.DockerContainer {
 	t.Helper()
 	if len(w.pod.InitContainers) > 0 {
-		runK8sJob(t, m, workload{w.kind, w.name, podSpec{Containers: w.pod.InitContainers}}, brokers, nw)
+		init := w
+		init.pod.Containers, init.pod.InitContainers = w.pod.InitContainers, nil
+		runK8sJob(t, m, init, brokers, nw)
 	}
 	var out []*testcontainers.DockerContainer
 	for _, c := range w.pod.Containers {
@@ -455,14 +532,14 @@ func startK8sDeployment(t *testing.T, m k8sManifests, w workload, brokers string
 		probes := 0
 		for _, p := range []*k8sProbe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe} {
 			if p != nil {
-				answers200(t, ctr, probeURL(t, ctr, c, p), 2*time.Minute)
+				checkProbe(t, ctr, c, p)
 				probes++
 			}
 		}
 		if probes == 0 {
 			t.Errorf("%s/%s: no probe", w.name, c.Name)
 		}
-		t.Logf("%s/%s %q: %d probes answer 200 after %v", w.name, c.Name, c.Args, probes, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s/%s %q: %d probes succeed after %v", w.name, c.Name, c.Args, probes, time.Since(start).Round(time.Millisecond))
 		out = append(out, ctr)
 	}
 	return out
@@ -479,23 +556,55 @@ func startK8sDeployment(t *testing.T, m k8sManifests, w workload, brokers string
 // every running container and exits 0, and each container stops with
 // status 0 within its terminationGracePeriodSeconds.
 func TestManifestsRunOnTheImage(t *testing.T) {
-	start := time.Now()
-	m := readK8sManifests(t)
 	brokers, nw := startK8sBroker(t)
-	for _, w := range m.workloads {
-		if w.kind == "Job" {
-			runK8sJob(t, m, w, brokers, nw)
-		}
+	runManifests(t, readK8sManifests(t, k8sDir), brokers, nw)
+}
+
+// TestDevOverlayRunsOnTheImage runs deploy/overlays/dev the same way, its
+// own broker included and nothing substituted: every container reaches
+// the broker by its Service's cluster name (a network alias here).
+func TestDevOverlayRunsOnTheImage(t *testing.T) {
+	nw, err := network.New(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nw.Remove(t.Context()) })
+	runManifests(t, readK8sManifests(t, "../deploy/overlays/dev"), "", nw)
+}
+
+// runManifests runs the workloads of m on nw: Deployments running the
+// broker first, then Jobs, then the other Deployments; then it checks
+// `kretrieve lag` in every running container and a search through the
+// gateway, and stops every container.
+func runManifests(t *testing.T, m k8sManifests, brokers string, nw *testcontainers.DockerNetwork) {
+	start := time.Now()
+	isBroker := func(w workload) bool {
+		return w.kind == "Deployment" && slices.ContainsFunc(w.pod.Containers, func(c k8sContainer) bool {
+			return len(c.Args) > 0 && c.Args[0] == "broker"
+		})
 	}
 	running := map[string][]*testcontainers.DockerContainer{}
 	var order []workload
-	for _, w := range m.workloads {
-		if w.kind == "Deployment" {
-			running[w.name] = startK8sDeployment(t, m, w, brokers, nw)
-			order = append(order, w)
+	for _, phase := range []func(workload) bool{
+		isBroker,
+		func(w workload) bool { return w.kind == "Job" },
+		func(w workload) bool { return w.kind == "Deployment" && !isBroker(w) },
+	} {
+		for _, w := range m.workloads {
+			switch {
+			case !phase(w):
+			case w.kind == "Job":
+				runK8sJob(t, m, w, brokers, nw)
+			default:
+				running[w.name] = startK8sDeployment(t, m, w, brokers, nw)
+				order = append(order, w)
+			}
 		}
 	}
 	for _, w := range order {
+		if isBroker(w) {
+			continue // it is the Kafka `kretrieve lag` asks
+		}
 		for i, ctr := range running[w.name] {
 			checkLagExec(t, w, ctr)
 			if c := w.pod.Containers[i]; len(c.Args) > 0 && c.Args[0] == "gateway" {
@@ -503,7 +612,8 @@ func TestManifestsRunOnTheImage(t *testing.T) {
 			}
 		}
 	}
-	for _, w := range order {
+	// The broker last: the others' shutdown still talks to it.
+	for _, w := range slices.Backward(order) {
 		for _, ctr := range running[w.name] {
 			checkGracefulStop(t, w, ctr)
 		}
