@@ -451,11 +451,7 @@ func answers200(t *testing.T, ctr *testcontainers.DockerContainer, url string, t
 // host name resolves to, which every container of the network reaches.
 func startK8sBroker(t *testing.T) (brokers string, nw *testcontainers.DockerNetwork) {
 	t.Helper()
-	nw, err := network.New(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = nw.Remove(t.Context()) })
+	nw = newK8sNetwork(t)
 	const host = "kafka"
 	runOnNetwork(t, kretrieveImage,
 		testcontainers.WithCmd("broker", "--listen", host+":9092"),
@@ -564,12 +560,19 @@ func TestManifestsRunOnTheImage(t *testing.T) {
 // own broker included and nothing substituted: every container reaches
 // the broker by its Service's cluster name (a network alias here).
 func TestDevOverlayRunsOnTheImage(t *testing.T) {
+	runManifests(t, readK8sManifests(t, "../deploy/overlays/dev"), "", newK8sNetwork(t))
+}
+
+// newK8sNetwork creates a Docker network, the cluster network of one
+// test, removed after it (its removal registered before the error check).
+func newK8sNetwork(t *testing.T) *testcontainers.DockerNetwork {
+	t.Helper()
 	nw, err := network.New(t.Context())
+	testcontainers.CleanupNetwork(t, nw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = nw.Remove(t.Context()) })
-	runManifests(t, readK8sManifests(t, "../deploy/overlays/dev"), "", nw)
+	return nw
 }
 
 // runManifests runs the workloads of m on nw: Deployments running the
