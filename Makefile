@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image image-context jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -175,13 +175,21 @@ fuzz:
 IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
 CA_BUNDLE   ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem))
 
-## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
-image:
+## image-context: stage the image's build context in build/image/ (no Docker):
+## the Dockerfile, the linux/IMAGE_ARCH binary, the CA bundle and the demo
+## corpus (go-stdlib.jsonl: the Go standard library docs of this host's Go,
+## which the image's ingest Job publishes; the image has no Go toolchain).
+## The one definition of the image's files: `image` builds from it.
+image-context:
 	@[ -n "$(CA_BUNDLE)" ] || { echo "make image: no CA bundle found; set CA_BUNDLE=/path/to/ca-certificates.pem"; exit 1; }
 	rm -rf build/image && mkdir -p build/image
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o build/image/kretrieve ./cmd/kretrieve
+	$(GO) run ./corpus/democorpus -o build/image/go-stdlib.jsonl
 	cp Dockerfile build/image/
 	cp $(CA_BUNDLE) build/image/ca-certificates.crt
+
+## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
+image: image-context
 	@engine="$$(docker version -f '{{.Server.Arch}}' 2>/dev/null)"; \
 	if [ "$$engine" = "$(IMAGE_ARCH)" ]; then docker build -q -t $(IMAGE) build/image; exit; fi; \
 	if docker buildx version >/dev/null 2>&1; then buildx="docker buildx"; else buildx=$(BUILDX_TOOL); \

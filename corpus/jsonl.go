@@ -251,6 +251,23 @@ func EncodeDocument(d search.Document) ([]byte, error) {
 	return value, nil
 }
 
+// WriteJSONL writes docs to w, one [EncodeDocument] value a line, in the
+// order given: the file [ReadJSONL] and `kretrieve ingest --jsonl` read
+// back as docs. A document EncodeDocument refuses is the error, and
+// nothing after it is written.
+func WriteJSONL(w io.Writer, docs []search.Document) error {
+	bw := bufio.NewWriter(w)
+	for _, d := range docs {
+		line, err := EncodeDocument(d)
+		if err != nil {
+			return err
+		}
+		bw.Write(line)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
 // parseDocument decodes value into a document, checking it against the
 // rules of ReadJSONL for one line; id is the document's id when value
 // has one, also on error.

@@ -311,3 +311,39 @@ func TestReadJSONLHostile(t *testing.T) {
 		t.Errorf("strict: %v", err)
 	}
 }
+
+// TestWriteJSONLRoundTripsTheGoCorpus: the file WriteJSONL makes of the Go
+// corpus (the image's demo corpus, `make image`) reads back, strictly and
+// as `kretrieve ingest --jsonl` reads it, as the same documents.
+func TestWriteJSONLRoundTripsTheGoCorpus(t *testing.T) {
+	docs := stdlibDocs(t)
+	var b strings.Builder
+	if err := WriteJSONL(&b, docs); err != nil {
+		t.Fatal(err)
+	}
+	got, bad, err := ReadJSONLForTopic(strings.NewReader(b.String()), true)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("read back: %v, bad lines %v", err, bad)
+	}
+	if len(got) != len(docs) {
+		t.Fatalf("read back %d documents, wrote %d", len(got), len(docs))
+	}
+	for i := range docs {
+		if docs[i].Source == "" {
+			docs[i].Source = JSONLSource
+		}
+		if !reflect.DeepEqual(got[i], docs[i]) {
+			t.Fatalf("document %d: got %+v, want %+v", i, got[i], docs[i])
+		}
+	}
+	t.Logf("%d documents, %d bytes", len(docs), b.Len())
+}
+
+// TestWriteJSONLRefusesABadDocument: a document EncodeDocument refuses is
+// WriteJSONL's error.
+func TestWriteJSONLRefusesABadDocument(t *testing.T) {
+	err := WriteJSONL(io.Discard, []search.Document{{ID: "x", Title: "ok", Body: "b", URL: "ftp://x"}})
+	if !errors.Is(err, errBadURL) {
+		t.Fatalf("err = %v, want %v", err, errBadURL)
+	}
+}

@@ -41,7 +41,7 @@ func TestImageForAnotherArchitecture(t *testing.T) {
 	}
 
 	if got := binaryMachine(t, tag); got != machine {
-		t.Fatalf("the image's /kretrieve is built for %v, want %v (host %s)", got, machine, runtime.GOARCH)
+		t.Fatalf("the image's kretrieve is built for %v, want %v (host %s)", got, machine, runtime.GOARCH)
 	}
 
 	// The tier's own image, built under another tag, is untouched: its
@@ -54,26 +54,26 @@ func TestImageForAnotherArchitecture(t *testing.T) {
 	}
 }
 
-// binaryMachine copies /kretrieve out of a created (never started)
+// binaryMachine copies /usr/local/bin/kretrieve out of a created (never started)
 // container of img and returns the machine its ELF header names.
 func binaryMachine(t *testing.T, img string) elf.Machine {
 	t.Helper()
 	id := strings.TrimSpace(dockerOutput(t, "create", img))
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
 	bin := filepath.Join(t.TempDir(), "kretrieve")
-	dockerOutput(t, "cp", id+":/kretrieve", bin)
+	dockerOutput(t, "cp", id+":/usr/local/bin/kretrieve", bin)
 	if st, err := os.Stat(bin); err != nil {
 		t.Fatal(err)
 	} else if st.Size() < 1<<20 {
-		t.Fatalf("%s: /kretrieve has %d bytes, not a kretrieve binary", img, st.Size())
+		t.Fatalf("%s: /usr/local/bin/kretrieve has %d bytes, not a kretrieve binary", img, st.Size())
 	}
 	f, err := elf.Open(bin)
 	if err != nil {
-		t.Fatalf("%s: /kretrieve is not an ELF binary: %v", img, err)
+		t.Fatalf("%s: /usr/local/bin/kretrieve is not an ELF binary: %v", img, err)
 	}
 	defer f.Close()
 	if f.Class != elf.ELFCLASS64 {
-		t.Fatalf("%s: /kretrieve is %v", img, f.Class)
+		t.Fatalf("%s: /usr/local/bin/kretrieve is %v", img, f.Class)
 	}
 	return f.Machine
 }

@@ -306,7 +306,7 @@ func (p *project) procs(t *testing.T) []proc {
 		s := p.Services[name]
 		if s.Image == localImage {
 			if len(s.Entrypoint) > 0 {
-				t.Errorf("service %s: entrypoint overrides the image's /kretrieve", name)
+				t.Errorf("service %s: entrypoint overrides the image's kretrieve", name)
 			}
 			if len(s.Command) == 0 {
 				t.Errorf("service %s: no command: the subcommand is required", name)
@@ -426,7 +426,7 @@ func TestDockerfileEntrypointIsKretrieve(t *testing.T) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ENTRYPOINT "); ok {
 			entrypoint = nil
 			if err := json.Unmarshal([]byte(v), &entrypoint); err != nil {
-				t.Fatalf("%s: ENTRYPOINT %s: want the exec form [\"/kretrieve\"]: %v", dockerfile, v, err)
+				t.Fatalf("%s: ENTRYPOINT %s: want the exec form [\"/usr/local/bin/kretrieve\"]: %v", dockerfile, v, err)
 			}
 		}
 	}

@@ -271,8 +271,12 @@ type scaledObject struct {
 		MinReplicaCount *int `yaml:"minReplicaCount"`
 		MaxReplicaCount *int `yaml:"maxReplicaCount"`
 		Triggers        []struct {
-			Type     string         `yaml:"type"`
-			Metadata map[string]str `yaml:"metadata"`
+			Type              string         `yaml:"type"`
+			Metadata          map[string]str `yaml:"metadata"`
+			AuthenticationRef *struct {
+				Name string `yaml:"name"`
+				Kind string `yaml:"kind"`
+			} `yaml:"authenticationRef"`
 		} `yaml:"triggers"`
 	} `yaml:"spec"`
 }
@@ -288,6 +292,7 @@ type manifests struct {
 	services      []service
 	configMaps    map[string]configMap
 	scaledObjects []scaledObject
+	policies      // policies_test.go: PDBs, NetworkPolicies, KEDA auth
 }
 
 func load(t *testing.T) *manifests {
@@ -370,6 +375,8 @@ func (m *manifests) add(doc *yaml.Node) error {
 			return err
 		}
 		m.scaledObjects = append(m.scaledObjects, s)
+	default:
+		return m.policies.add(h.Kind, doc)
 	}
 	return nil
 }
@@ -746,8 +753,8 @@ func TestWorkersServeHealthAndHaveProbes(t *testing.T) {
 func TestProbesOnlyWhereHTTPIsServed(t *testing.T) {
 	// A probe on a container that serves no HTTP could only be made up:
 	// the gateway serves KRETRIEVE_HTTP_LISTEN, workers
-	// KRETRIEVE_HEALTH_LISTEN, and nothing else (the ingest Job) has a
-	// port.
+	// KRETRIEVE_HEALTH_LISTEN, the console KRETRIEVE_LISTEN, and nothing
+	// else (the ingest Job) has a port.
 	m := load(t)
 	m.eachContainer(t, func(t *testing.T, _ deployment, c container) {
 		if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
@@ -759,7 +766,8 @@ func TestProbesOnlyWhereHTTPIsServed(t *testing.T) {
 		}
 		cmd, _ := subcommand(c)
 		_, worker := roles[cmd]
-		serves := cmd == "gateway" && env["KRETRIEVE_HTTP_LISTEN"] != "" || worker && env["KRETRIEVE_HEALTH_LISTEN"] != ""
+		serves := cmd == "gateway" && env["KRETRIEVE_HTTP_LISTEN"] != "" || worker && env["KRETRIEVE_HEALTH_LISTEN"] != "" ||
+			cmd == "console" && env["KRETRIEVE_LISTEN"] != ""
 		if !serves {
 			t.Errorf("%s has probes but serves no HTTP endpoint; it is supervised by its exit status", cmd)
 		}
