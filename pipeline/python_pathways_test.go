@@ -2,8 +2,11 @@ package pipeline_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -11,8 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kretrieve/kretrieve/internal/testutil/kafkapython"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
+	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/status"
 	"github.com/kretrieve/kretrieve/pathway"
+	"github.com/kretrieve/kretrieve/pathwaytopic"
+	"github.com/kretrieve/kretrieve/pipeline"
 )
 
 // pythonPathways is the Python stage's pathway-window module.
@@ -93,4 +103,187 @@ func runPython(t *testing.T, python, stdin string, args ...string) string {
 		t.Fatalf("python %v: %v: %s", args, err, stderr.String())
 	}
 	return string(out)
+}
+
+// TestAStageInPythonPathways: the Python stage publishes its pathway
+// windows to the pathways topic as the Go processes do, so that the view
+// `kretrieve pathways` reads from the topic (ops/status) holds its hop:
+// retrieval's out, the Python stage's in (retrieval.candidates → rescore)
+// and out, and enrichment's in (retrieval.rescored → enrichment) are one
+// chain of one pathway tree, each hop counting every request; completeness
+// finds every request ended and none unfinished; and the stage publishes
+// a final window when stopped (SIGTERM).
+func TestAStageInPythonPathways(t *testing.T) {
+	h := newHarness(t, 2)
+	stages, err := pipeline.InsertStage(pipeline.DefaultStages(messages.DefaultTopics()), messages.StageRetrieval, pipeline.ExternalStage("rescore", "retrieval.rescored"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Stages = stages
+	if err := h.pipeline().EnsureTopics(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	publishGoPathways(t, h)
+	sink := httptest.NewServer(&otlpJSONSink{})
+	t.Cleanup(sink.Close)
+	pyOut, stopPy := startPythonStage(t, h.cfg.Kafka.Brokers[0], sink.URL, "KRETRIEVE_PATHWAYS_INTERVAL=100ms")
+	h.startWorkers()
+	queries := []string{"compress data with gzip", "parse a URL query string", "encode JSON", "sort a slice", "read a file", "http client timeout"}
+	for _, out := range sendAndWait(t, h.client(true), queries) {
+		if out.Failed {
+			t.Fatalf("request %s: outcome %+v (python stage said:\n%s)", out.RequestID, out, pyOut.String())
+		}
+	}
+	src, err := status.New(status.Config{Topology: h.cfg.Topology(), KafkaOptions: h.pipeline().ClientOptions(), UnfinishedAfter: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	n := uint64(len(queries))
+	topics := messages.DefaultTopics()
+	goCps := requestCheckpoints("kretrieve", topics)
+	goCps[3].Topic = "retrieval.rescored"
+	pyCps := []pathway.Checkpoint{
+		{Service: pythonService, Group: "rescore", Topic: topics.Candidates, Direction: pathway.In},
+		{Service: pythonService, Group: "rescore", Topic: "retrieval.rescored", Direction: pathway.Out},
+	}
+	path := chain(0, slices.Concat(goCps[:3], pyCps, goCps[3:])...)
+	var st status.Status
+	// Every hop counted once per request, and every cohort judged (its
+	// 5 s of origin times over): all requests entered and ended.
+	done := func() bool {
+		st, err = src.Read(t.Context())
+		return err == nil && pathOf(st, path) == nil && st.Completeness.Entered == n && st.Completeness.Ended == n
+	}
+	if !poll.Wait(20*time.Second, done) {
+		t.Fatalf("pathways: %v; completeness %+v; read error %v\npython stage said:\n%s", pathOf(st, path), st.Completeness, err, pyOut.String())
+	}
+	for i, hop := range path {
+		p := rowOf(st, hop)
+		if p.Total != n || p.Depth != i {
+			t.Errorf("%s: total %d, depth %d; want %d records at depth %d", hop.cp.Edge(), p.Total, p.Depth, n, i)
+		}
+	}
+	if c := st.Completeness; c.Unfinished != 0 || len(c.Cohorts) != 0 || len(c.Waiting) != 0 {
+		t.Errorf("completeness: %+v, want no unfinished request", c)
+	}
+	t.Logf("pathway rows through Python: %s; completeness: %d entered, %d ended, %d unfinished",
+		edgesOf(st, path), st.Completeness.Entered, st.Completeness.Ended, st.Completeness.Unfinished)
+
+	stopPy()
+	if !poll.Wait(10*time.Second, func() bool { st, err = src.Read(t.Context()); return finalOf(st, pythonService) }) {
+		t.Fatalf("no final window of %s after SIGTERM: instances %+v (read error %v)", pythonService, st.Instances, err)
+	}
+	// Its windows hold each measurement once: summed over all of them,
+	// each of its series measured every request, with positive latencies.
+	sums := pythonWindowSums(t, h)
+	for _, hop := range path[3:5] {
+		s := sums[seriesKey{hop.cp, hop.hash, hop.parent}]
+		if s.Edge.Count != n || s.Origin.Count != n || s.Edge.Sum <= 0 || s.Origin.Sum < s.Edge.Sum || s.Edge.Quantile(0.5) <= 0 {
+			t.Errorf("%s over the Python stage's windows: edge %+v, origin %+v; want %d measurements each", hop.cp.Edge(), s.Edge, s.Origin, n)
+		}
+	}
+}
+
+// pythonWindowSums reads every window of the Python stage from the
+// pathways topic, up to its final one, and sums their measurements by
+// series.
+func pythonWindowSums(t *testing.T, h *harness) map[seriesKey]pathwaytopic.Series {
+	t.Helper()
+	c, err := kgo.NewClient(append(h.pipeline().ClientOptions(), kgo.ConsumeTopics(pathwaytopic.DefaultTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	sums := map[seriesKey]pathwaytopic.Series{}
+	windows := 0
+	for final := false; !final; {
+		fs := c.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("reading %s after %d windows of the Python stage: %v", pathwaytopic.DefaultTopic, windows, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			w, err := pathwaytopic.Decode(r.Key, r.Value)
+			if err != nil {
+				t.Errorf("window %q refused: %v", r.Key, err)
+			}
+			if err != nil || w.Service != pythonService {
+				return
+			}
+			windows++
+			final = final || w.Final
+			for _, s := range w.Series {
+				k := seriesKey{s.Checkpoint, s.Hash, s.Parent}
+				sum := sums[k]
+				sum.Edge.Merge(s.Edge)
+				sum.Origin.Merge(s.Origin)
+				sums[k] = sum
+			}
+		})
+	}
+	t.Logf("%d windows of the Python stage", windows)
+	return sums
+}
+
+// publishGoPathways publishes the pathway windows of the harness's Go
+// processes (workers and request client) every 100 ms until the test ends.
+func publishGoPathways(t *testing.T, h *harness) {
+	t.Helper()
+	client, err := kgo.NewClient(h.pipeline().ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	if err := pathwaytopic.EnsureTopic(t.Context(), client, 1, pathwaytopic.DefaultTopic); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := pathwaytopic.NewPublisher(client, h.metrics, pathwaytopic.WithInterval(100*time.Millisecond), pathwaytopic.WithService("kretrieve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = pub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// rowOf returns the status's pathway row of hop (zero when none).
+func rowOf(st status.Status, hop hop) status.Pathway {
+	for _, p := range st.Pathways {
+		if p.Checkpoint == hop.cp && p.Hash == hop.hash && p.Parent == hop.parent {
+			return p
+		}
+	}
+	return status.Pathway{}
+}
+
+// pathOf returns an error naming the first hop of path missing from the
+// status's pathway rows, or counted differently from the first hop.
+func pathOf(st status.Status, path []hop) error {
+	want := rowOf(st, path[0]).Total
+	for _, hop := range path {
+		if p := rowOf(st, hop); p.Total == 0 || p.Total != want {
+			return fmt.Errorf("%s (%s): %d records, want %d; rows %s", hop.cp.Edge(), pathway.HashString(hop.hash), p.Total, want, edgesOf(st, nil))
+		}
+	}
+	return nil
+}
+
+// edgesOf lists the status's pathway rows (those of path, when given) as
+// "edge (depth, total)".
+func edgesOf(st status.Status, path []hop) string {
+	var out []string
+	for _, p := range st.Pathways {
+		if path == nil || slices.ContainsFunc(path, func(h hop) bool { return h.hash == p.Hash && h.cp == p.Checkpoint }) {
+			out = append(out, fmt.Sprintf("%s (depth %d, %d)", p.Checkpoint.Edge(), p.Depth, p.Total))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// finalOf reports whether the status holds a final window of service.
+func finalOf(st status.Status, service string) bool {
+	return slices.ContainsFunc(st.Instances, func(i pathwaytopic.Instance) bool { return i.Service == service && i.Final })
 }
