@@ -170,6 +170,7 @@ func TestAStageInPythonPathways(t *testing.T) {
 	t.Logf("pathway rows through Python: %s; completeness: %d entered, %d ended, %d unfinished",
 		edgesOf(st, path), st.Completeness.Entered, st.Completeness.Ended, st.Completeness.Unfinished)
 
+	checkPythonDeadLetter(t, h, src, path[3])
 	stopPy()
 	if !poll.Wait(10*time.Second, func() bool { st, err = src.Read(t.Context()); return finalOf(st, pythonService) }) {
 		t.Fatalf("no final window of %s after SIGTERM: instances %+v (read error %v)", pythonService, st.Instances, err)
@@ -225,6 +226,25 @@ func pythonWindowSums(t *testing.T, h *harness) map[seriesKey]pathwaytopic.Serie
 	}
 	t.Logf("%d windows of the Python stage", windows)
 	return sums
+}
+
+// checkPythonDeadLetter writes a record the Python stage cannot decode to
+// its input, without a pathway header: the stage starts its pathway at its
+// in checkpoint (from) and ends it at its dead letter's out checkpoint,
+// which the view then holds once.
+func checkPythonDeadLetter(t *testing.T, h *harness, src *status.Source, from hop) {
+	t.Helper()
+	if err := rawProducer(t, h).ProduceSync(t.Context(), &kgo.Record{Topic: from.cp.Topic, Value: []byte("not json")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	dlq := from.cp
+	dlq.Topic, dlq.Direction = messages.DLQTopic(from.cp.Topic), pathway.Out
+	in := chain(0, from.cp)[0]
+	path := []hop{in, chain(in.hash, dlq)[0]}
+	var st status.Status
+	if !poll.Wait(10*time.Second, func() bool { st, _ = src.Read(t.Context()); return pathOf(st, path) == nil }) {
+		t.Errorf("dead letter of the Python stage: %v", pathOf(st, path))
+	}
 }
 
 // publishGoPathways publishes the pathway windows of the harness's Go

@@ -75,10 +75,12 @@ class Stage:
         cp = lambda topic, direction: (args.service, args.group, topic, direction)  # noqa: E731
         self.cp_in, self.cp_out = cp(args.input, ks.PATHWAY_IN), cp(args.output, ks.PATHWAY_OUT)
         self.cp_expired, self.cp_dlq = cp(args.input, ks.PATHWAY_EXPIRED), cp(args.input + ".dlq", ks.PATHWAY_OUT)
+        self.cp_ids = {c: ks.checkpoint_id(*c) for c in (self.cp_in, self.cp_out, self.cp_expired, self.cp_dlq)}
         interval = args.pathways_interval
         self.pathways = kp.Pathways(args.service, interval, time.time_ns()) if interval else None
         self.next_publish = time.time_ns() + interval
         self.pathways_failing = None  # the last publish's error, None after a success
+        self.pathways_topic_found = False
         self.running = True
 
     def checkpoint(self, cp, parent, now_ns, exemplar=None, edge_ns=0):
@@ -86,7 +88,7 @@ class Stage:
         context is parent (None: the record starts a pathway here, edge_ns its queue wait):
         returns the continued context and the series that measured it (None when pathways
         are not published). The edge latency runs from parent's previous checkpoint."""
-        nxt = ks.Pathway.next(parent, ks.checkpoint_id(*cp), now_ns)
+        nxt = ks.Pathway.next(parent, self.cp_ids[cp], now_ns)
         if self.pathways is None:
             return nxt, None
         edge, origin = (now_ns - parent.prev, now_ns - parent.origin) if parent else (edge_ns, 0)
@@ -103,7 +105,8 @@ class Stage:
         self.next_publish = now + self.pathways.interval
         value, end = self.pathways.window(now, final)
         try:
-            if self.args.pathways_topic not in self.consumer.topics():  # never auto-created here
+            self.pathways_topic_found = self.pathways_topic_found or self.args.pathways_topic in self.consumer.topics()
+            if not self.pathways_topic_found:  # never auto-created by a send
                 raise KafkaError("topic %s does not exist (kretrieve's processes create it)" % self.args.pathways_topic)
             self.producer.send(self.args.pathways_topic, key=self.pathways.instance.encode(), value=value,
                                timestamp_ms=end // 10**6).get(timeout=5)
