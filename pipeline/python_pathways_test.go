@@ -111,8 +111,10 @@ func runPython(t *testing.T, python, stdin string, args ...string) string {
 // retrieval's out, the Python stage's in (retrieval.candidates → rescore)
 // and out, and enrichment's in (retrieval.rescored → enrichment) are one
 // chain of one pathway tree, each hop counting every request; completeness
-// finds every request ended and none unfinished; and the stage publishes
-// a final window when stopped (SIGTERM).
+// finds every request ended and none unfinished; a record it dead-letters
+// and one past its deadline end their pathways at its dead-letter and
+// expired checkpoints; and the stage publishes a final window when stopped
+// (SIGTERM), its windows summing to each measurement once.
 func TestAStageInPythonPathways(t *testing.T) {
 	h := newHarness(t, 2)
 	stages, err := pipeline.InsertStage(pipeline.DefaultStages(messages.DefaultTopics()), messages.StageRetrieval, pipeline.ExternalStage("rescore", "retrieval.rescored"))
@@ -170,7 +172,7 @@ func TestAStageInPythonPathways(t *testing.T) {
 	t.Logf("pathway rows through Python: %s; completeness: %d entered, %d ended, %d unfinished",
 		edgesOf(st, path), st.Completeness.Entered, st.Completeness.Ended, st.Completeness.Unfinished)
 
-	checkPythonDeadLetter(t, h, src, path[3])
+	checkPythonEnds(t, h, src, path[3])
 	stopPy()
 	if !poll.Wait(10*time.Second, func() bool { st, err = src.Read(t.Context()); return finalOf(st, pythonService) }) {
 		t.Fatalf("no final window of %s after SIGTERM: instances %+v (read error %v)", pythonService, st.Instances, err)
@@ -228,22 +230,37 @@ func pythonWindowSums(t *testing.T, h *harness) map[seriesKey]pathwaytopic.Serie
 	return sums
 }
 
-// checkPythonDeadLetter writes a record the Python stage cannot decode to
-// its input, without a pathway header: the stage starts its pathway at its
-// in checkpoint (from) and ends it at its dead letter's out checkpoint,
-// which the view then holds once.
-func checkPythonDeadLetter(t *testing.T, h *harness, src *status.Source, from hop) {
+// checkPythonEnds writes two records without a pathway header to the
+// Python stage's input: one it cannot decode, one past its deadline. The
+// stage starts their pathway at its in checkpoint (from) and ends it at
+// its dead letter's out checkpoint and at its expired checkpoint, which the
+// view then holds once each.
+func checkPythonEnds(t *testing.T, h *harness, src *status.Source, from hop) {
 	t.Helper()
-	if err := rawProducer(t, h).ProduceSync(t.Context(), &kgo.Record{Topic: from.cp.Topic, Value: []byte("not json")}).FirstErr(); err != nil {
+	records := []*kgo.Record{
+		{Topic: from.cp.Topic, Value: []byte("not json")},
+		{Topic: from.cp.Topic, Value: []byte(`{"query":"late","candidates":[]}`), Headers: []kgo.RecordHeader{{Key: messages.HeaderDeadline, Value: []byte("1")}}},
+	}
+	if err := rawProducer(t, h).ProduceSync(t.Context(), records...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	dlq := from.cp
-	dlq.Topic, dlq.Direction = messages.DLQTopic(from.cp.Topic), pathway.Out
 	in := chain(0, from.cp)[0]
-	path := []hop{in, chain(in.hash, dlq)[0]}
+	dlq, expired := from.cp, from.cp
+	dlq.Topic, dlq.Direction = messages.DLQTopic(from.cp.Topic), pathway.Out
+	expired.Direction = pathway.Expired
+	want := map[hop]uint64{in: 2, chain(in.hash, dlq)[0]: 1, chain(in.hash, expired)[0]: 1}
 	var st status.Status
-	if !poll.Wait(10*time.Second, func() bool { st, _ = src.Read(t.Context()); return pathOf(st, path) == nil }) {
-		t.Errorf("dead letter of the Python stage: %v", pathOf(st, path))
+	ended := func() bool {
+		st, _ = src.Read(t.Context())
+		for hop, n := range want {
+			if rowOf(st, hop).Total != n {
+				return false
+			}
+		}
+		return true
+	}
+	if !poll.Wait(10*time.Second, ended) {
+		t.Errorf("a dead letter and an expired record of the Python stage: rows %s; want %d, %d, %d", edgesOf(st, nil), 2, 1, 1)
 	}
 }
 
