@@ -133,16 +133,18 @@ func (s *otlpJSONSink) Spans() []span {
 	return slices.Clone(s.spans)
 }
 
-// startPythonStage runs the Python stage against brokers until the test
-// ends (SIGTERM, then at most 10 s), exporting its spans to sink.
-func startPythonStage(t *testing.T, brokers, sinkURL string) *syncbuf.Buffer {
+// startPythonStage runs the Python stage against brokers, with env added
+// to its environment, until stop or the end of the test (SIGTERM, then at
+// most 10 s), exporting its spans to sink. stop waits until it exited.
+func startPythonStage(t *testing.T, brokers, sinkURL string, env ...string) (out *syncbuf.Buffer, stop func()) {
 	t.Helper()
 	python := kafkapython.Python(t, "the Python stage test")
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, python, pythonStage, "--brokers", brokers, "--client-id", "test",
 		"--input", messages.DefaultCandidatesTopic, "--output", "retrieval.rescored", "--group", "rescore", "--stage", "rescore")
 	cmd.Env = append(cmd.Environ(), "OTEL_SERVICE_NAME="+pythonService, "OTEL_EXPORTER_OTLP_ENDPOINT="+sinkURL)
-	out := &syncbuf.Buffer{}
+	cmd.Env = append(cmd.Env, env...)
+	out = &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
@@ -150,7 +152,7 @@ func startPythonStage(t *testing.T, brokers, sinkURL string) *syncbuf.Buffer {
 		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		// Wait returns ctx's error when the stage exits 0 on the SIGTERM
 		// (its clean stop), an *exec.ExitError when it fails.
@@ -158,7 +160,8 @@ func startPythonStage(t *testing.T, brokers, sinkURL string) *syncbuf.Buffer {
 			t.Errorf("python stage: %v\n%s", err, out.String())
 		}
 	})
-	return out
+	t.Cleanup(stop)
+	return out, stop
 }
 
 // TestAStageInPython: examples/python-stage/rescore.py (kafka-python),
@@ -189,7 +192,7 @@ func TestAStageInPython(t *testing.T) {
 	sink := &otlpJSONSink{}
 	srv := httptest.NewServer(sink)
 	t.Cleanup(srv.Close)
-	pyOut := startPythonStage(t, h.cfg.Kafka.Brokers[0], srv.URL)
+	pyOut, _ := startPythonStage(t, h.cfg.Kafka.Brokers[0], srv.URL, "KRETRIEVE_PATHWAYS_INTERVAL=0")
 	stop := h.startWorkers()
 	c := h.client(true)
 

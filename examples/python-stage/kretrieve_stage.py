@@ -80,7 +80,7 @@ def xxh64(data: bytes) -> int:
 
 # Pathways (Go: package pathway).
 PATHWAY_HEADER = "kretrieve-pathway"
-PATHWAY_IN, PATHWAY_OUT = 1, 2
+PATHWAY_IN, PATHWAY_OUT, PATHWAY_EXPIRED = 1, 2, 3  # pathway.Direction
 _MAX_AGE_NS = 30 * 24 * 3600 * 10**9
 _MAX_SKEW_NS = 60 * 10**9
 
