@@ -860,14 +860,20 @@ func checkWorkerIndexDir(t *testing.T, s service) {
 
 // TestIngestService: a one-shot service publishes the documents with
 // `kretrieve ingest` to the documents topic the workers follow; the Go
-// docs need a Go installation, which the kretrieve image lacks.
+// docs need a Go installation, which the kretrieve image lacks, so the
+// kretrieve image publishes the JSONL corpus it carries.
 func TestIngestService(t *testing.T) {
 	p := load(t)
 	in := p.procOf(t, "ingest")
 	if r := in.svc.Restart; r != "no" {
 		t.Errorf("service %s: restart %q: want \"no\", a one-shot (ingest exits when it has published)", in.service, r)
 	}
-	_, jsonl := in.flagValue("jsonl")
+	file, jsonl := in.flagValue("jsonl")
+	if repo, _ := splitImage(in.svc.Image); repo == "kretrieve" {
+		if want := imageCorpus(t); file != want {
+			t.Errorf("service %s runs the kretrieve image with --jsonl %q: want the corpus it carries, %s", in.service, file, want)
+		}
+	}
 	if !jsonl && in.svc.env("KRETRIEVE_JSONL") == "" {
 		repo, _ := splitImage(in.svc.Image)
 		_, goroot := in.flagValue("goroot")
@@ -882,6 +888,22 @@ func TestIngestService(t *testing.T) {
 			t.Errorf("%s follows %s, %s publishes to %s", w.service, got, in.service, topic)
 		}
 	}
+}
+
+// imageCorpus is where the Dockerfile copies the demo corpus (a .jsonl).
+func imageCorpus(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "COPY" && strings.HasSuffix(f[1], ".jsonl") {
+			return f[2]
+		}
+	}
+	t.Fatal("the Dockerfile copies no .jsonl corpus")
+	return ""
 }
 
 func TestWorkersScale(t *testing.T) {
