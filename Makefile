@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image image-context jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: image-context release release-check alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -175,27 +175,50 @@ fuzz:
 IMAGE_ARCH  ?= $(shell $(GO) env GOARCH)
 CA_BUNDLE   ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem))
 
-## image-context: stage the image's build context in build/image/ (no Docker):
-## the Dockerfile, the linux/IMAGE_ARCH binary, the CA bundle and the demo
-## corpus (go-stdlib.jsonl: the Go standard library docs of this host's Go,
-## which the image's ingest Job publishes; the image has no Go toolchain).
-## The one definition of the image's files: `image` builds from it.
+# IMAGE_CONTEXT is where image-context stages the build context;
+# IMAGE_BINARY, when set, is a linux/IMAGE_ARCH kretrieve binary to stage
+# instead of building one (make release stages its release binaries).
+IMAGE_CONTEXT ?= build/image
+IMAGE_BINARY  ?=
+
+## image-context: the image's build context for linux/IMAGE_ARCH in
+## IMAGE_CONTEXT (no Docker): the Dockerfile and every file it copies: the
+## binary, the CA bundle and the demo corpus (go-stdlib.jsonl: the Go
+## standard library docs of this host's Go, which the ingest Job publishes;
+## the image has no Go toolchain). Both `make image` (docker build) and
+## `make release` (tools/release, multi-arch) build the image from it, so
+## the two are one definition.
 image-context:
 	@[ -n "$(CA_BUNDLE)" ] || { echo "make image: no CA bundle found; set CA_BUNDLE=/path/to/ca-certificates.pem"; exit 1; }
-	rm -rf build/image && mkdir -p build/image
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o build/image/kretrieve ./cmd/kretrieve
-	$(GO) run ./corpus/democorpus -o build/image/go-stdlib.jsonl
-	cp Dockerfile build/image/
-	cp $(CA_BUNDLE) build/image/ca-certificates.crt
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
+	if [ -n "$(IMAGE_BINARY)" ]; then cp $(IMAGE_BINARY) $(IMAGE_CONTEXT)/kretrieve; else \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o $(IMAGE_CONTEXT)/kretrieve ./cmd/kretrieve; fi
+	$(GO) run ./corpus/democorpus -o $(IMAGE_CONTEXT)/go-stdlib.jsonl
+	cp Dockerfile $(IMAGE_CONTEXT)/
+	cp $(CA_BUNDLE) $(IMAGE_CONTEXT)/ca-certificates.crt
 
 ## image: the kretrieve image FROM scratch for linux/IMAGE_ARCH (needs a Docker engine)
 image: image-context
 	@engine="$$(docker version -f '{{.Server.Arch}}' 2>/dev/null)"; \
-	if [ "$$engine" = "$(IMAGE_ARCH)" ]; then docker build -q -t $(IMAGE) build/image; exit; fi; \
+	if [ "$$engine" = "$(IMAGE_ARCH)" ]; then docker build -q -t $(IMAGE) $(IMAGE_CONTEXT); exit; fi; \
 	if docker buildx version >/dev/null 2>&1; then buildx="docker buildx"; else buildx=$(BUILDX_TOOL); \
 		[ -x $$buildx ] || GOBIN=$(dir $(BUILDX_TOOL)) $(GO) install github.com/docker/buildx/cmd/buildx@$(BUILDX_VERSION) || exit; fi; \
-	echo "$$buildx build --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) build/image (engine: $${engine:-unknown})"; \
-	$$buildx build -q --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) build/image
+	echo "$$buildx build --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) $(IMAGE_CONTEXT) (engine: $${engine:-unknown})"; \
+	$$buildx build -q --platform linux/$(IMAGE_ARCH) --load -t $(IMAGE) $(IMAGE_CONTEXT)
+
+## release: the release in DIST (default dist/) for VERSION (default: git
+## describe): kretrieve archives for linux, darwin and windows on amd64 and
+## arm64, a CycloneDX SBOM for each, a multi-arch OCI image layout tarball
+## and SHA256SUMS, all reproducible (tools/release/release.sh; no Docker).
+## release-check: builds it twice and compares them, and checks the image
+## (tools/release's tests, a few minutes).
+VERSION ?= $(shell git describe --tags --always --dirty)
+DIST    ?= dist
+release:
+	VERSION=$(VERSION) DIST=$(DIST) GO=$(GO) CA_BUNDLE=$(CA_BUNDLE) tools/release/release.sh
+
+release-check:
+	cd tools/release && GOWORK=off $(GO) test -count=1 -v -timeout 20m ./...
 
 ## jaeger-image: Jaeger v2 built from its Go module, FROM scratch
 jaeger-image:
@@ -231,4 +254,4 @@ down:
 	docker compose down -v
 
 clean:
-	rm -rf bin build/image
+	rm -rf bin build/image dist

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
 // against an in-process broker (kfake through broker/brokertest). It has no
 // non-test code; it imports kafkatrace, pathway (to check the relay's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package broker runs an embedded Kafka-compatible broker, built on franz-go's
 // kfake, for development and tests.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package chaos holds kretrieve's chaos test (build tag chaos, run by `make
 // chaos`): real kretrieve processes (a development broker with a data
 // directory, two workers per stage, a gateway) under a paced load while

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package consumers
 
 // Middleware wraps a Handler with a cross-cutting concern. It passes the

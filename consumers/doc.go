@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package consumers is kretrieve's consumer-group runtime: it polls records,
 // runs each through a Handler wrapped in a chain of Middleware, publishes
 // the outcome the chain returns, and commits input offsets only after that

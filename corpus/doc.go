@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package corpus owns the documents kretrieve indexes and the queries it
 // measures retrieval quality with.
 //

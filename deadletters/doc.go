@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deadletters owns kretrieve's dead-letter record, the record a
 // consumer writes to <topic>.dlq (see messages.DLQTopic) for a record it
 // gives up on.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package deadletters
 
 // HeaderPrefix starts the name of every header Build adds to a dead letter.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package docfeed applies the documents topic to a worker's own index: the
 // GlobalKTable pattern of Kafka Streams, where every instance reads every
 // partition of a compacted topic, with no consumer group, into local state.

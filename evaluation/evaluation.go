@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package evaluation measures retrieval quality: recall@k and MRR of the
 // search index over a set of queries with known relevant documents, before
 // and after the enrichment worker's de-duplication and re-ranking (package

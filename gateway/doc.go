@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gateway is kretrieve's HTTP API in front of the pipeline:
 // POST /v1/search publishes a request and waits for its outcome,
 // POST /v1/requests publishes only and holds the outcome for a while,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package integration is kretrieve's black-box test tier: every component
 // runs in its own container (testcontainers-go, host networking, all traffic
 // on 127.0.0.1) and the assertions go through the gateway's HTTP API and

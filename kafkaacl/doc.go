@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kafkaacl is the least-privilege ACL matrix of kretrieve's roles:
 // for each role (one per pipeline stage, retrieval and enrichment by
 // default, then gateway, producer, dlq, lag and pathways) the topics and consumer groups it uses and the one operation it

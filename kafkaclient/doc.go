@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kafkaclient holds what every kretrieve component needs to talk to
 // Kafka: the shared connection settings (brokers, client id, TLS, SASL,
 // linger, compression), the franz-go client options built from them

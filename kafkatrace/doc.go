@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kafkatrace creates kretrieve's OpenTelemetry spans for Kafka records
 // and carries trace context in record headers, through
 // [tracecontext.HeaderCarrier].

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package lag measures how far Kafka consumer groups are behind, in records
 // and in seconds, and exports it as OpenTelemetry gauges.
 //

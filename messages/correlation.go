@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package messages
 
 // HeaderCorrelation names the record header that ties a request's outcome to

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package messages owns kretrieve's Kafka contract: the JSON payloads that
 // flow between the pipeline stages, the default topic names and the record
 // header names.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package messages
 
 // The documents topic: the compacted topic every worker's index follows

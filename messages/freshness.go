@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package messages
 
 // StageFreshness is how fresh one stage's index was when the stage

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otelnames names what kretrieve emits: span names, kretrieve.*
 // attribute keys, metric names and units. It imports only the OTel
 // attribute API.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otelnames
 
 // Metric names, each with its unit (UCUM, as OpenTelemetry writes them).

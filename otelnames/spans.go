@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otelnames
 
 // Operation names, the first word of the span names of one topic's records

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pathway carries a compact, sampling-independent "pathway
 // context" on every Kafka record and measures every hop of every record
 // with it.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pathwaytopic carries the pathway latencies of every kretrieve
 // process over Kafka, so that one command can show the whole pipeline
 // across processes and machines with nothing but Kafka.

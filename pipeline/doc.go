@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pipeline wires kretrieve's parts together. It declares the stage
 // table (Stage, DefaultStages, InsertStage: each stage of package topology
 // with its handler), and a Pipeline, built by New from plain settings

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package producer is kretrieve's request client: it publishes retrieval
 // requests and awaits their outcomes. It holds no server; the HTTP API in
 // front of it is package gateway.

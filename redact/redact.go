@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redact records requests on spans without their user data: queries
 // as their length and hash, never as text, and request ids kretrieve did not
 // generate as their hash. The attribute keys are otelnames's.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rerank is the pure ranking logic applied to retrieval candidates:
 // Dedupe and DedupeMap drop near-duplicate documents (same kind and
 // identifier, bodies of nearly the same words), and Rerank orders the rest by

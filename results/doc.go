@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package results consumes the results topic, and the dead-letter topics,
 // and hands each result to the request awaiting it.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package search is kretrieve's document index: a bleve index of Documents,
 // scored with BM25, that ranks documents for a query (the retrieval worker)
 // and serves stored documents with highlighted snippets (the enrichment

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package search
 
 // defaultBatchSize is the number of documents indexed per bleve batch unless

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package topology declares the pipeline's shape as data: an ordered list
 // of stages, each a consumer group that reads one topic and writes the
 // next. The first stage reads the requests topic that producers write to;

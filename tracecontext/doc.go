@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracecontext holds the W3C Trace Context and Baggage limits and
 // the trust boundary, for Kafka headers and HTTP alike, and the carrier of
 // trace context in Kafka record headers ([HeaderCarrier]: last header wins,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracing owns kretrieve's OpenTelemetry SDK setup for all three
 // signals, traces, metrics and logs: the resource, the tracer, meter and
 // logger providers, their exporters, the sampler, the propagators,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Benchratio reads the output of `go test -bench` (the file `make bench`
 // saves) and prints kretrieve's performance targets, each with its bound
 // and PASS or MISS: a ratio of the medians of the runs of two

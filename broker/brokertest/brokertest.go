@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package brokertest starts an in-process Kafka-compatible broker (kfake,
 // through broker/) for tests, closed by t.Cleanup.
 package brokertest

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -10,6 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 )
+
+// version and revision name a release build: `make release` sets them
+// with -ldflags "-X main.version=v0.1.0 -X main.revision=<commit>"
+// (tools/release/release.sh). Empty, as in a go build or go install, the
+// build information Go embeds is used instead.
+var version, revision string
 
 // versionInfo is what `kretrieve version` prints, from the build
 // information the Go toolchain embeds in the binary.
@@ -34,7 +42,7 @@ func readVersion() versionInfo {
 	v := versionInfo{Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return v
+		return v.stamped(version, revision)
 	}
 	v.Module, v.Version, v.Go = bi.Main.Path, bi.Main.Version, bi.GoVersion
 	if v.Version == "" {
@@ -49,6 +57,18 @@ func readVersion() versionInfo {
 		case "vcs.modified":
 			v.Dirty = s.Value == "true"
 		}
+	}
+	return v.stamped(version, revision)
+}
+
+// stamped is v with the release version and revision a release build's
+// linker flags set, where they are set.
+func (v versionInfo) stamped(version, revision string) versionInfo {
+	if version != "" {
+		v.Version = version
+	}
+	if revision != "" {
+		v.Revision, v.Dirty = revision, false
 	}
 	return v
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -281,4 +283,24 @@ type listedFlag struct {
 	Variable string `json:"variable"`
 	Type     string `json:"type"`
 	Default  string `json:"default"`
+}
+
+// TestVersionNamesTheRelease: the version and revision a release build's
+// linker flags set (-X main.version, -X main.revision) are what version
+// prints; tools/release's TestReleaseIsReproducible runs a release binary.
+func TestVersionNamesTheRelease(t *testing.T) {
+	saved, savedRev := version, revision
+	t.Cleanup(func() { version, revision = saved, savedRev })
+	version, revision = "v0.1.0", "8fd53a3"
+	var stdout bytes.Buffer
+	if err := run(t.Context(), []string{"version", "--json"}, mapEnv(nil), &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var v versionInfo
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil || v.Version != "v0.1.0" || v.Revision != "8fd53a3" || v.Dirty {
+		t.Fatalf("version --json %q: %+v %v", stdout.String(), v, err)
+	}
+	if got := (versionInfo{Version: "(devel)", Revision: "abc", Dirty: true}).stamped("", ""); got.Version != "(devel)" || got.Revision != "abc" || !got.Dirty {
+		t.Fatalf("unstamped build changed: %+v", got)
+	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kretrieve runs the parts of the kretrieve pipeline: an embedded
 // development broker, a worker per pipeline stage, a request producer, the
 // HTTP gateway, an all-in-one run that prints a latency summary, and the

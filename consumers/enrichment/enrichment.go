@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package enrichment is the enrichment worker's handler: it loads the
 // candidate documents with highlighted snippets, removes near-duplicates,
 // re-ranks them and publishes the result. Each step has its own span. Its

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package retrieval is the retrieval worker's handler: it decodes a request,
 // searches the index and publishes the candidates for enrichment. Its
 // settings are a Config, its tracer provider a consumers.HandlerOption

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package corpustest holds the demo corpus tests and benchmarks index: the
 // synopses of the Go standard library's packages, embedded, read with
 // package corpus's JSONL reader (the one reader of document files) and

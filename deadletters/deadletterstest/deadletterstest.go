@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deadletterstest writes dead-letter records by hand for tests: the
 // record the consumers' runtime produces for a failed record, spelled out
 // header by header rather than built by deadletters.Build, so that tests of

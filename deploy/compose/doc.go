@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package compose holds the Docker Compose deployment of kretrieve for one
 // machine: the repository's compose.yaml (Kafka, the ingest of the
 // documents, the retrieval and enrichment workers following them, the HTTP

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package k8s holds the Kubernetes manifests of kretrieve (plain YAML for
 // kubectl apply -k): the retrieval and enrichment workers, which follow the
 // documents topic into an index cached on their pod's volume, the HTTP

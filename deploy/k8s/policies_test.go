@@ -517,7 +517,7 @@ func TestIngestPublishesTheImageCorpus(t *testing.T) {
 		if !ok {
 			t.Fatalf("--jsonl %s: the Dockerfile copies nothing there (%v)", file, copies)
 		}
-		if !strings.Contains(string(makefile), "-o build/image/"+src) {
+		if !strings.Contains(string(makefile), "-o $(IMAGE_CONTEXT)/"+src) {
 			t.Errorf("the image's %s comes from the context's %s, which make image-context does not write", file, src)
 		}
 	})

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package global is the one place where kretrieve's components fall back to
 // the process-wide defaults: the OpenTelemetry global tracer provider, meter
 // provider and propagator (which package tracing sets) and slog.Default().

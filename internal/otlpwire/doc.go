@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlpwire is an OTLP/HTTP protobuf span exporter whose request
 // body is encoded directly from the SDK's [sdktrace.ReadOnlySpan]s into a
 // reused buffer with [protowire], without the intermediate protobuf structs

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package repocheck holds the tests of the repository's own claims. It has
 // no code.
 //

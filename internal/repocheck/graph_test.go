@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package repocheck
 
 import (
@@ -9,7 +11,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the import graph in docs/ARCHITECTURE.md from the code")
+var update = flag.Bool("update", false, "rewrite the import graph in docs/ARCHITECTURE.md from the code, and add missing licence headers")
 
 // architecture is the document whose import graph TestArchitectureGraph
 // keeps equal to the code's.

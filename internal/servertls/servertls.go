@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package servertls loads the TLS configuration of a server kretrieve runs
 // (the HTTP gateway, the development broker) from PEM files: its
 // certificate and key and, for mutual TLS, the CA its clients' certificates

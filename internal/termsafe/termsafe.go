@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package termsafe makes text that comes from outside (span names, Kafka
 // headers, records) safe to print on a terminal: a control or format
 // character (an escape sequence, a bidirectional override) would otherwise

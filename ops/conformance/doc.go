@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package conformance checks spans against the OpenTelemetry messaging
 // semantic conventions (the version kretrieve follows, semconv 1.43) and
 // against kretrieve's own rules for Kafka traces: Check, for any spans, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package console is kretrieve's web console: one http.Handler that serves
 // the embedded browser UI (assets/, built into the binary with go:embed,
 // nothing fetched at run time) and the JSON API it reads: the pipeline map

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dlq lists and replays kretrieve's dead-letter topics
 // (<topic>.dlq, see messages.DLQTopic), whose records package deadletters
 // builds and parses. It is the operator's wing: `kretrieve dlq list|replay`

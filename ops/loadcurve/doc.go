@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package loadcurve draws the latency-under-load curve of a rate sweep
 // (`kretrieve load --sweep ... --curve FILE.svg`) as a standalone SVG: the
 // p50, p99 and p99.9 latencies, on a logarithmic axis, against the

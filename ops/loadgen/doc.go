@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package loadgen drives a kretrieve pipeline with requests, through Kafka
 // (a producer.Client) or through the HTTP gateway, open loop at a rate,
 // closed loop at a number in flight, or a sweep of rates, and reports

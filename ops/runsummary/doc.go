@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runsummary turns the spans a kretrieve run records into its summary:
 // end-to-end latency from the root request spans and, per topic, the
 // queue-wait and process latency from the wait and process spans.

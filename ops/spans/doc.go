@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package spans holds the operator's wing's span record and where spans come
 // from.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package status computes the pipeline's live status from the state of
 // Kafka, once, for every view of it: `kretrieve pathways` prints it and the
 // console's map (GET /api/map) draws it. The renderers format a [Status];

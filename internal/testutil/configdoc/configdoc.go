@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package configdoc reads the variables docs/configuration.md documents —
 // the KRETRIEVE_* rows of its "Flags and KRETRIEVE_* variables" table with
 // the commands each applies to, and the OTEL_* variables of its tracing

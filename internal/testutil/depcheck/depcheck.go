@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package depcheck backs a package doc's claims about its imports with go
 // list: that the package uses the OpenTelemetry API only ([OTelAPIOnly],
 // over its non-test dependencies), that it imports only certain packages

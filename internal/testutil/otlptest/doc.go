@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlptest provides an in-process OTLP/HTTP collector for tests.
 //
 // [NewServer] starts a [net/http/httptest] server on 127.0.0.1 that accepts

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package poll waits in tests for a condition to become true, checking it
 // at a short interval until a deadline, so that tests wait for events
 // instead of sleeping a guessed time.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package srcscan reads the module's Go files for tests that check a rule
 // over the whole source tree: which files call which functions of an
 // imported package (whatever name it is imported under). It is a test

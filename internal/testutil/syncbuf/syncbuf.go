@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package syncbuf holds a bytes.Buffer that goroutines may write to while a
 // test reads it: a logger's or an SDK's output captured in tests.
 package syncbuf

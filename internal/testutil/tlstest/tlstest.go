@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tlstest generates a throwaway certificate authority and the
 // certificates it signs, written as PEM files in a test's temporary
 // directory, for tests of TLS and mutual TLS on 127.0.0.1.

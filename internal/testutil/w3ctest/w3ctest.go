@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package w3ctest holds W3C Trace Context test data shared by the tests of
 // tracecontext and kafkatrace.
 package w3ctest

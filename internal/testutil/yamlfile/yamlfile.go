@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package yamlfile reads a YAML file into a value for tests, failing the
 // test with the file's name when it cannot.
 package yamlfile

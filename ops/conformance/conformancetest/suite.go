@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package conformancetest is the trace contract every tier of kretrieve
 // passes, written once: TestTraces sends requests through a Tier and checks
 // each request's trace with conformance.CheckRequest. The in-process tier

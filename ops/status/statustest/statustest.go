@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package statustest seeds a broker with a known pipeline state, for the
 // tests of package status and of its renderers: pathway windows published
 // to the pathways topic, a lagging consumer group and dead letters.

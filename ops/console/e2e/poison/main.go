@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command poison publishes one raw record to a Kafka topic: the console's
 // browser test (console/e2e/console.test.mjs) uses it to put a poison record,
 // with a key, value and headers of its choosing, on the requests topic, for
