@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command democorpus writes the demo corpus, the Go standard library's
 // documentation of the Go installation that runs it, as the JSONL file
 // `kretrieve ingest --jsonl` reads. `make image` runs it on the build host,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kafkapython finds a python3 with kafka-python (Debian's
 // python3-kafka) for the tests that run Python clients against kretrieve.
 package kafkapython
