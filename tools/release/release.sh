@@ -47,6 +47,11 @@ trap 'rm -rf "${stage}"' EXIT
 # -trimpath and -buildid= leave no path or build ID that differs between
 # machines; -buildvcs=false leaves out the work tree's state, which
 # -X main.version and main.revision name instead.
+# The demo corpus (the Go standard library's documentation, JSON Lines),
+# written once from this Go installation: every archive carries it, so the
+# quick start needs no Go toolchain (kretrieve index --jsonl, run --index).
+"${GO}" run ./corpus/democorpus -o "${stage}/go-stdlib.jsonl" || die "cannot write the demo corpus"
+
 ldflags="-s -w -buildid= -X main.version=${VERSION} -X main.revision=${REVISION}"
 for platform in ${PLATFORMS}; do
   goos="${platform%/*}" goarch="${platform#*/}" ext=""
@@ -56,7 +61,7 @@ for platform in ${PLATFORMS}; do
   CGO_ENABLED=0 GOOS="${goos}" GOARCH="${goarch}" GOFLAGS=-mod=readonly \
     "${GO}" build -trimpath -buildvcs=false -ldflags "${ldflags}" -o "${stage}/${name}/kretrieve${ext}" ./cmd/kretrieve ||
     die "go build for ${platform} failed"
-  cp LICENSE README.md CHANGELOG.md "${stage}/${name}/"
+  cp LICENSE README.md CHANGELOG.md "${stage}/go-stdlib.jsonl" "${stage}/${name}/"
   # The SBOM of what the binary holds, from the build information Go
   # embeds in it: no timestamp and no random serial, so it is reproducible.
   "${stage}/bin/cyclonedx-gomod" bin -json -std -noserial -notimestamp -version "${VERSION}" \
