@@ -61,6 +61,8 @@ type Metrics struct {
 	// were last looked over for that.
 	pathwayIdle time.Duration
 	lastSweep   atomic.Int64
+	// exemplars is the exemplar filter (WithExemplarFilter).
+	exemplars ExemplarFilter
 }
 
 // DefaultMaxPathways is the default bound on pathway series per Metrics.
@@ -279,7 +281,7 @@ func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errT
 		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, topic: topic, partition: -1, errType: errType})
 	}
 	s.count.Add(1)
-	s.duration.record(d, sc)
+	s.duration.record(d, t.metrics.exemplarContext(sc))
 }
 
 // recordProcessed records the duration of processing one record.
@@ -291,7 +293,7 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 	if errType != "" {
 		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
-	s.duration.record(d, sc)
+	s.duration.record(d, t.metrics.exemplarContext(sc))
 }
 
 // WithPathwayIdle sets how long a pathway series may measure nothing
