@@ -1,19 +1,28 @@
 package tracing
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
+	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 )
 
@@ -119,4 +128,52 @@ func logRecord(body string) otellog.Record {
 	r.SetBody(attribute.StringValue(body))
 	r.SetSeverity(otellog.SeverityInfo)
 	return r
+}
+
+// Over grpc, the exporters that read the process environment (autoexport's
+// otlptracegrpc and otlploggrpc, otlpmetricgrpc) are given the default
+// endpoint, so they dial it: here a listener standing in for
+// localhost:4317 sees each exporter connect when it exports.
+func TestDefaultEndpointOverGRPCIsDialled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			_ = c.Close()
+		}
+	}()
+	grpcURL := "http://" + ln.Addr().String()
+	env := map[string]string{envProtocol: protoGRPC, envTracesExporter: "otlp", envMetricsExporter: "otlp", envLogsExporter: "otlp"}
+	cfg := newConfig([]Option{WithGetenv(func(k string) string { return env[k] }), withSpecEndpoints("http://127.0.0.1:1", grpcURL),
+		WithExportRetry(false), WithExporterTimeout(time.Second)})
+	pl := plan{traces: []string{exportOTLP}, metrics: []string{exportOTLP}, logs: []string{exportOTLP}}
+	cfg.endpoints = defaultEndpoints(cfg, pl)
+	require.Equal(t, map[string]string{"traces": grpcURL, "metrics": grpcURL, "logs": grpcURL}, cfg.endpoints)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	span, err := newSpanExporter(ctx, cfg, exportOTLP)
+	require.NoError(t, err)
+	assert.Equal(t, "*otlptrace.Exporter", fmt.Sprintf("%T", span))
+	_ = span.ExportSpans(ctx, tracetest.SpanStubs{{Name: "job"}}.Snapshots()) // fails: the listener is no OTLP server
+	poll.Until(t, 5*time.Second, func() bool { return conns.Load() >= 1 }, "the trace exporter did not dial %s", grpcURL)
+	metric, err := newMetricExporter(ctx, cfg, exportOTLP)
+	require.NoError(t, err)
+	_ = metric.Export(ctx, &metricdata.ResourceMetrics{ScopeMetrics: []metricdata.ScopeMetrics{{Metrics: []metricdata.Metrics{{Name: "m", Data: metricdata.Sum[int64]{DataPoints: []metricdata.DataPoint[int64]{{Value: 1}}}}}}}})
+	poll.Until(t, 5*time.Second, func() bool { return conns.Load() >= 2 }, "the metric exporter did not dial %s", grpcURL)
+	logExp, err := newLogExporter(ctx, cfg, exportOTLP)
+	require.NoError(t, err)
+	assert.Equal(t, "*otlploggrpc.Exporter", fmt.Sprintf("%T", logExp))
+	_ = logExp.Export(ctx, []sdklog.Record{{}})
+	poll.Until(t, 5*time.Second, func() bool { return conns.Load() >= 3 }, "the log exporter did not dial %s", grpcURL)
+	for _, shut := range []func(context.Context) error{span.Shutdown, metric.Shutdown, logExp.Shutdown} {
+		_ = shut(t.Context())
+	}
 }
