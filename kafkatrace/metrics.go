@@ -44,7 +44,8 @@ var (
 //
 // Every series carries messaging.system and messaging.operation.name; the
 // consumer group is messaging.consumer.group.name. The histograms keep
-// the last exemplar of a sampled record per bucket. With [WithPathways],
+// the last exemplar of a sampled record per bucket (see
+// [WithExemplarFilter] for other choices). With [WithPathways],
 // kretrieve.pathway.latency is recorded too (see [otelnames.MetricPathwayLatency]).
 // A Metrics is safe for concurrent use.
 type Metrics struct {

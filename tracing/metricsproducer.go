@@ -26,7 +26,8 @@ import (
 // The metrics are those listed on [kafkatrace.Metrics], plus
 // otelnames.MetricPathwayLatency with kafkatrace.WithPathways, grouped as
 // the kafkatrace instrumentation scope. The histograms carry the last
-// exemplar of a sampled record per bucket. A MetricsProducer is safe for
+// exemplar of a sampled record per bucket (as kafkatrace.WithExemplarFilter
+// chooses). A MetricsProducer is safe for
 // concurrent use.
 type MetricsProducer struct {
 	m *kafkatrace.Metrics
