@@ -46,8 +46,9 @@ var (
 //
 // Every series carries messaging.system and messaging.operation.name; the
 // consumer group is messaging.consumer.group.name, the cluster
-// messaging.kafka.cluster.id (Tracers made WithKafkaClusterID). The histograms keep
-// the last exemplar of a sampled record per bucket. With [WithPathways],
+// messaging.kafka.cluster.id (Tracers made WithKafkaClusterID). The
+// histograms keep the last exemplar of a sampled record per bucket (see
+// [WithExemplarFilter] for other choices). With [WithPathways],
 // kretrieve.pathway.latency is recorded too (see [otelnames.MetricPathwayLatency]).
 // A Metrics is safe for concurrent use.
 type Metrics struct {
@@ -64,6 +65,8 @@ type Metrics struct {
 	// were last looked over for that.
 	pathwayIdle time.Duration
 	lastSweep   atomic.Int64
+	// exemplars is the exemplar filter (WithExemplarFilter).
+	exemplars ExemplarFilter
 }
 
 // DefaultMaxPathways is the default bound on pathway series per Metrics.
@@ -286,7 +289,7 @@ func (t *Tracer) recordSent(topic string, partition int32, d time.Duration, errT
 		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, cluster: t.clusterID, topic: topic, partition: -1, errType: errType})
 	}
 	s.count.Add(1)
-	s.duration.record(d, sc)
+	s.duration.record(d, t.metrics.exemplarContext(sc))
 }
 
 // recordProcessed records the duration of processing one record.
@@ -298,7 +301,7 @@ func (t *Tracer) recordProcessed(topic string, partition int32, d time.Duration,
 	if errType != "" {
 		s = t.metrics.seriesFor(seriesKey{op: otelnames.OpProcess, cluster: t.clusterID, topic: topic, partition: partition, group: t.group, errType: errType})
 	}
-	s.duration.record(d, sc)
+	s.duration.record(d, t.metrics.exemplarContext(sc))
 }
 
 // WithPathwayIdle sets how long a pathway series may measure nothing

@@ -94,7 +94,7 @@ func (t *Tracer) checkpointIn(p *partitionState, r *kgo.Record, now time.Time, q
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
 	s := t.metrics.pathwaySeries(&p.inCache, p.names.in, next.Hash, parent.Hash, ns)
-	s.record(edge, origin, sc, ns)
+	s.record(edge, origin, t.metrics.exemplarContext(sc), ns)
 	s.cohorts.Record(next.Origin)
 	return next
 }
@@ -116,7 +116,7 @@ func (t *Tracer) checkpointOut(ctx context.Context, p *partitionState, now time.
 		edge, origin = time.Duration(ns-parent.Prev), time.Duration(ns-parent.Origin)
 	}
 	s := t.metrics.pathwaySeries(&p.outCache, p.names.out, next.Hash, parent.Hash, ns)
-	s.record(edge, origin, sc, ns)
+	s.record(edge, origin, t.metrics.exemplarContext(sc), ns)
 	return next, s
 }
 
@@ -141,7 +141,7 @@ func (t *Tracer) CheckpointExpired(ctx context.Context, r *kgo.Record, sc trace.
 	}
 	var cache atomic.Pointer[pathwaySeries]
 	s := t.metrics.pathwaySeries(&cache, cp, next.Hash, parent.Hash, ns)
-	s.record(edge, origin, sc, ns)
+	s.record(edge, origin, t.metrics.exemplarContext(sc), ns)
 	s.cohorts.Record(next.Origin) // a terminal checkpoint: the request ended
 }
 

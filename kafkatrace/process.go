@@ -68,7 +68,7 @@ func (t *Tracer) StartProcessRemote(ctx context.Context, r *kgo.Record, highWate
 			pc = t.checkpointIn(p, r, now, qw.Wait, remote)
 		}
 		if p.process != nil {
-			p.process.queueWait.record(qw.Wait, remote)
+			p.process.queueWait.record(qw.Wait, t.metrics.exemplarContext(remote))
 		}
 		rc := newRecordContext(&p.records, ctx, remote, pc)
 		return rc, rc.span(), qw, remote
@@ -120,7 +120,7 @@ func (t *Tracer) unsampled(r *kgo.Record) (trace.SpanContext, bool) {
 func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
 	sc := span.SpanContext()
 	if p.process != nil {
-		p.process.queueWait.record(qw.Wait, sc)
+		p.process.queueWait.record(qw.Wait, t.metrics.exemplarContext(sc))
 	}
 	if !t.pathways {
 		return ctx, span, qw

@@ -46,15 +46,22 @@
 //   - OTEL_SDK_DISABLED: "true" (any case) installs no-op providers; the
 //     Go SDK does not implement this variable.
 //   - OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_{TRACES,METRICS,
-//     LOGS}_ENDPOINT: an OTLP exporter is created only when one of them is
-//     set (unlike the exporters' own default of localhost), so a run
-//     without a collector exports nothing.
+//     LOGS}_ENDPOINT: with OTEL_*_EXPORTER unset, an OTLP exporter is
+//     created only when one of them is set, so a run without a collector
+//     exports nothing. A signal whose OTEL_*_EXPORTER names otlp without
+//     one uses the specification's default endpoint, http://localhost:4318
+//     (http://localhost:4317 for grpc), logged once per process at info.
 //   - OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER: "otlp" (default), "console"
-//     or "none"; OTEL_METRICS_EXPORTER: the same or "prometheus" (a
+//     or a comma-separated list of them (each batch goes to every one), or
+//     "none" alone; OTEL_METRICS_EXPORTER: the same or "prometheus" (a
 //     /metrics endpoint on OTEL_EXPORTER_PROMETHEUS_HOST, default
 //     localhost, and OTEL_EXPORTER_PROMETHEUS_PORT, default 9464; see also
 //     [WithPrometheusListen]). Anything else is an error. The console
 //     exporters write to stderr ([WithConsoleWriter]).
+//   - OTEL_CONFIG_FILE: refused (Setup returns an error saying to unset
+//     it): declarative configuration is not supported.
+//   - OTEL_METRICS_EXEMPLAR_FILTER, for kretrieve's own histograms
+//     ([MetricsPreferences]; the SDK reads it for its instruments).
 //   - OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variants: grpc,
 //     http/protobuf (default) or http/json; anything else is an error
 //     naming the supported protocols.

@@ -35,9 +35,8 @@ const (
 	protoJSON     = "http/json"
 )
 
-// Exporter kinds (OTEL_*_EXPORTER values); "none" is exportOff.
+// Exporter kinds (OTEL_*_EXPORTER values besides none).
 const (
-	exportOff        = ""
 	exportOTLP       = "otlp"
 	exportConsole    = "console"
 	exportPrometheus = "prometheus"
@@ -92,28 +91,44 @@ func sdkDisabled(getenv func(string) string) bool {
 	return strings.EqualFold(lookup(getenv, envSDKDisabled), "true")
 }
 
-// exportKind returns how the signal described by s is exported:
-// exportOff ("none", or otlp without an endpoint variable), exportOTLP,
-// exportConsole or exportPrometheus. It returns an error for exporters or
+// exportKinds returns how the signal described by s is exported: the
+// exporters of its comma-separated OTEL_*_EXPORTER list (exportOTLP,
+// exportConsole, exportPrometheus; each once, in the list's order), or nil
+// for "none" (which must stand alone) or, when the variable is unset, for
+// otlp without an endpoint variable (kretrieve exports nothing unless
+// asked; an explicit otlp without one uses the specification's default
+// endpoint, see [defaultEndpoints]). It returns an error for exporters or
 // protocols this package cannot honour, naming the supported ones.
-func exportKind(getenv func(string) string, s signalEnv) (string, error) {
+func exportKinds(getenv func(string) string, s signalEnv) ([]string, error) {
 	v := strings.ToLower(lookup(getenv, s.exporter))
-	switch {
-	case v == "" || v == exportOTLP:
-	case v == "none":
-		return exportOff, nil
-	case slices.Contains(s.exporters, v):
-		return v, nil
-	default:
-		return exportOff, fmt.Errorf("unsupported %s %q (want %s or none)", s.exporter, v, strings.Join(s.exporters, ", "))
+	if v == "" {
+		if lookup(getenv, envEndpoint) == "" && lookup(getenv, s.endpoint) == "" {
+			return nil, nil
+		}
+		v = exportOTLP
 	}
-	if lookup(getenv, envEndpoint) == "" && lookup(getenv, s.endpoint) == "" {
-		return exportOff, nil
+	var kinds []string
+	for k := range strings.SplitSeq(v, ",") {
+		switch k = strings.TrimSpace(k); {
+		case k == "none":
+			if v != "none" {
+				return nil, fmt.Errorf("%s=%q: none must stand alone", s.exporter, v)
+			}
+			return nil, nil
+		case k == exportOTLP, slices.Contains(s.exporters, k):
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		default:
+			return nil, fmt.Errorf("unsupported %s %q (want %s or none)", s.exporter, k, strings.Join(s.exporters, ", "))
+		}
 	}
-	if _, name, err := otlpProtocol(getenv, s); err != nil {
-		return exportOff, fmt.Errorf("%s: %w", name, err)
+	if slices.Contains(kinds, exportOTLP) {
+		if _, name, err := otlpProtocol(getenv, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	return exportOTLP, nil
+	return kinds, nil
 }
 
 // otlpProtocol returns the OTLP protocol of s (default http/protobuf) and

@@ -3,6 +3,7 @@
 package tracing
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,6 +48,14 @@ func TestExportKind(t *testing.T) {
 		},
 		{name: "prometheus", env: map[string]string{envMetricsExporter: "prometheus"}, wantMetrics: "prometheus"},
 		{name: "unknown exporter", env: map[string]string{envTracesExporter: "zipkin"}, wantTracesErr: `unsupported OTEL_TRACES_EXPORTER "zipkin" (want otlp, console or none)`},
+		{
+			name:       "lists, each kind once, in order",
+			env:        map[string]string{envTracesExporter: "otlp, console", envMetricsExporter: "console,prometheus,OTLP,console", envLogsExporter: "console,otlp"},
+			wantTraces: "otlp,console", wantMetrics: "console,prometheus,otlp", wantLogs: "console,otlp",
+		},
+		{name: "explicit otlp without endpoint", env: map[string]string{envTracesExporter: "otlp", envMetricsExporter: "otlp", envLogsExporter: "otlp"}, wantTraces: "otlp", wantMetrics: "otlp", wantLogs: "otlp"},
+		{name: "none must stand alone", env: map[string]string{envTracesExporter: "none,otlp"}, wantTracesErr: `OTEL_TRACES_EXPORTER="none,otlp": none must stand alone`},
+		{name: "unknown exporter in a list", env: map[string]string{envMetricsExporter: "otlp,zipkin"}, wantMetricsErr: `unsupported OTEL_METRICS_EXPORTER "zipkin"`},
 		{name: "prometheus is for metrics", env: map[string]string{envLogsExporter: "prometheus"}, wantLogsErr: `unsupported OTEL_LOGS_EXPORTER "prometheus" (want otlp, console or none)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +68,8 @@ func TestExportKind(t *testing.T) {
 				{metricsEnv, tc.wantMetrics, tc.wantMetricsErr},
 				{logsEnv, tc.wantLogs, tc.wantLogsErr},
 			} {
-				got, err := exportKind(getenv, sig.env)
+				kinds, err := exportKinds(getenv, sig.env)
+				got := strings.Join(kinds, ",")
 				if sig.wantErr != "" {
 					require.Error(t, err, sig.env.exporter)
 					assert.Contains(t, err.Error(), sig.wantErr)

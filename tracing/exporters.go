@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
@@ -35,8 +38,9 @@ type exporters struct {
 
 // newExporters builds the span exporter, the metric readers (periodic
 // over an exporter, and Prometheus's, whose server it starts and records
-// in p) and the log exporter of pl. If a step fails, what the earlier ones
-// built is closed again.
+// in p) and the log exporter of pl; a signal with an exporter list gets a
+// fan-out exporter over them (see [fanoutSpans]). If a step fails, what
+// the earlier ones built is closed again.
 func (p *Providers) newExporters(ctx context.Context, cfg config, pl plan) (exporters, error) {
 	var exps exporters
 	var closers []func(context.Context) error
@@ -46,18 +50,26 @@ func (p *Providers) newExporters(ctx context.Context, cfg config, pl plan) (expo
 		}
 		return exporters{}, err
 	}
-	var err error
-	if pl.traces != exportOff {
-		if exps.span, err = newSpanExporter(ctx, cfg, pl.traces); err != nil {
-			return fail(err)
+	spans, err := newAll(ctx, pl.traces, nil, func(k string) (sdktrace.SpanExporter, error) { return newSpanExporter(ctx, cfg, k) })
+	if err != nil {
+		return fail(err)
+	}
+	if len(spans) > 0 {
+		exps.span = fanoutSpans(spans)
+		if len(spans) == 1 {
+			exps.span = spans[0]
 		}
 		closers = append(closers, exps.span.Shutdown)
 	}
-	switch pl.metrics {
-	case exportOTLP, exportConsole:
-		metricExp, err := newMetricExporter(ctx, cfg, pl.metrics)
-		if err != nil {
-			return fail(err)
+	isProm := func(k string) bool { return k == exportPrometheus }
+	metrics, err := newAll(ctx, pl.metrics, isProm, func(k string) (sdkmetric.Exporter, error) { return newMetricExporter(ctx, cfg, k) })
+	if err != nil {
+		return fail(err)
+	}
+	if len(metrics) > 0 {
+		var metricExp sdkmetric.Exporter = fanoutMetrics(metrics)
+		if len(metrics) == 1 {
+			metricExp = metrics[0]
 		}
 		readerOpts := []sdkmetric.PeriodicReaderOption{}
 		for _, mp := range cfg.metricProducers {
@@ -68,7 +80,7 @@ func (p *Providers) newExporters(ctx context.Context, cfg config, pl plan) (expo
 		closers = append(closers, r.Shutdown)
 	}
 	promAddr := cfg.prometheusListen
-	if promAddr == "" && pl.metrics == exportPrometheus {
+	if promAddr == "" && slices.Contains(pl.metrics, exportPrometheus) {
 		promAddr = prometheusEnvAddr(cfg.getenv)
 	}
 	if promAddr != "" {
@@ -80,10 +92,16 @@ func (p *Providers) newExporters(ctx context.Context, cfg config, pl plan) (expo
 		exps.readers = append(exps.readers, r)
 		closers = append(closers, r.Shutdown, srv.shutdown)
 	}
-	if pl.logs != exportOff {
-		if exps.log, err = newLogExporter(ctx, cfg, pl.logs); err != nil {
-			return fail(err)
-		}
+	logs, err := newAll(ctx, pl.logs, nil, func(k string) (sdklog.Exporter, error) { return newLogExporter(ctx, cfg, k) })
+	if err != nil {
+		return fail(err)
+	}
+	switch len(logs) {
+	case 0:
+	case 1:
+		exps.log = logs[0]
+	default:
+		exps.log = fanoutLogs(logs)
 	}
 	return exps, nil
 }
@@ -106,7 +124,12 @@ func newSpanExporter(ctx context.Context, cfg config, kind string) (sdktrace.Spa
 	case protoJSON:
 		return newJSONSpanExporter(ctx, cfg)
 	case protoGRPC:
-		exp, err := autoexport.NewSpanExporter(ctx)
+		var exp sdktrace.SpanExporter
+		if u, ok := cfg.defaultEndpoint(tracesEnv); ok {
+			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(u))
+		} else {
+			exp, err = autoexport.NewSpanExporter(ctx)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 		}
@@ -135,6 +158,9 @@ func newJSONSpanExporter(ctx context.Context, cfg config) (sdktrace.SpanExporter
 		return nil, fmt.Errorf("create otlp trace exporter: %w", err)
 	}
 	opts := []otlptracehttp.Option{otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON), otlptracehttp.WithHTTPClient(client)}
+	if u, ok := cfg.defaultEndpoint(tracesEnv); ok {
+		opts = append(opts, otlptracehttp.WithEndpointURL(u))
+	}
 	if !cfg.exportRetry {
 		opts = append(opts, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
 	}
@@ -187,13 +213,13 @@ func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.
 	case protoGRPC:
 		exp, err = otlpmetricgrpc.New(ctx, metricOptions(cfg, prefs,
 			otlpmetricgrpc.WithTemporalitySelector, otlpmetricgrpc.WithAggregationSelector,
-			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}))...)
+			otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{}), otlpmetricgrpc.WithEndpointURL)...)
 	default:
 		var client *http.Client
 		if client, err = exporterHTTPClient(cfg, metricsEnv, cfg.exporterTimeout); err == nil {
 			exp, err = otlpmetrichttp.New(ctx, append(metricOptions(cfg, prefs,
 				otlpmetrichttp.WithTemporalitySelector, otlpmetrichttp.WithAggregationSelector,
-				otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{})),
+				otlpmetrichttp.WithTimeout, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{}), otlpmetrichttp.WithEndpointURL),
 				otlpmetrichttp.WithHTTPClient(client))...)
 		}
 	}
@@ -205,12 +231,16 @@ func newMetricExporter(ctx context.Context, cfg config, kind string) (sdkmetric.
 
 // metricOptions returns the options of an OTLP metric exporter (HTTP or
 // gRPC, whose option types differ) from their constructors: the
-// preferences' selectors, cfg's timeout, and noRetry unless cfg retries.
+// preferences' selectors, cfg's timeout, noRetry unless cfg retries, and
+// the default endpoint when the metrics use one.
 func metricOptions[O any](cfg config, prefs MetricsPreferences,
 	temporality func(sdkmetric.TemporalitySelector) O, aggregation func(sdkmetric.AggregationSelector) O,
-	timeout func(time.Duration) O, noRetry O,
+	timeout func(time.Duration) O, noRetry O, endpointURL func(string) O,
 ) []O {
 	opts := []O{temporality(prefs.temporalitySelector()), aggregation(prefs.aggregationSelector())}
+	if u, ok := cfg.defaultEndpoint(metricsEnv); ok {
+		opts = append(opts, endpointURL(u))
+	}
 	if cfg.exporterTimeout > 0 {
 		opts = append(opts, timeout(cfg.exporterTimeout))
 	}
@@ -238,13 +268,21 @@ func newLogExporter(ctx context.Context, cfg config, kind string) (sdklog.Export
 	case protoJSON:
 		exp, err = newJSONLogExporter(cfg.getenv, os.ReadFile, cfg.exporterTimeout)
 	case protoGRPC:
-		exp, err = autoexport.NewLogExporter(ctx)
+		if u, ok := cfg.defaultEndpoint(logsEnv); ok {
+			exp, err = otlploggrpc.New(ctx, otlploggrpc.WithEndpointURL(u))
+		} else {
+			exp, err = autoexport.NewLogExporter(ctx)
+		}
 	default:
 		// As before, the log exporter reads the timeout variables
 		// whatever WithExporterTimeout says.
 		var client *http.Client
 		if client, err = exporterHTTPClient(cfg, logsEnv, 0); err == nil {
-			exp, err = otlploghttp.New(ctx, otlploghttp.WithHTTPClient(client))
+			opts := []otlploghttp.Option{otlploghttp.WithHTTPClient(client)}
+			if u, ok := cfg.defaultEndpoint(logsEnv); ok {
+				opts = append(opts, otlploghttp.WithEndpointURL(u))
+			}
+			exp, err = otlploghttp.New(ctx, opts...)
 		}
 	}
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
 // The metrics exporter's standard variables that the Go SDK's OTLP
@@ -15,6 +17,9 @@ import (
 const (
 	envMetricsTemporality = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"
 	envHistogramAgg       = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
+	// envExemplarFilter is read by the SDK for its own instruments; this
+	// package reads it for kretrieve's histograms (kafkatrace.Metrics).
+	envExemplarFilter = "OTEL_METRICS_EXEMPLAR_FILTER"
 )
 
 // MetricsPreferences are the metric exporter preferences of the
@@ -36,6 +41,11 @@ type MetricsPreferences struct {
 	// exponential is "base2_exponential_bucket_histogram": the SDK's
 	// histogram instruments become exponential too.
 	exponential bool
+	// ExemplarFilter is OTEL_METRICS_EXEMPLAR_FILTER for kretrieve's own
+	// histograms (kafkatrace.WithExemplarFilter): trace_based (unset, the
+	// default), always_on or always_off, as the SDK's instruments follow
+	// it.
+	ExemplarFilter kafkatrace.ExemplarFilter
 }
 
 // ReadMetricsPreferences reads the metric exporter preferences from
@@ -61,6 +71,15 @@ func ReadMetricsPreferences(getenv func(string) string) (MetricsPreferences, err
 		p.exponential = true
 	default:
 		errs = append(errs, fmt.Sprintf("%s=%q: want explicit_bucket_histogram or base2_exponential_bucket_histogram", envHistogramAgg, v))
+	}
+	switch v := strings.ToLower(lookup(getenv, envExemplarFilter)); v {
+	case "", "trace_based":
+	case "always_on":
+		p.ExemplarFilter = kafkatrace.ExemplarsAlwaysOn
+	case "always_off":
+		p.ExemplarFilter = kafkatrace.ExemplarsAlwaysOff
+	default:
+		errs = append(errs, fmt.Sprintf("%s=%q: want trace_based, always_on or always_off", envExemplarFilter, v))
 	}
 	if len(errs) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(errs, "; "))

@@ -27,7 +27,8 @@ import (
 // The metrics are those listed on [kafkatrace.Metrics], plus
 // otelnames.MetricPathwayLatency with kafkatrace.WithPathways, grouped as
 // the kafkatrace instrumentation scope. The histograms carry the last
-// exemplar of a sampled record per bucket. A MetricsProducer is safe for
+// exemplar of a sampled record per bucket (as kafkatrace.WithExemplarFilter
+// chooses). A MetricsProducer is safe for
 // concurrent use.
 type MetricsProducer struct {
 	m *kafkatrace.Metrics
@@ -164,14 +165,16 @@ func dataPoint(h kafkatrace.HistogramStats, attrs attribute.Set, start, now time
 	return dp, true
 }
 
-// exemplar converts a recorded exemplar to the SDK's form.
+// exemplar converts a recorded exemplar to the SDK's form; one recorded
+// outside any trace (OTEL_METRICS_EXEMPLAR_FILTER=always_on) has no
+// trace and span IDs, as the SDK's own exemplars then have.
 func exemplar(e pathway.Exemplar) metricdata.Exemplar[float64] {
-	return metricdata.Exemplar[float64]{
-		Time:    time.Unix(0, e.Time),
-		Value:   e.Value.Seconds(),
-		TraceID: append([]byte(nil), e.TraceID[:]...),
-		SpanID:  append([]byte(nil), e.SpanID[:]...),
+	x := metricdata.Exemplar[float64]{Time: time.Unix(0, e.Time), Value: e.Value.Seconds()}
+	if e.TraceID.IsValid() {
+		x.TraceID = append([]byte(nil), e.TraceID[:]...)
+		x.SpanID = append([]byte(nil), e.SpanID[:]...)
 	}
+	return x
 }
 
 func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }

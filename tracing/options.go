@@ -29,6 +29,12 @@ type config struct {
 	// prometheusListen is the address of WithPrometheusListen.
 	prometheusListen string
 	console          io.Writer
+	// specHTTPEndpoint and specGRPCEndpoint are the default OTLP
+	// endpoints (the specification's; tests point them at a sink).
+	specHTTPEndpoint, specGRPCEndpoint string
+	// endpoints maps the signals that use a default endpoint to its URL;
+	// Setup fills it (see defaultEndpoints).
+	endpoints map[string]string
 }
 
 func newConfig(opts []Option) config {
@@ -38,6 +44,9 @@ func newConfig(opts []Option) config {
 		exportRetry:     true,
 		shutdownTimeout: DefaultShutdownTimeout,
 		console:         os.Stderr,
+
+		specHTTPEndpoint: specHTTPEndpoint,
+		specGRPCEndpoint: specGRPCEndpoint,
 	}
 	for _, o := range opts {
 		if o != nil {

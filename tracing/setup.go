@@ -93,6 +93,9 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 		report.report(context.Background(), "", err)
 	}))
 
+	if err := refuseConfigFile(cfg.getenv); err != nil {
+		return nil, err
+	}
 	prop, err := newPropagator(cfg.getenv)
 	if err != nil {
 		return nil, err
@@ -121,6 +124,9 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	if v, ok := plan.res.Set().Value(semconv.ServiceNameKey); ok && v.AsString() != "" {
 		p.ServiceName = v.AsString()
 	}
+	cfg.endpoints = defaultEndpoints(cfg, plan)
+	cfg.getenv = withEndpoints(cfg.getenv, cfg.endpoints)
+	logDefaultEndpoints(ctx, log, cfg.endpoints)
 	exps, err := p.newExporters(ctx, cfg, plan)
 	if err != nil {
 		return nil, err
@@ -139,11 +145,11 @@ func Setup(ctx context.Context, opts ...Option) (*Providers, error) {
 	return p, nil
 }
 
-// plan is what Setup reads before it builds anything: each signal's export
-// kind (exportOTLP, exportConsole, exportPrometheus or exportOff), the
-// attribute value length limits and the resource.
+// plan is what Setup reads before it builds anything: each signal's
+// exporters (exportOTLP, exportConsole, exportPrometheus; none when not
+// exported), the attribute value length limits and the resource.
 type plan struct {
-	traces, metrics, logs         string
+	traces, metrics, logs         []string
 	spanValueLimit, logValueLimit int
 	res                           *resource.Resource
 }
@@ -157,14 +163,14 @@ func readPlan(ctx context.Context, cfg config, log *slog.Logger) (plan, error) {
 	if pl.spanValueLimit, pl.logValueLimit, err = attributeLimits(cfg.getenv); err != nil {
 		return plan{}, err
 	}
-	var kinds [3]string
+	var kinds [3][]string
 	for i, s := range []signalEnv{tracesEnv, metricsEnv, logsEnv} {
-		if kinds[i], err = exportKind(cfg.getenv, s); err != nil {
+		if kinds[i], err = exportKinds(cfg.getenv, s); err != nil {
 			return plan{}, err
 		}
 	}
 	pl.traces, pl.metrics, pl.logs = kinds[0], kinds[1], kinds[2]
-	if slices.Contains(kinds[:], exportOTLP) {
+	if slices.Contains(slices.Concat(kinds[:]...), exportOTLP) {
 		if err := checkCredentialVariables(cfg.getenv); err != nil {
 			return plan{}, err
 		}
@@ -207,7 +213,7 @@ func (p *Providers) newProviders(cfg config, pl plan, exps exporters) {
 			sdklog.WithAttributeValueLengthLimit(pl.logValueLimit))
 		p.LoggerProvider = p.lp
 	}
-	p.Exporting = pl.traces != exportOff
+	p.Exporting = len(pl.traces) > 0
 	p.ExportingMetrics = len(exps.readers) > 0
 	p.ExportingLogs = exps.log != nil
 	p.ParentBasedSampling = parentBasedSampler(cfg.getenv)
@@ -219,6 +225,22 @@ func (p *Providers) install() {
 	otel.SetTextMapPropagator(p.Propagator)
 	otel.SetLoggerProvider(p.LoggerProvider)
 	installLogs(p.LoggerProvider)
+}
+
+// envConfigFile is the specification's variable naming a declarative
+// configuration file.
+const envConfigFile = "OTEL_CONFIG_FILE"
+
+// refuseConfigFile returns an error when OTEL_CONFIG_FILE is set: kretrieve
+// does not read declarative configuration files (docs/telemetry.md says
+// why), and ignoring one would leave the process configured otherwise
+// than its operator wrote.
+func refuseConfigFile(getenv func(string) string) error {
+	if v := lookup(getenv, envConfigFile); v != "" {
+		return fmt.Errorf("%s=%q: kretrieve does not read OpenTelemetry declarative configuration files; "+
+			"unset %s and configure telemetry with the OTEL_* environment variables instead (see docs/telemetry.md)", envConfigFile, v, envConfigFile)
+	}
+	return nil
 }
 
 // newPropagator returns the propagators named in OTEL_PROPAGATORS

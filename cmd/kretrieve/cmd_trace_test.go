@@ -18,7 +18,7 @@ import (
 
 func TestTraceCommandDrawsWaterfall(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/traces/t1" {
+		if r.URL.Path != "/api/v3/traces/t1" {
 			http.NotFound(w, r)
 			return
 		}

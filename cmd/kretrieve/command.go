@@ -119,15 +119,15 @@ func startComponent(ctx context.Context, service, logFormat, logLevel string, st
 		return nil, err
 	}
 	slog.SetDefault(logger)
-	// The Kafka metrics follow the exporter preferences of the
-	// environment, as the SDK's instruments do (tracing.Setup warns about
+	// The Kafka metrics follow the exporter preferences and the exemplar
+	// filter of the environment, as the SDK's instruments do (tracing.Setup warns about
 	// unknown values).
 	prefs, _ := tracing.ReadMetricsPreferences(os.Getenv)
 	popts := []tracing.ProducerOption{tracing.WithTemporality(prefs.Temporality)}
 	if prefs.ExplicitHistograms {
 		popts = append(popts, tracing.WithExplicitPathwayBuckets())
 	}
-	metrics := kafkatrace.NewMetrics()
+	metrics := kafkatrace.NewMetrics(kafkatrace.WithExemplarFilter(prefs.ExemplarFilter))
 	p, err := tracing.Setup(ctx, append([]tracing.Option{
 		tracing.WithServiceName(service), tracing.WithLogger(logger), tracing.WithMetricProducer(tracing.NewMetricsProducer(metrics, popts...)),
 	}, opts...)...)

@@ -4,9 +4,9 @@ package spans_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,44 +67,69 @@ func TestTracesSource(t *testing.T) {
 	}
 }
 
-// TestJaeger checks the Jaeger client against a fake query API: a trace,
-// a service's traces, a trace not there yet and a failing API.
+// TestJaeger checks the Jaeger client against a fake api_v3 query API
+// answering bodies captured from Jaeger 2.13 (testdata/jaeger_v3_*.json):
+// a trace, a service's traces, a trace not there yet and a failing API.
 func TestJaeger(t *testing.T) {
+	const traceID = "08002f941356766050f0a1dd4fbd3c3c" // the one in jaeger_v3_trace.json
 	var queries []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		queries = append(queries, r.URL.RequestURI())
+		queries = append(queries, r.URL.Path)
 		switch {
-		case r.URL.Path == "/api/traces/missing":
-			http.NotFound(w, r)
-		case r.URL.Path == "/api/traces/broken":
-			http.Error(w, "down", http.StatusInternalServerError)
+		case r.URL.Path == "/api/v3/traces/"+traceID:
+			serveFile(t, w, "testdata/jaeger_v3_trace.json", http.StatusOK)
+		case r.URL.Path == "/api/v3/traces" && r.URL.Query().Get("query.service_name") == "kretrieve-retrieve":
+			q := r.URL.Query()
+			start, err1 := time.Parse(time.RFC3339Nano, q.Get("query.start_time_min"))
+			end, err2 := time.Parse(time.RFC3339Nano, q.Get("query.start_time_max"))
+			if err1 != nil || err2 != nil || !start.Before(time.Now()) || !end.After(time.Now()) || q.Get("query.num_traces") != "7" {
+				http.Error(w, `{"error":{"httpCode":400,"message":"bad query"}}`, http.StatusBadRequest)
+				return
+			}
+			serveFile(t, w, "testdata/jaeger_v3_search.json", http.StatusOK)
+		case r.URL.Path == "/api/v3/traces/broken":
+			http.Error(w, `{"error":{"httpCode":500,"message":"storage down"}}`, http.StatusInternalServerError)
 		default:
-			_ = json.NewEncoder(w).Encode(map[string]any{"data": []any{map[string]any{
-				"traceID":   "a",
-				"processes": map[string]any{"p1": map[string]any{"serviceName": "svc"}},
-				"spans": []any{map[string]any{"traceID": "a", "spanID": "1", "operationName": "request", "processID": "p1",
-					"startTime": 10, "duration": 5, "tags": []any{map[string]any{"key": "span.kind", "type": "string", "value": "client"}}}},
-			}}})
+			serveFile(t, w, "testdata/jaeger_v3_not_found.json", http.StatusNotFound)
 		}
 	}))
 	defer srv.Close()
 	j := spans.Jaeger{URL: srv.URL + "/", Client: srv.Client()}
 	ctx := context.Background()
-	got, err := j.Trace(ctx, "a")
-	if err != nil || len(got) != 1 || got[0].Name != "request" || got[0].Kind != "client" || got[0].Service != "svc" || got[0].EndTimeUnixNano != 15_000 {
+	got, err := j.Trace(ctx, traceID)
+	if err != nil || len(got) != 3 {
 		t.Fatalf("trace: %+v (%v)", got, err)
 	}
-	if got, err := j.ServiceTraces(ctx, "svc", 7); err != nil || len(got) != 1 {
-		t.Fatalf("service traces: %+v (%v)", got, err)
+	send := got[0]
+	if send.Name != "send kretrieve.requests" || send.Kind != "producer" || send.Service != "kretrieve-gateway" ||
+		send.TraceID != traceID || send.SpanID != "d4de5a2c02d6d49e" || send.EndTimeUnixNano != 1795870168635600673 {
+		t.Fatalf("send span: %+v", send)
 	}
-	if got, err := j.Trace(ctx, "missing"); err != nil || got != nil {
+	if got, err := j.ServiceTraces(ctx, "kretrieve-retrieve", 7); err != nil || len(got) != 6 {
+		t.Fatalf("service traces: %d spans (%v), want the 6 of 2 traces", len(got), err)
+	}
+	if got, err := j.Trace(ctx, "0123456789abcdef0123456789abcdef"); err != nil || got != nil {
 		t.Fatalf("missing: %+v (%v)", got, err)
 	}
-	if _, err := j.Trace(ctx, "broken"); err == nil || !strings.Contains(err.Error(), "500") {
+	if got, err := j.ServiceTraces(ctx, "nobody", 7); err != nil || got != nil {
+		t.Fatalf("no traces: %+v (%v)", got, err)
+	}
+	if _, err := j.Trace(ctx, "broken"); err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "storage down") {
 		t.Fatalf("broken: %v", err)
 	}
-	want := []string{"/api/traces/a", "/api/traces?limit=7&service=svc", "/api/traces/missing", "/api/traces/broken"}
+	want := []string{"/api/v3/traces/" + traceID, "/api/v3/traces", "/api/v3/traces/0123456789abcdef0123456789abcdef", "/api/v3/traces", "/api/v3/traces/broken"}
 	if strings.Join(queries, " ") != strings.Join(want, " ") {
 		t.Fatalf("queries %v, want %v", queries, want)
 	}
+}
+
+// serveFile answers the file's content with status.
+func serveFile(t *testing.T, w http.ResponseWriter, path string, status int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Error(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
