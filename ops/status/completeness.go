@@ -147,18 +147,31 @@ func sortWaiting(ws []Waiting) {
 // places are the cohort series of a view sorted by their part in the
 // pipeline.
 type places struct {
-	topo     topology.Topology
-	roots    []pathwaytopic.CohortSeries // pathways starting on the first topic
-	results  []pathwaytopic.CohortSeries // written to the results topic
-	readers  map[string][]pathwaytopic.CohortSeries
-	dead     []pathwaytopic.CohortSeries // dead letters written
-	expired  []pathwaytopic.CohortSeries
-	inner    []pathwaytopic.CohortSeries // the rest, on the pipeline's topics
+	topo topology.Topology
+	// pathways are the terminal places by the pathway root their records
+	// entered at (0: none in the view).
+	pathways map[uint64]*ends
+	inner    []pathwaytopic.CohortSeries // on the pipeline's topics, not terminal
 	children map[uint64][]pathwaytopic.CohortSeries
 }
 
+// ends are the series where the requests of one pathway root enter and
+// where they end.
+type ends struct {
+	// entered are the root's series. A root is where requests enter: a
+	// pathway starting on the first topic (a request client's send, or a
+	// worker's read of a record without a pathway header), or a worker's
+	// read on the first topic of a record whose producer publishes no
+	// windows (its send is in no window).
+	entered []pathwaytopic.CohortSeries
+	results []pathwaytopic.CohortSeries // written to the results topic
+	readers map[string][]pathwaytopic.CohortSeries
+	dead    []pathwaytopic.CohortSeries // dead letters written
+	expired []pathwaytopic.CohortSeries
+}
+
 func newPlaces(topo topology.Topology, series []pathwaytopic.CohortSeries) *places {
-	p := &places{topo: topo, readers: map[string][]pathwaytopic.CohortSeries{}, children: map[uint64][]pathwaytopic.CohortSeries{}}
+	p := &places{topo: topo, pathways: map[uint64]*ends{}, children: map[uint64][]pathwaytopic.CohortSeries{}}
 	topics := topo.Topics()
 	pipeline := map[string]bool{}
 	for _, t := range topics {
@@ -169,6 +182,23 @@ func newPlaces(topo topology.Topology, series []pathwaytopic.CohortSeries) *plac
 		dlqs[messages.DLQTopic(s.Input)] = true
 	}
 	first, results := topics[0], topics[len(topics)-1]
+	parents := make(map[uint64]uint64, len(series))
+	for _, s := range series {
+		parents[s.Hash] = s.Parent
+	}
+	isRoot := func(s pathwaytopic.CohortSeries) bool {
+		if s.Checkpoint.Topic != first {
+			return false
+		}
+		_, known := parents[s.Parent]
+		return s.Parent == 0 || s.Checkpoint.Direction == pathway.In && !known
+	}
+	roots := map[uint64]bool{}
+	for _, s := range series {
+		if s.Hash != 0 && pipeline[s.Checkpoint.Topic] && isRoot(s) {
+			roots[s.Hash] = true
+		}
+	}
 	for _, s := range series {
 		cp := s.Checkpoint
 		if s.Hash == 0 { // overflow series: no pathway to place them on
@@ -177,24 +207,52 @@ func newPlaces(topo topology.Topology, series []pathwaytopic.CohortSeries) *plac
 		if s.Parent != 0 {
 			p.children[s.Parent] = append(p.children[s.Parent], s)
 		}
+		e := p.endsOf(rootOf(s.Hash, parents, roots))
 		switch {
 		case cp.Direction == pathway.Expired:
-			p.expired = append(p.expired, s)
+			e.expired = append(e.expired, s)
 		case dlqs[cp.Topic] && cp.Direction == pathway.Out:
-			p.dead = append(p.dead, s)
+			e.dead = append(e.dead, s)
 		case cp.Topic == results && cp.Direction == pathway.Out:
-			p.results = append(p.results, s)
+			e.results = append(e.results, s)
 		case cp.Topic == results:
 			who := cmp.Or(cp.Group, cp.Service)
-			p.readers[who] = append(p.readers[who], s)
+			e.readers[who] = append(e.readers[who], s)
 		case pipeline[cp.Topic]:
-			if s.Parent == 0 && cp.Topic == first {
-				p.roots = append(p.roots, s)
+			if roots[s.Hash] {
+				e.entered = append(e.entered, s)
 			}
 			p.inner = append(p.inner, s)
 		}
 	}
 	return p
+}
+
+// endsOf returns root's ends, made when missing.
+func (p *places) endsOf(root uint64) *ends {
+	e := p.pathways[root]
+	if e == nil {
+		e = &ends{readers: map[string][]pathwaytopic.CohortSeries{}}
+		p.pathways[root] = e
+	}
+	return e
+}
+
+// rootOf follows hash's parents to the root it starts from, 0 when the
+// chain leaves the view first (a gap: a process that publishes no
+// windows, or one killed before it published).
+func rootOf(hash uint64, parents map[uint64]uint64, roots map[uint64]bool) uint64 {
+	for range 256 { // pathways are short; a cycle (a hash collision) ends here
+		if roots[hash] {
+			return hash
+		}
+		parent, ok := parents[hash]
+		if !ok || parent == 0 {
+			return 0
+		}
+		hash = parent
+	}
+	return 0
 }
 
 // count sums the series' counts of bin.
@@ -209,14 +267,36 @@ func count(series []pathwaytopic.CohortSeries, bin int64) uint64 {
 }
 
 // ends counts bin's requests that entered and that ended, and of these
-// the expired and the dead-lettered.
+// the expired and the dead-lettered. A pathway's ended requests are at
+// most its entered ones: a process that stopped publishing (paused, hung)
+// after it counted requests in, while the next stages went on ending
+// them, would otherwise have their ends hide as many unfinished requests
+// of other pathways in the cohort. Ends with no root in the view (a gap)
+// may cover what is left unfinished, as before.
 func (p *places) ends(bin int64) (entered, ended, expired, dead uint64) {
-	results := count(p.results, bin)
-	for _, rs := range p.readers {
+	var orphans uint64
+	for root, e := range p.pathways {
+		in, out, exp, dl := e.count(bin)
+		expired, dead = expired+exp, dead+dl
+		if root == 0 {
+			orphans = out
+			continue
+		}
+		entered += in
+		ended += min(in, out)
+	}
+	return entered, ended + min(orphans, entered-ended), expired, dead
+}
+
+// count counts bin's requests of one pathway: entered, ended, and of
+// these expired and dead-lettered.
+func (e *ends) count(bin int64) (entered, ended, expired, dead uint64) {
+	results := count(e.results, bin)
+	for _, rs := range e.readers {
 		results = max(results, count(rs, bin))
 	}
-	expired, dead = count(p.expired, bin), count(p.dead, bin)
-	return count(p.roots, bin), results + expired + dead, expired, dead
+	expired, dead = count(e.expired, bin), count(e.dead, bin)
+	return count(e.entered, bin), results + expired + dead, expired, dead
 }
 
 // waiting places bin's unfinished requests: at each checkpoint, the

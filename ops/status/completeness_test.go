@@ -85,3 +85,68 @@ func TestCompletenessCapsWaitingAtUnfinished(t *testing.T) {
 		t.Errorf("waiting %+v, want %+v", got, want)
 	}
 }
+
+// TestCompletenessCountsProducersWithoutWindows: a producer that publishes
+// no pathway windows (its records carry a pathway header, its send is not
+// in the view) has its requests enter where a worker first reads them, so
+// their results do not hide the unfinished requests of their cohort: six
+// searches wait behind a paused retrieval worker while five of the
+// producer's requests, read before the pause, were answered.
+func TestCompletenessCountsProducersWithoutWindows(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 1, 0, 0, time.UTC)
+	bin := now.Add(-60 * time.Second).Unix()
+	req, cand, res := topo.Topics()[0], topo.Topics()[1], topo.Topics()[2]
+	cs := func(dir pathway.Direction, group, topic string, hash, parent, n uint64) pathwaytopic.CohortSeries {
+		return pathwaytopic.CohortSeries{Checkpoint: pathway.Checkpoint{Service: group, Group: group, Topic: topic, Direction: dir},
+			Hash: hash, Parent: parent, Bins: []pathway.CohortCount{{Bin: bin, Count: n}}}
+	}
+	v := pathwaytopic.View{CohortsSince: bin - 300, Cohorts: []pathwaytopic.CohortSeries{
+		cs(pathway.Out, "", req, 1, 0, 6), // the gateway's searches, not read yet
+		// The load's records: its send (hash 99) is in no window.
+		cs(pathway.In, "retrieval", req, 30, 99, 5),
+		cs(pathway.Out, "retrieval", cand, 31, 30, 5),
+		cs(pathway.In, "enrichment", cand, 32, 31, 5),
+		cs(pathway.Out, "enrichment", res, 33, 32, 5),
+	}}
+	c := completenessOf(v, topo, now, 30*time.Second)
+	if c.Entered != 11 || c.Ended != 5 || c.Unfinished != 6 {
+		t.Errorf("entered %d ended %d unfinished %d, want 11 5 6", c.Entered, c.Ended, c.Unfinished)
+	}
+	want := []Waiting{{Where: "retrieval.requests → retrieval", Topic: req, Group: "retrieval", Queued: true, Count: 6}}
+	if !reflect.DeepEqual(c.Waiting, want) {
+		t.Errorf("waiting %+v, want %+v", c.Waiting, want)
+	}
+}
+
+// TestCompletenessEndsNoMoreThanEntered: a retrieval worker stopped
+// (SIGSTOP, a hung host) after it read records without a pathway header
+// (their pathway starts at its read) and before it published that count,
+// while enrichment went on answering what it had written: those results
+// outnumber their published entries, and must not hide the searches
+// waiting behind the stopped worker in the same cohort. Seen in the
+// container tier: 6 searches waiting, 1 or none shown unfinished.
+func TestCompletenessEndsNoMoreThanEntered(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 1, 0, 0, time.UTC)
+	bin := now.Add(-60 * time.Second).Unix()
+	req, cand, res := topo.Topics()[0], topo.Topics()[1], topo.Topics()[2]
+	cs := func(dir pathway.Direction, group, topic string, hash, parent, n uint64) pathwaytopic.CohortSeries {
+		return pathwaytopic.CohortSeries{Checkpoint: pathway.Checkpoint{Service: group, Group: group, Topic: topic, Direction: dir},
+			Hash: hash, Parent: parent, Bins: []pathway.CohortCount{{Bin: bin, Count: n}}}
+	}
+	v := pathwaytopic.View{CohortsSince: bin - 300, Cohorts: []pathwaytopic.CohortSeries{
+		cs(pathway.Out, "", req, 1, 0, 6), // the gateway's searches, not read yet
+		// The headerless load: read 48, the last window said 47.
+		cs(pathway.In, "retrieval", req, 30, 0, 47),
+		cs(pathway.Out, "retrieval", cand, 31, 30, 47),
+		cs(pathway.In, "enrichment", cand, 32, 31, 48),
+		cs(pathway.Out, "enrichment", res, 33, 32, 48),
+	}}
+	c := completenessOf(v, topo, now, 30*time.Second)
+	if c.Entered != 53 || c.Ended != 47 || c.Unfinished != 6 {
+		t.Errorf("entered %d ended %d unfinished %d, want 53 47 6", c.Entered, c.Ended, c.Unfinished)
+	}
+	want := []Waiting{{Where: "retrieval.requests → retrieval", Topic: req, Group: "retrieval", Queued: true, Count: 6}}
+	if !reflect.DeepEqual(c.Waiting, want) {
+		t.Errorf("waiting %+v, want %+v", c.Waiting, want)
+	}
+}
