@@ -7,11 +7,14 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,6 +204,7 @@ func startAlertedPipeline(t *testing.T) (string, *stack, *testcontainers.DockerC
 		"OTEL_TRACES_EXPORTER":        "none",
 		"OTEL_LOGS_EXPORTER":          "none",
 		"KRETRIEVE_LAG_INTERVAL":      "1s",
+		"KRETRIEVE_PATHWAYS_INTERVAL": "1s",
 	}}
 	if s.env[buckets] == "" {
 		t.Fatalf("compose's gateway sets no %s", buckets)
@@ -213,17 +217,28 @@ func startAlertedPipeline(t *testing.T) (string, *stack, *testcontainers.DockerC
 		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-lag")),
 		testcontainers.WithWaitStrategy(wait.ForLog(`"group"`).WithStartupTimeout(60*time.Second)),
 	)
+	// The console exports kretrieve.requests.unfinished, judging cohorts
+	// 5 s after they end (3 × the 1 s pathways interval and more).
+	run(t, kretrieveImage,
+		testcontainers.WithCmd("console", "--listen", "127.0.0.1:"+strconv.Itoa(freePort(t)), "--unfinished-after", "5s"),
+		testcontainers.WithEnv(s.kretrieveEnv("kretrieve-console")),
+		testcontainers.WithWaitStrategy(wait.ForLog("console: http://").WithStartupTimeout(60*time.Second)),
+	)
 	return promURL, s, retrieval
 }
 
-// TestAlertFiresOnStalledStage fires a shipped alert for real: the real
+// TestAlertFiresOnStalledStage fires shipped alerts for real: the real
 // Prometheus evaluates deploy/alerts/kretrieve.rules.yaml (every `for:`
 // 5 s, evaluation every second), fed through compose's collector by the
-// workers and by `kretrieve lag --watch`, the lag exporter that runs apart
-// from the workers. Under steady load the retrieval worker is paused:
+// workers, by `kretrieve lag --watch` (the lag exporter that runs apart
+// from the workers) and by `kretrieve console` (the unfinished requests).
+// Under steady load the retrieval worker is paused:
 // KretrieveConsumerLagHigh{messaging_consumer_group_name="retrieval"} must
-// go to firing in /api/v1/alerts; once the worker resumes and drains, it
-// must resolve (leave the list).
+// go to firing in /api/v1/alerts, and, for the searches sent through the
+// gateway meanwhile,
+// KretrieveRequestsUnfinished{kretrieve_pathway_edge="retrieval.requests →
+// retrieval"}; once the worker resumes and drains, both must resolve
+// (leave the list).
 func TestAlertFiresOnStalledStage(t *testing.T) {
 	promURL, s, retrieval := startAlertedPipeline(t)
 
@@ -256,6 +271,30 @@ func TestAlertFiresOnStalledStage(t *testing.T) {
 			unpause()
 		}
 	}()
+	// Searches through the gateway while the worker is paused: they enter
+	// the pipeline (the gateway counts them by origin time) and wait at
+	// the paused stage's edge until it resumes.
+	// Their answers (504 while the worker is paused) are not the point.
+	searched := make(chan struct{})
+	go func() {
+		defer close(searched)
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Go(func() {
+				began := time.Now()
+				resp, err := http.Post(s.gatewayURL+"/v1/search", "application/json", strings.NewReader(fmt.Sprintf(`{"query":"gzip %d"}`, i)))
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Logf("search %d: %d after %v: %.200s", i, resp.StatusCode, time.Since(began), b)
+				} else {
+					t.Logf("search %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	defer func() { <-searched }()
 	var pendingAt time.Duration
 	lastLog := time.Now()
 	poll.Until(t, 120*time.Second, func() bool {
@@ -272,12 +311,25 @@ func TestAlertFiresOnStalledStage(t *testing.T) {
 	}, "%s never fired within 120 s of pausing the retrieval worker", alert)
 	firedAfter := time.Since(paused)
 	lagAtFire := promQuery(t, promURL, `max(kretrieve_consumer_lag_seconds{messaging_consumer_group_name="retrieval"})`)
+	// Completeness: the searches that entered wait at the paused stage's
+	// edge, as the console's gauge says and its alert fires.
+	const unfinished = "KretrieveRequestsUnfinished"
+	edge := map[string]string{"kretrieve_pathway_edge": "retrieval.requests → retrieval"}
+	poll.Until(t, 60*time.Second, func() bool { return alertState(t, promURL, unfinished, edge) == "firing" },
+		"%s{kretrieve_pathway_edge=%q} never fired while the retrieval worker was paused; kretrieve_requests_unfinished: %s",
+		unfinished, edge["kretrieve_pathway_edge"], lazyQuery{t, promURL, `kretrieve_requests_unfinished`})
+	unfinishedFired := time.Since(paused)
+	unfinishedAt := lagValues(promQuery(t, promURL, `sum(kretrieve_requests_unfinished)`))
 
 	unpause()
 	resumed = true
 	resumedAt := time.Now()
 	poll.Until(t, 90*time.Second, func() bool { return alertState(t, promURL, alert, group) == "" },
 		"%s still active 90 s after the retrieval worker resumed", alert)
+	poll.Until(t, 90*time.Second, func() bool { return alertState(t, promURL, unfinished, nil) == "" },
+		"%s still active 90 s after the retrieval worker resumed", unfinished)
+	t.Logf("%s: firing %.1fs after the pause with %s requests unfinished at %s; resolved %.1fs after the worker resumed",
+		unfinished, unfinishedFired.Seconds(), unfinishedAt, edge["kretrieve_pathway_edge"], time.Since(resumedAt).Seconds())
 	t.Logf("%s: pending %.1fs and firing %.1fs after the pause (lag then %v s; threshold 30 s, for: %s, evaluation every %s); resolved %.1fs after the worker resumed",
 		alert, pendingAt.Seconds(), firedAfter.Seconds(), lagValues(lagAtFire), alertForOverride, alertEvalEvery, time.Since(resumedAt).Seconds())
 	if other := alertState(t, promURL, alert, map[string]string{"messaging_consumer_group_name": "enrichment"}); other == "firing" {
@@ -324,6 +376,20 @@ func checkSLOAndWindows(t *testing.T, promURL string, s *stack) {
 		t.Errorf("KretrievePathwaysNotPublished is %s while every service publishes", st)
 	}
 	t.Logf("%s = %s after 20 searches; published pathway windows counted by %v", slo, ratio, jobs)
+}
+
+// lazyQuery formats a query's values when a failure message is printed.
+type lazyQuery struct {
+	t           *testing.T
+	prom, query string
+}
+
+func (q lazyQuery) String() string {
+	var out []string
+	for _, r := range promQuery(q.t, q.prom, q.query) {
+		out = append(out, fmt.Sprint(r.Metric, r.Value))
+	}
+	return strings.Join(out, "; ")
 }
 
 func lagValues(r []struct {
