@@ -223,3 +223,37 @@ func TestVulndbSnapshotMatchesItsMetadata(t *testing.T) {
 		t.Errorf("SNAPSHOT lacks the golang/vulndb commit or date: %v", meta)
 	}
 }
+
+// TestAcceptedVulnerabilitiesAreExplained: every finding that
+// tools/vulncheck.accepted lets pass names a module of the repository and
+// a reason, and docs/security.md explains it by its id.
+func TestAcceptedVulnerabilitiesAreExplained(t *testing.T) {
+	root, err := srcscan.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "tools/vulncheck.accepted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs/security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 3 || !strings.HasPrefix(f[1], "GO-") {
+			t.Errorf("%q: want <module> <GO id> <why it remains>", strings.TrimSpace(line))
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, f[0], "go.mod")); err != nil {
+			t.Errorf("%s: %s is not a module of the repository", f[1], f[0])
+		}
+		if !strings.Contains(string(doc), f[1]) {
+			t.Errorf("%s (%s) is accepted but docs/security.md does not explain it", f[1], f[0])
+		}
+	}
+}
