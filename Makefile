@@ -8,7 +8,7 @@ JAEGER_IMAGE     ?= kretrieve/jaeger:local
 OTELCOL_IMAGE    ?= kretrieve/otelcol:local
 PROMETHEUS_IMAGE ?= kretrieve/prometheus:local
 
-.PHONY: image-context release release-check alerts bench-ab all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
+.PHONY: image-context release release-check alerts bench-ab tidy all build test chaos console-test lint tools vulncheck run bench fuzz clean image jaeger-image otelcol-image prometheus-image integration up down
 
 all: lint test build
 
@@ -66,7 +66,8 @@ GOVULNDB            ?= https://vuln.go.dev
 GOVULNCHECK_REQUIRED ?= 0
 
 ## lint: gofmt, go vet and staticcheck on both modules (the main one and
-## integration/, with its build tag), then govulncheck (see vulncheck)
+## integration/, with its build tag), go mod tidy (see tidy), then
+## govulncheck (see vulncheck)
 lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -75,16 +76,27 @@ lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags chaos ./chaos/
 	cd integration && $(STATICCHECK) -tags integration ./...
+	@$(MAKE) --no-print-directory tidy
 	@$(MAKE) --no-print-directory vulncheck
 
-## vulncheck: govulncheck on both modules (tools/vulncheck.sh). Its database
+# GO_MODULES: every Go module of the repository (internal/repocheck checks
+# that .github/dependabot.yml lists each go.mod, and that this list does).
+GO_MODULES ?= . integration tools/jaeger tools/prometheus
+
+## tidy: fails when `go mod tidy` would change any module's go.mod or go.sum
+## (go mod tidy -diff, Go 1.23+, prints the change and changes nothing)
+tidy:
+	@for m in $(GO_MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; done
+
+## vulncheck: govulncheck on every module, the tools modules with their
+## build tag (tools/vulncheck.sh). Its database
 ## is not in the module proxy: where GOVULNDB (an http(s) address) does not
 ## answer, as on an offline machine, the committed, dated snapshot
 ## tools/vulndb/osv.tar.gz is used, and the output says so with its date.
 ## GOVULNCHECK_REQUIRED=1 makes an unreachable GOVULNDB an error instead.
 vulncheck: $(GOVULNCHECK)
 	GOVULNCHECK=$(GOVULNCHECK) GOVULNDB=$(GOVULNDB) GOVULNCHECK_REQUIRED=$(GOVULNCHECK_REQUIRED) \
-		tools/vulncheck.sh . integration
+		tools/vulncheck.sh $(GO_MODULES)
 
 # promtool, from the Prometheus module tools/prometheus pins (the version
 # the container tier's Prometheus is built from), with that module's go.sum.

@@ -233,6 +233,20 @@
 //	idle p50 per Kafka hop, (kafka − inprocess) / 3, µs  ≤ 500
 //	idle p99 / p50 kafka, gateway                        ≤ 1.5
 //	idle p99 / p50 inprocess, the work's own             (information)
+//	messaging metrics per record, kretrieve / SDK, ns/op ≤ 0.25
+//	pathway histogram record, kretrieve / SDK, ns/op     ≤ 0.5
+//	  (both: allocs/op 0)
+//	OTLP/JSON metric, log export / SDK's protobuf, ns/op (information)
+//	Tracer.Inject / the library's propagators, allocs/op ≤ 1
+//
+// The last rows are the gates of the hand-written parts (issue 27): each
+// benchmark runs kretrieve's code and the OpenTelemetry SDK doing the same
+// side by side, in the package of the code (kafkatrace
+// BenchmarkMessagingMetrics and BenchmarkInject, pathway
+// BenchmarkPathwayHistogram, tracing BenchmarkOTLPMetricExport and
+// BenchmarkOTLPLogExport), beside the test that they hold the same data
+// (TestMessagingMetricsMatchSDK, TestHistogramMatchesSDK,
+// TestOTLPJSONMatchesSDKExporters, TestInjectAllocatesNoMoreThanLibrary).
 //
 // each marked PASS or MISS (info for the information rows). The micro-benchmarks run once, so their
 // "medians" are single runs. It takes about 4 minutes on 2 cores.

@@ -5,11 +5,12 @@ package consumers
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/internal/backoff"
 )
 
 // partKey names a partition.
@@ -224,11 +225,7 @@ func (p *partition) rewind(ctx context.Context) {
 // maxRewindBackoff, ±20% jitter (so that the partitions of a refusing
 // broker do not all come back at once).
 func rewindBackoff(first time.Duration, n int) time.Duration {
-	d := maxRewindBackoff
-	if n < 32 && first<<n > 0 {
-		d = min(first<<n, maxRewindBackoff)
-	}
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return backoff.Proportional(backoff.Doubling(first, maxRewindBackoff, n), 0.2)
 }
 
 // maxRewindBackoff caps the wait between two rewinds of a partition.

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/internal/backoff"
 	"github.com/kretrieve/kretrieve/otelnames"
 )
 
@@ -26,7 +27,8 @@ type RetryConfig struct {
 	// counting the first. Default: 3 (DefaultAttempts).
 	Attempts int
 	// MinBackoff is the delay before the first retry; each later retry
-	// waits twice as long as the one before, up to MaxBackoff. Default:
+	// waits twice as long as the one before, up to MaxBackoff, each with
+	// equal jitter (between half of the delay and all of it). Default:
 	// 100 ms (DefaultRetryBackoff).
 	MinBackoff time.Duration
 	// MaxBackoff caps the delay between two attempts. Default: 2 s
@@ -44,19 +46,21 @@ func (c RetryConfig) withDefaults() RetryConfig {
 
 // Retry returns middleware that retries transient errors up to
 // cfg.Attempts times in all, sleeping MinBackoff, 2×MinBackoff, … (at most
-// MaxBackoff) between attempts, and counting them in msg.Attempt. Each
-// retry is an event on the process span. It stops early when ctx is done.
+// MaxBackoff) between attempts, each with equal jitter (uniformly between
+// half of it and all of it, so that records failing together do not retry
+// together), and counting them in msg.Attempt. Each retry is an event on
+// the process span, with the wait. It stops early when ctx is done.
 // Permanent errors are returned at once.
 func Retry(cfg RetryConfig) Middleware {
 	cfg = cfg.withDefaults()
 	return func(next Handler) Handler {
 		return func(ctx context.Context, msg *Message) ([]*kgo.Record, error) {
-			wait := cfg.MinBackoff
-			for {
+			for retries := 0; ; retries++ {
 				outs, err := next(ctx, msg)
 				if err == nil || IsPermanent(err) || msg.Attempt >= cfg.Attempts || ctx.Err() != nil {
 					return outs, err
 				}
+				wait := backoff.Equal(backoff.Doubling(cfg.MinBackoff, cfg.MaxBackoff, retries))
 				trace.SpanFromContext(ctx).AddEvent(otelnames.EventRetry, trace.WithAttributes(
 					otelnames.RetryAttempt.Int(msg.Attempt),
 					otelnames.RetryError.String(err.Error()),
@@ -70,7 +74,6 @@ func Retry(cfg RetryConfig) Middleware {
 				case <-t.C:
 				}
 				msg.Attempt++
-				wait = min(2*wait, cfg.MaxBackoff)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/kretrieve/kretrieve/consumers"
+	"github.com/kretrieve/kretrieve/internal/backoff"
 	"github.com/kretrieve/kretrieve/internal/global"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/lag"
@@ -242,7 +243,9 @@ func (f *Follower) Run(ctx context.Context) error {
 
 // start decides where each partition starts (rebuilding the index when
 // its position cannot be resumed from) and sets the catch-up target. It
-// retries until the topic can be listed or ctx is done.
+// retries, about every second (equal jitter: the workers of a restarted
+// cluster do not all ask at once), until the topic can be listed or ctx is
+// done.
 func (f *Follower) start(ctx context.Context) (map[int32]int64, error) {
 	adm := kadm.NewClient(f.admin)
 	for {
@@ -259,7 +262,7 @@ func (f *Follower) start(ctx context.Context) (map[int32]int64, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(backoff.Equal(time.Second)):
 		}
 	}
 }

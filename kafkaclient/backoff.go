@@ -3,8 +3,9 @@
 package kafkaclient
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/kretrieve/kretrieve/internal/backoff"
 )
 
 // Bounds of RetryBackoff: Kafka's Java client defaults, retry.backoff.ms
@@ -25,13 +26,5 @@ const (
 // after the broker answered again, and a revoke waiting for them held the
 // whole group's rebalance (docs/operations.md, Broker restarts).
 func RetryBackoff(fails int) time.Duration {
-	d := MaxRetryBackoff
-	if fails < 1 {
-		fails = 1
-	}
-	if fails <= 4 { // 100 ms << 4 is past the cap
-		d = min(MinRetryBackoff<<(fails-1), MaxRetryBackoff)
-	}
-	jitter := 0.8 + 0.4*rand.Float64()
-	return time.Duration(float64(d) * jitter)
+	return backoff.Proportional(backoff.Doubling(MinRetryBackoff, MaxRetryBackoff, fails-1), 0.2)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kretrieve/kretrieve/internal/backoff"
 )
 
 // DefaultCheckTimeout bounds Check when its timeout is zero.
@@ -156,7 +158,9 @@ const (
 // attempt, then doubling up to 10 s.
 type RetryPolicy struct {
 	// Initial is the delay after the first failed attempt; it doubles after
-	// each one. Default: DefaultRetryInitial.
+	// each one, up to Max, and each wait has equal jitter (between half of
+	// the delay and all of it, so that components started together do not
+	// retry together). Default: DefaultRetryInitial.
 	Initial time.Duration
 	// Max caps the delay. Default: DefaultRetryMax.
 	Max time.Duration
@@ -255,7 +259,7 @@ func WaitCluster(ctx context.Context, c Config, logger *slog.Logger, policy Retr
 		case !errors.Is(err, ErrUnreachable):
 			return "", err
 		}
-		wait := delay
+		wait := backoff.Equal(delay)
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {

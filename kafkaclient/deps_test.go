@@ -11,5 +11,5 @@ import (
 // TestImportsFranzGoAndTheMetricAPIOnly backs the package doc.
 func TestImportsFranzGoAndTheMetricAPIOnly(t *testing.T) {
 	depcheck.OnlyImports(t, depcheck.Imports(t, false), "",
-		"github.com/twmb/franz-go/", "go.opentelemetry.io/otel/metric")
+		"github.com/twmb/franz-go/", "go.opentelemetry.io/otel/metric", "github.com/kretrieve/kretrieve/internal/backoff")
 }

@@ -13,5 +13,6 @@
 // compacted).
 //
 // Secrets (the SASL password) are held in Secret, which never prints its
-// value. The package imports franz-go and the OpenTelemetry metric API only.
+// value. The package imports franz-go, the OpenTelemetry metric API and
+// internal/backoff (the retry delays' jitter) only.
 package kafkaclient

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -100,9 +102,16 @@ func TestWaitReachableUntilTheBrokerStarts(t *testing.T) {
 	if len(msgs) < 2 {
 		t.Fatalf("retry records: %q", msgs)
 	}
-	for i, want := range []string{"kafka not reachable at " + addr + ", retrying in 20ms (attempt 1)", "kafka not reachable at " + addr + ", retrying in 40ms (attempt 2)"} {
-		if msgs[i] != want || levels[i] != slog.LevelWarn {
-			t.Errorf("retry record %d: %s %q, want WARN %q", i, levels[i], msgs[i], want)
+	// Each delay doubles (20 ms, then 40 ms, the cap) and has equal
+	// jitter: the wait logged is within [delay/2, delay].
+	for i, step := range []time.Duration{20 * time.Millisecond, 40 * time.Millisecond} {
+		m := regexp.MustCompile(`^kafka not reachable at (.+), retrying in (\S+) \(attempt (\d+)\)$`).FindStringSubmatch(msgs[i])
+		var wait time.Duration
+		if m != nil {
+			wait, err = time.ParseDuration(m[2])
+		}
+		if m == nil || err != nil || m[1] != addr || m[3] != strconv.Itoa(i+1) || wait < step/2 || wait > step || levels[i] != slog.LevelWarn {
+			t.Errorf("retry record %d: %s %q, want WARN \"kafka not reachable at %s, retrying in [%v, %v] (attempt %d)\"", i, levels[i], msgs[i], addr, step/2, step, i+1)
 		}
 	}
 }

@@ -38,10 +38,12 @@ const hexDigits = "0123456789abcdef"
 
 // AppendTraceparent appends sc's version 00 traceparent to b, keeping only
 // the flags the specification defines (sampled and random), as
-// propagation.TraceContext does.
+// propagation.TraceContext does. It grows b at most once, by the whole
+// TraceparentLen (appending to nil allocates once, not once per doubling).
 func AppendTraceparent(b []byte, sc trace.SpanContext) []byte {
 	tid, sid := sc.TraceID(), sc.SpanID()
 	flags := byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))
+	b = slices.Grow(b, TraceparentLen)
 	b = append(b, '0', '0', '-')
 	for _, c := range tid {
 		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])

@@ -85,6 +85,17 @@ var Targets = []Target{
 	{Label: "freshness p99, 500 documents/s", Num: "BenchmarkFreshness/500-per-s", Unit: "p99-ms", Info: true},
 	{Label: "search p99 ingesting 500/s / idle", Num: "BenchmarkSearchWhileIngesting/ingesting", Den: "BenchmarkSearchWhileIngesting/idle", Unit: "p99-µs", Bound: 1.25, AtMost: true},
 	{Label: "restarted worker ready, index current", Num: "BenchmarkRestartReady", Unit: "ms", Bound: 2000, AtMost: true},
+	// Issue 27, item 8: the hand-written parts against the OpenTelemetry
+	// SDK doing the same (each benchmark runs both side by side; their
+	// equivalence tests sit beside them).
+	{Label: "messaging metrics per record, kretrieve / SDK", Num: "BenchmarkMessagingMetrics/kretrieve", Den: "BenchmarkMessagingMetrics/sdk", Unit: "ns/op", Bound: 0.25, AtMost: true},
+	{Label: "messaging metrics per record, kretrieve", Num: "BenchmarkMessagingMetrics/kretrieve", Unit: "allocs/op", Bound: 0, AtMost: true},
+	{Label: "pathway histogram record, kretrieve / SDK", Num: "BenchmarkPathwayHistogram/kretrieve", Den: "BenchmarkPathwayHistogram/sdk", Unit: "ns/op", Bound: 0.5, AtMost: true},
+	{Label: "pathway histogram record, kretrieve", Num: "BenchmarkPathwayHistogram/kretrieve", Unit: "allocs/op", Bound: 0, AtMost: true},
+	{Label: "OTLP/JSON metric export / SDK's protobuf", Num: "BenchmarkOTLPMetricExport/kretrieve-json", Den: "BenchmarkOTLPMetricExport/sdk-protobuf", Unit: "ns/op", Info: true},
+	{Label: "OTLP/JSON log export / SDK's protobuf", Num: "BenchmarkOTLPLogExport/kretrieve-json", Den: "BenchmarkOTLPLogExport/sdk-protobuf", Unit: "ns/op", Info: true},
+	{Label: "Tracer.Inject / the library's propagators", Num: "BenchmarkInject/span/kretrieve", Den: "BenchmarkInject/span/library", Unit: "allocs/op", Bound: 1, AtMost: true},
+	{Label: "Tracer.Inject / the library's, with tracestate and baggage", Num: "BenchmarkInject/span+state+baggage/kretrieve", Den: "BenchmarkInject/span+state+baggage/library", Unit: "allocs/op", Bound: 1, AtMost: true},
 }
 
 // Status of one evaluated target.

@@ -178,3 +178,37 @@ var sampleRows = []string{
 	"pipeline kafka-traced-100 / kafka-untraced req/s 0.665 ≥ 0.95 MISS 955.7 / 1438 (3, 3)",
 	"pipeline kafka-traced-100 / inprocess req/s 0.571 ≥ 0.80 MISS 955.7 / 1673 (3, 3)",
 }
+
+// TestSDKGateTargets: the issue 27 gates (the hand-written metrics, pathway
+// histogram and OTLP/JSON exporters against the SDK, Tracer.Inject's
+// allocations against the library's) are evaluated from a real output of
+// their benchmarks (testdata/sdkgates.txt, `go test -bench ... -count 3`
+// of kafkatrace, pathway and tracing on the 2-core machine), none missing
+// and each within its bound.
+func TestSDKGateTargets(t *testing.T) {
+	f, err := os.Open("testdata/sdkgates.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parsed, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gates []Target
+	for _, tg := range Targets {
+		for _, b := range []string{"BenchmarkMessagingMetrics/", "BenchmarkPathwayHistogram/", "BenchmarkOTLPMetricExport/", "BenchmarkOTLPLogExport/", "BenchmarkInject/"} {
+			if strings.HasPrefix(tg.Num, b) {
+				gates = append(gates, tg)
+			}
+		}
+	}
+	if len(gates) != 8 {
+		t.Fatalf("%d gate targets, want 8", len(gates))
+	}
+	for _, o := range Evaluate(Medians(parsed.Results), gates) {
+		if o.Status != Pass && o.Status != Info {
+			t.Errorf("%s (%s): %s, value %v", o.Label, o.Unit, o.Status, o.Ratio)
+		}
+	}
+}

@@ -24,10 +24,13 @@ import (
 const fakeGovulncheck = `#!/usr/bin/env bash
 db="$2"
 echo "$PWD $db" >>"$FAKE_LOG"
+[ -z "$FAKE_ARGS" ] || echo "$PWD ${*:3}" >>"$FAKE_ARGS"
 case "$db" in
 http*) echo "govulncheck: fetching vulnerabilities: dial tcp: lookup vuln.go.dev: no such host"; exit 1;;
 file://*) ls "${db#file://}"/GO-*.json >/dev/null 2>&1 || { echo "no OSV entries in $db"; exit 2; }
-  echo "checked against $db"; exit "${FAKE_RC:-0}";;
+  echo "checked against $db"
+  for id in $FAKE_FINDINGS; do echo "Vulnerability #1: $id"; echo "    Some vulnerability"; done
+  exit "${FAKE_RC:-0}";;
 esac
 exit 9
 `
@@ -36,6 +39,12 @@ exit 9
 // module and integration/, and returns its output, exit code and the
 // fake's calls (directory and database).
 func vulncheck(t *testing.T, env ...string) (out string, rc int, calls []string) {
+	t.Helper()
+	return vulncheckModules(t, []string{".", "integration"}, env...)
+}
+
+// vulncheckModules is vulncheck on the modules mods.
+func vulncheckModules(t *testing.T, mods []string, env ...string) (out string, rc int, calls []string) {
 	t.Helper()
 	root, err := srcscan.ModuleRoot()
 	if err != nil {
@@ -46,7 +55,7 @@ func vulncheck(t *testing.T, env ...string) (out string, rc int, calls []string)
 	if err := os.WriteFile(fake, []byte(fakeGovulncheck), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(root, "tools/vulncheck.sh"), ".", "integration")
+	cmd := exec.Command(filepath.Join(root, "tools/vulncheck.sh"), mods...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), append([]string{"GOVULNCHECK=" + fake, "FAKE_LOG=" + log, "GOVULNDB=https://vuln.go.dev"}, env...)...)
 	b, err := cmd.CombinedOutput()
@@ -86,6 +95,50 @@ func TestVulncheckFallsBackToTheSnapshot(t *testing.T) {
 func TestVulncheckFindingsFail(t *testing.T) {
 	if out, rc, _ := vulncheck(t, "FAKE_RC=3"); rc != 3 {
 		t.Fatalf("exit %d on findings, want 3:\n%s", rc, out)
+	}
+}
+
+// TestVulncheckChecksToolsModulesPrograms: make vulncheck goes through
+// every module of GO_MODULES, the tools modules included, and a tools
+// module is checked on the programs its tools.go imports (./... holds no
+// package without the tools tag).
+func TestVulncheckChecksToolsModulesPrograms(t *testing.T) {
+	if out := dryRun(t, "vulncheck", "GOVULNCHECK=/bin/true"); !strings.Contains(out, "tools/vulncheck.sh . integration tools/jaeger tools/prometheus") {
+		t.Errorf("make vulncheck does not check every module:\n%s", out)
+	}
+	args := filepath.Join(t.TempDir(), "args")
+	out, rc, _ := vulncheckModules(t, []string{".", "tools/prometheus"}, "FAKE_ARGS="+args)
+	if rc != 0 {
+		t.Fatalf("exit %d:\n%s", rc, out)
+	}
+	b, err := os.ReadFile(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if !strings.Contains(got, "tools/prometheus github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool\n") {
+		t.Errorf("tools/prometheus not checked on its programs; govulncheck's arguments:\n%s", got)
+	}
+	if !strings.Contains(got, " ./...\n") {
+		t.Errorf("the main module not checked on ./...; govulncheck's arguments:\n%s", got)
+	}
+}
+
+// TestVulncheckAcceptedFindings: findings pass only when every one is
+// listed, for that module, in the accepted file; one more fails.
+func TestVulncheckAcceptedFindings(t *testing.T) {
+	accepted := filepath.Join(t.TempDir(), "accepted")
+	if err := os.WriteFile(accepted, []byte("# module id why\nintegration GO-2025-0001 unreachable in practice\n. GO-2025-0002 no fix\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"FAKE_RC=3", "VULNCHECK_ACCEPTED=" + accepted}
+	out, rc, _ := vulncheckModules(t, []string{"integration"}, append(env, "FAKE_FINDINGS=GO-2025-0001")...)
+	if rc != 0 || !strings.Contains(out, "all 1 findings are accepted") {
+		t.Errorf("accepted finding: exit %d:\n%s", rc, out)
+	}
+	out, rc, _ = vulncheckModules(t, []string{"integration"}, append(env, "FAKE_FINDINGS=GO-2025-0001 GO-2025-0002")...)
+	if rc != 3 || !strings.Contains(out, "GO-2025-0002 is not accepted") {
+		t.Errorf("a finding accepted for another module only: exit %d, want 3:\n%s", rc, out)
 	}
 }
 
@@ -170,5 +223,39 @@ func TestVulndbSnapshotMatchesItsMetadata(t *testing.T) {
 	}
 	if len(meta["commit"]) != 40 || meta["date"] == "" {
 		t.Errorf("SNAPSHOT lacks the golang/vulndb commit or date: %v", meta)
+	}
+}
+
+// TestAcceptedVulnerabilitiesAreExplained: every finding that
+// tools/vulncheck.accepted lets pass names a module of the repository and
+// a reason, and docs/security.md explains it by its id.
+func TestAcceptedVulnerabilitiesAreExplained(t *testing.T) {
+	root, err := srcscan.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "tools/vulncheck.accepted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs/security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 3 || !strings.HasPrefix(f[1], "GO-") {
+			t.Errorf("%q: want <module> <GO id> <why it remains>", strings.TrimSpace(line))
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, f[0], "go.mod")); err != nil {
+			t.Errorf("%s: %s is not a module of the repository", f[1], f[0])
+		}
+		if !strings.Contains(string(doc), f[1]) {
+			t.Errorf("%s (%s) is accepted but docs/security.md does not explain it", f[1], f[0])
+		}
 	}
 }

@@ -17,23 +17,26 @@ import (
 
 // List reads the dead-letter topics from their start offsets to their end
 // offsets as of the call, with a direct (group-less) consumer that commits
-// nothing, and returns the letters in (topic, partition, offset) order: at
-// most limit of them, all when limit is 0. It does not wait for letters
+// nothing, and returns the letters oldest first (by the dead letter's
+// record timestamp, ties in (topic, partition, offset) order): at most
+// limit of them, all when limit is 0. It does not wait for letters
 // written after it was called. A topic that does not exist is an error.
 //
 // clientOpts are the connection options (see kafkaclient.Options); List
 // creates its own clients from them and closes them before returning.
 func List(ctx context.Context, clientOpts []kgo.Opt, topics []string, limit int) ([]deadletters.Letter, error) {
-	// The first limit letters in order come from the first partitions; no
-	// partition contributes more than limit, so reading a partition stops
-	// there and memory stays bounded by limit × partitions.
+	// No partition contributes more than limit of the oldest letters (a
+	// partition's timestamps grow with its offsets: a dead letter is
+	// stamped when it is produced), so reading a partition stops there and
+	// memory stays bounded by limit × partitions.
 	var letters []deadletters.Letter
 	err := Each(ctx, clientOpts, topics, limit, func(l deadletters.Letter) { letters = append(letters, l) })
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
 	slices.SortFunc(letters, func(a, b deadletters.Letter) int {
-		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
+		return cmp.Or(a.Timestamp.Compare(b.Timestamp),
+			cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	if limit > 0 && len(letters) > limit {
 		letters = letters[:limit]

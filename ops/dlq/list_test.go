@@ -17,10 +17,12 @@ import (
 )
 
 // writeListFixture writes five dead letters over two topics and two
-// partitions, one of them with garbage dead-letter headers.
+// partitions, one of them with garbage dead-letter headers, all with the
+// same timestamp (List's ties are in topic, partition, offset order).
 func writeListFixture(e *env) {
 	e.t.Helper()
-	e.produce(
+	now := time.Now().Truncate(time.Millisecond)
+	recs := []*kgo.Record{
 		dltest.Letter{Partition: 1, Key: "r1", Reason: "invalid request: top_k: must be between 1 and 100", ErrorType: deadletters.ErrorTypePermanent,
 			OrigTopic: requests, OrigPart: 1, OrigOffset: 10, Attempts: 1, Traceparent: dltest.Traceparent(traceA, spanA)}.Record(requestsDLQ),
 		dltest.Letter{Partition: 1, Key: "r2", Reason: "search: index closed", ErrorType: deadletters.ErrorTypeTransient,
@@ -36,7 +38,51 @@ func writeListFixture(e *env) {
 		}},
 		dltest.Letter{Partition: 0, Key: "c1", Reason: "load documents: store unavailable", ErrorType: deadletters.ErrorTypeTransient,
 			OrigTopic: candidates, OrigPart: 2, OrigOffset: 99, Attempts: 3}.Record(candidatesDLQ),
+	}
+	for _, r := range recs {
+		r.Timestamp = now
+	}
+	e.produce(recs...)
+}
+
+// TestListSortsOldestFirst: List returns the letters by their timestamps,
+// whatever their topics, partitions and offsets, and a limit keeps the
+// oldest.
+func TestListSortsOldestFirst(t *testing.T) {
+	e := newEnv(t, 2)
+	t0 := time.Now().Truncate(time.Millisecond).Add(-time.Hour)
+	letter := func(topic string, partition int32, key string, age time.Duration) *kgo.Record {
+		r := dltest.Letter{Partition: partition, Key: key, Reason: "x", ErrorType: deadletters.ErrorTypePermanent,
+			OrigTopic: requests, Attempts: 1}.Record(topic)
+		r.Timestamp = t0.Add(age)
+		return r
+	}
+	e.produce(
+		letter(requestsDLQ, 1, "p1-first", 0),
+		letter(requestsDLQ, 1, "p1-second", 2*time.Second),
+		letter(requestsDLQ, 0, "p0-first", 3*time.Second),
+		letter(requestsDLQ, 0, "p0-second", 3*time.Second),
+		letter(candidatesDLQ, 1, "c-oldest", -time.Second),
+		letter(candidatesDLQ, 0, "c-middle", time.Second),
 	)
+	want := []string{"c-oldest", "p1-first", "c-middle", "p1-second", "p0-first", "p0-second"}
+	for _, limit := range []int{0, 2, 5} {
+		letters, err := dlq.List(t.Context(), e.opts, []string{requestsDLQ, candidatesDLQ}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range letters {
+			got = append(got, string(l.Key))
+		}
+		w := want
+		if limit > 0 {
+			w = want[:limit]
+		}
+		if strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("limit %d: letters %q, want oldest first %q", limit, got, w)
+		}
+	}
 }
 
 func TestListReturnsLettersInOrder(t *testing.T) {

@@ -27,7 +27,7 @@ jaeger_pkg="github.com/jaegertracing/jaeger/cmd/jaeger"
 pinned_v1="v1.76.0"
 pinned_v2="v2.13.0"
 
-command -v go >/dev/null 2>&1 || die "'go' not found in PATH; install Go >= 1.24.6 (https://go.dev/dl/)"
+command -v go >/dev/null 2>&1 || die "'go' not found in PATH; install Go >= 1.25 (https://go.dev/dl/)"
 command -v docker >/dev/null 2>&1 || die "'docker' not found in PATH; install Docker (e.g. apt-get install docker.io)"
 [[ -f "${dockerfile}" ]] || die "missing ${dockerfile}"
 [[ -f "${script_dir}/go.mod" && -f "${script_dir}/go.sum" ]] || die "missing ${script_dir}/go.mod or go.sum"
