@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package backoff is the one home of kretrieve's retry delays: a delay that
 // doubles from a first value up to a cap, and the jitter that spreads
 // retries that failed together (clients of a restarted broker, partitions
