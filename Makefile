@@ -81,7 +81,7 @@ lint: $(STATICCHECK)
 
 # GO_MODULES: every Go module of the repository (internal/repocheck checks
 # that .github/dependabot.yml lists each go.mod, and that this list does).
-GO_MODULES ?= . integration tools/jaeger tools/prometheus
+GO_MODULES ?= . integration tools/jaeger tools/prometheus tools/release
 
 ## tidy: fails when `go mod tidy` would change any module's go.mod or go.sum
 ## (go mod tidy -diff, Go 1.23+, prints the change and changes nothing)
