@@ -501,7 +501,7 @@ func summaryLine(s string) string {
 // the manifests' kretrieve image img, with cleanup registered first.
 func runOnNetwork(t *testing.T, img string, opts ...testcontainers.ContainerCustomizer) *testcontainers.DockerContainer {
 	t.Helper()
-	if repo, _, _ := strings.Cut(img, ":"); repo != "kretrieve" && img != kretrieveImage {
+	if repo, _, _ := strings.Cut(img, ":"); repo != "kretrieve/kretrieve" && img != kretrieveImage {
 		t.Fatalf("image %q: this test runs the kretrieve image only", img)
 	}
 	c, err := testcontainers.Run(t.Context(), kretrieveImage, opts...)
