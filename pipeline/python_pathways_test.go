@@ -183,7 +183,7 @@ func TestAStageInPythonPathways(t *testing.T) {
 	// each of its series measured every request, with positive latencies.
 	sums := pythonWindowSums(t, h)
 	for _, hop := range path[3:5] {
-		s := sums[seriesKey{hop.cp, hop.hash, hop.parent}]
+		s := sums[seriesKey(hop)]
 		if s.Edge.Count != n || s.Origin.Count != n || s.Edge.Sum <= 0 || s.Origin.Sum < s.Edge.Sum || s.Edge.Quantile(0.5) <= 0 {
 			t.Errorf("%s over the Python stage's windows: edge %+v, origin %+v; want %d measurements each", hop.cp.Edge(), s.Edge, s.Origin, n)
 		}

@@ -58,7 +58,7 @@ func TestResourceDetectors(t *testing.T) {
 	require.NoError(t, err)
 	attrs := map[string]string{}
 	for _, kv := range res.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	host, err := os.Hostname()
 	require.NoError(t, err)
