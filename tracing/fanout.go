@@ -19,25 +19,27 @@ import (
 // batch is exported to every exporter whatever the others do; the export
 // fails (and is counted as failed) when any of them fails.
 
+// each calls do with every exporter, whatever the others returned, and
+// joins their errors.
+func each[E any](exporters []E, do func(E) error) error {
+	var errs []error
+	for _, e := range exporters {
+		errs = append(errs, do(e))
+	}
+	return errors.Join(errs...)
+}
+
 // fanoutSpans exports spans to each of its exporters.
 type fanoutSpans []sdktrace.SpanExporter
 
 // ExportSpans implements sdktrace.SpanExporter.
 func (f fanoutSpans) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.ExportSpans(ctx, spans))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdktrace.SpanExporter) error { return e.ExportSpans(ctx, spans) })
 }
 
 // Shutdown implements sdktrace.SpanExporter.
 func (f fanoutSpans) Shutdown(ctx context.Context) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdktrace.SpanExporter) error { return e.Shutdown(ctx) })
 }
 
 // fanoutMetrics exports metrics to each of its exporters, which share the
@@ -57,29 +59,17 @@ func (f fanoutMetrics) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggrega
 
 // Export implements sdkmetric.Exporter.
 func (f fanoutMetrics) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.Export(ctx, rm))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdkmetric.Exporter) error { return e.Export(ctx, rm) })
 }
 
 // ForceFlush implements sdkmetric.Exporter.
 func (f fanoutMetrics) ForceFlush(ctx context.Context) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.ForceFlush(ctx))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdkmetric.Exporter) error { return e.ForceFlush(ctx) })
 }
 
 // Shutdown implements sdkmetric.Exporter.
 func (f fanoutMetrics) Shutdown(ctx context.Context) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdkmetric.Exporter) error { return e.Shutdown(ctx) })
 }
 
 // fanoutLogs exports log records to each of its exporters.
@@ -87,29 +77,17 @@ type fanoutLogs []sdklog.Exporter
 
 // Export implements sdklog.Exporter.
 func (f fanoutLogs) Export(ctx context.Context, records []sdklog.Record) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.Export(ctx, records))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdklog.Exporter) error { return e.Export(ctx, records) })
 }
 
 // ForceFlush implements sdklog.Exporter.
 func (f fanoutLogs) ForceFlush(ctx context.Context) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.ForceFlush(ctx))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdklog.Exporter) error { return e.ForceFlush(ctx) })
 }
 
 // Shutdown implements sdklog.Exporter.
 func (f fanoutLogs) Shutdown(ctx context.Context) error {
-	var errs []error
-	for _, e := range f {
-		errs = append(errs, e.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
+	return each(f, func(e sdklog.Exporter) error { return e.Shutdown(ctx) })
 }
 
 // newAll builds an exporter of each kind (skipping the kinds skip

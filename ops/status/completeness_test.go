@@ -93,29 +93,8 @@ func TestCompletenessCapsWaitingAtUnfinished(t *testing.T) {
 // searches wait behind a paused retrieval worker while five of the
 // producer's requests, read before the pause, were answered.
 func TestCompletenessCountsProducersWithoutWindows(t *testing.T) {
-	now := time.Date(2026, 11, 28, 10, 1, 0, 0, time.UTC)
-	bin := now.Add(-60 * time.Second).Unix()
-	req, cand, res := topo.Topics()[0], topo.Topics()[1], topo.Topics()[2]
-	cs := func(dir pathway.Direction, group, topic string, hash, parent, n uint64) pathwaytopic.CohortSeries {
-		return pathwaytopic.CohortSeries{Checkpoint: pathway.Checkpoint{Service: group, Group: group, Topic: topic, Direction: dir},
-			Hash: hash, Parent: parent, Bins: []pathway.CohortCount{{Bin: bin, Count: n}}}
-	}
-	v := pathwaytopic.View{CohortsSince: bin - 300, Cohorts: []pathwaytopic.CohortSeries{
-		cs(pathway.Out, "", req, 1, 0, 6), // the gateway's searches, not read yet
-		// The load's records: its send (hash 99) is in no window.
-		cs(pathway.In, "retrieval", req, 30, 99, 5),
-		cs(pathway.Out, "retrieval", cand, 31, 30, 5),
-		cs(pathway.In, "enrichment", cand, 32, 31, 5),
-		cs(pathway.Out, "enrichment", res, 33, 32, 5),
-	}}
-	c := completenessOf(v, topo, now, 30*time.Second)
-	if c.Entered != 11 || c.Ended != 5 || c.Unfinished != 6 {
-		t.Errorf("entered %d ended %d unfinished %d, want 11 5 6", c.Entered, c.Ended, c.Unfinished)
-	}
-	want := []Waiting{{Where: "retrieval.requests → retrieval", Topic: req, Group: "retrieval", Queued: true, Count: 6}}
-	if !reflect.DeepEqual(c.Waiting, want) {
-		t.Errorf("waiting %+v, want %+v", c.Waiting, want)
-	}
+	// The load's records: its send (hash 99) is in no window.
+	checkSearchesWaiting(t, load{parent: 99, read: 5, answered: 5}, 11, 5)
 }
 
 // TestCompletenessEndsNoMoreThanEntered: a retrieval worker stopped
@@ -126,6 +105,22 @@ func TestCompletenessCountsProducersWithoutWindows(t *testing.T) {
 // waiting behind the stopped worker in the same cohort. Seen in the
 // container tier: 6 searches waiting, 1 or none shown unfinished.
 func TestCompletenessEndsNoMoreThanEntered(t *testing.T) {
+	// The headerless load: read 48, the last window said 47.
+	checkSearchesWaiting(t, load{read: 47, answered: 48}, 53, 47)
+}
+
+// load is a load's pathway beside the gateway's searches: its records'
+// first read (parent: its producer's send, 0 for none), how many the
+// retrieval worker's windows say it read, and how many were answered.
+type load struct {
+	parent, read, answered uint64
+}
+
+// checkSearchesWaiting judges a cohort of 6 searches waiting behind a
+// paused retrieval worker beside ld: the completeness must count entered
+// and ended, and the 6 searches unfinished at retrieval's edge.
+func checkSearchesWaiting(t *testing.T, ld load, entered, ended uint64) {
+	t.Helper()
 	now := time.Date(2026, 11, 28, 10, 1, 0, 0, time.UTC)
 	bin := now.Add(-60 * time.Second).Unix()
 	req, cand, res := topo.Topics()[0], topo.Topics()[1], topo.Topics()[2]
@@ -135,15 +130,14 @@ func TestCompletenessEndsNoMoreThanEntered(t *testing.T) {
 	}
 	v := pathwaytopic.View{CohortsSince: bin - 300, Cohorts: []pathwaytopic.CohortSeries{
 		cs(pathway.Out, "", req, 1, 0, 6), // the gateway's searches, not read yet
-		// The headerless load: read 48, the last window said 47.
-		cs(pathway.In, "retrieval", req, 30, 0, 47),
-		cs(pathway.Out, "retrieval", cand, 31, 30, 47),
-		cs(pathway.In, "enrichment", cand, 32, 31, 48),
-		cs(pathway.Out, "enrichment", res, 33, 32, 48),
+		cs(pathway.In, "retrieval", req, 30, ld.parent, ld.read),
+		cs(pathway.Out, "retrieval", cand, 31, 30, ld.read),
+		cs(pathway.In, "enrichment", cand, 32, 31, ld.answered),
+		cs(pathway.Out, "enrichment", res, 33, 32, ld.answered),
 	}}
 	c := completenessOf(v, topo, now, 30*time.Second)
-	if c.Entered != 53 || c.Ended != 47 || c.Unfinished != 6 {
-		t.Errorf("entered %d ended %d unfinished %d, want 53 47 6", c.Entered, c.Ended, c.Unfinished)
+	if c.Entered != entered || c.Ended != ended || c.Unfinished != 6 {
+		t.Errorf("entered %d ended %d unfinished %d, want %d %d 6", c.Entered, c.Ended, c.Unfinished, entered, ended)
 	}
 	want := []Waiting{{Where: "retrieval.requests → retrieval", Topic: req, Group: "retrieval", Queued: true, Count: 6}}
 	if !reflect.DeepEqual(c.Waiting, want) {
