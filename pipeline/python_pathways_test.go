@@ -144,14 +144,7 @@ func TestAStageInPythonPathways(t *testing.T) {
 	}
 	t.Cleanup(src.Close)
 	n := uint64(len(queries))
-	topics := messages.DefaultTopics()
-	goCps := requestCheckpoints("kretrieve", topics)
-	goCps[3].Topic = "retrieval.rescored"
-	pyCps := []pathway.Checkpoint{
-		{Service: pythonService, Group: "rescore", Topic: topics.Candidates, Direction: pathway.In},
-		{Service: pythonService, Group: "rescore", Topic: "retrieval.rescored", Direction: pathway.Out},
-	}
-	path := chain(0, slices.Concat(goCps[:3], pyCps, goCps[3:])...)
+	path := pythonStagePath()
 	var st status.Status
 	// Every hop counted once per request, and every cohort judged (its
 	// 5 s of origin times over): all requests entered and ended.

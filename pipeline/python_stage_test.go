@@ -239,14 +239,7 @@ func TestAStageInPython(t *testing.T) {
 	// The pathway through the Python stage: Go's checkpoints after it
 	// continue the hash its checkpoints chained, and each is measured once
 	// per request, enrichment's edge from the Python stage's out.
-	topics := messages.DefaultTopics()
-	goCps := requestCheckpoints("kretrieve", topics)
-	goCps[3].Topic = "retrieval.rescored"
-	pyCps := []pathway.Checkpoint{
-		{Service: pythonService, Group: "rescore", Topic: topics.Candidates, Direction: pathway.In},
-		{Service: pythonService, Group: "rescore", Topic: "retrieval.rescored", Direction: pathway.Out},
-	}
-	path := chain(0, slices.Concat(goCps[:3], pyCps, goCps[3:])...)
+	path := pythonStagePath()
 	measuredByGo := slices.Concat(path[:3], path[5:])
 	series := pathwaySeries(t, h.metrics)
 	checkSeries(t, series, exactly(uint64(len(queries)), measuredByGo...))
@@ -255,4 +248,18 @@ func TestAStageInPython(t *testing.T) {
 		t.Errorf("enrichment's edge from the Python stage: %d measurements summing to %v", enrichIn.Edge.Count, enrichIn.Edge.Sum)
 	}
 	t.Logf("pathway through Python: %v", path)
+}
+
+// pythonStagePath is the request's pathway through the Python stage:
+// retrieval's checkpoints, the Python stage's in and out, then enrichment
+// reading its output, and the result.
+func pythonStagePath() []hop {
+	topics := messages.DefaultTopics()
+	goCps := requestCheckpoints("kretrieve", topics)
+	goCps[3].Topic = "retrieval.rescored"
+	pyCps := []pathway.Checkpoint{
+		{Service: pythonService, Group: "rescore", Topic: topics.Candidates, Direction: pathway.In},
+		{Service: pythonService, Group: "rescore", Topic: "retrieval.rescored", Direction: pathway.Out},
+	}
+	return chain(0, slices.Concat(goCps[:3], pyCps, goCps[3:])...)
 }

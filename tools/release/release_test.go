@@ -127,15 +127,7 @@ func archivedBinary(t *testing.T, dist, goos, goarch string) []byte {
 		}
 		return data
 	}
-	f, err := os.Open(filepath.Join(dist, name+".tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := openTarGz(t, filepath.Join(dist, name+".tar.gz"))
 	data, err := fileInTar(zr, name+"/kretrieve")
 	if err != nil {
 		t.Fatalf("%s.tar.gz: %v", name, err)
@@ -194,15 +186,7 @@ func checkQuickStart(t *testing.T, dist string) {
 	}
 	dir := t.TempDir()
 	name := "kretrieve_" + testVersion + "_" + runtime.GOOS + "_" + runtime.GOARCH
-	f, err := os.Open(filepath.Join(dist, name+".tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := openTarGz(t, filepath.Join(dist, name+".tar.gz"))
 	if err := untar(zr, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -283,4 +267,19 @@ func untar(r io.Reader, dir string) error {
 			return err
 		}
 	}
+}
+
+// openTarGz opens the gzip stream of a .tar.gz, closed at the test's end.
+func openTarGz(t *testing.T, p string) *gzip.Reader {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
 }
