@@ -258,6 +258,12 @@ func checkSlowest(t *testing.T, r loadReport, names ...string) {
 
 func readSpansFile(t *testing.T, path string) []spans.Trace {
 	t.Helper()
+	return spans.GroupTraces(readSpans(t, path))
+}
+
+// readSpans reads the spans of a --spans-file.
+func readSpans(t *testing.T, path string) []spans.Span {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +273,7 @@ func readSpansFile(t *testing.T, path string) []spans.Trace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spans.GroupTraces(read)
+	return read
 }
 
 // TestLoadStopsWhenTheBrokerIsGone: an interrupted load whose broker has

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,15 +54,7 @@ func runSpans(t *testing.T, args []string) []spans.Span {
 	if err := run(t.Context(), args, mapEnv(nil), &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	f, err := os.Open(spansFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	read, err := spans.ReadSpans(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := readSpans(t, spansFile)
 	return read
 }
 

@@ -192,15 +192,7 @@ func TestRunPrintsSummaryFromSpans(t *testing.T) {
 	if !strings.Contains(stdout.String(), "slowest request: trace "+slowest.TraceID) || !strings.Contains(stdout.String(), "\n        process retrieval.candidates ") {
 		t.Fatalf("summary text lacks the slowest request's waterfall:\n%s", stdout.String())
 	}
-	f, err := os.Open(spansFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	read, err := spans.ReadSpans(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := readSpans(t, spansFile)
 	traces := spans.GroupTraces(read)
 	if len(traces) != 60 || traces[0].TraceID != slowest.TraceID || traces[0].DurationMS != slowest.DurationMS {
 		t.Fatalf("spans file: %d traces, the first %s %.3f ms; slowest %s %.3f ms", len(traces), traces[0].TraceID, traces[0].DurationMS, slowest.TraceID, slowest.DurationMS)
