@@ -6,7 +6,6 @@ package integration
 
 import (
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,25 +131,7 @@ func checkScrapedExemplars(t *testing.T, promURL, jaegerURL string) {
 	t.Helper()
 	ids := map[string][]string{} // metric → trace ids
 	for _, metric := range []string{"kretrieve_pathway_latency_seconds_bucket", "messaging_process_duration_seconds_bucket"} {
-		var r struct {
-			Status string
-			Error  string
-			Data   []struct {
-				SeriesLabels map[string]string `json:"seriesLabels"`
-				Exemplars    []struct {
-					Labels map[string]string `json:"labels"`
-				} `json:"exemplars"`
-			}
-		}
-		now := time.Now()
-		promGet(t, promURL, "/api/v1/query_exemplars?"+url.Values{
-			"query": {metric},
-			"start": {strconv.FormatInt(now.Add(-15*time.Minute).Unix(), 10)},
-			"end":   {strconv.FormatInt(now.Unix(), 10)},
-		}.Encode(), &r)
-		if r.Status != "success" {
-			t.Fatalf("query_exemplars %s: %s", metric, r.Error)
-		}
+		r := queryExemplars(t, promURL, metric)
 		for _, series := range r.Data {
 			for _, ex := range series.Exemplars {
 				if id := ex.Labels["trace_id"]; len(id) == 32 {

@@ -648,31 +648,42 @@ func checkPrometheusHasNoCanary(t *testing.T, prom, canary string) {
 	}
 }
 
+// exemplarsAnswer is Prometheus's /api/v1/query_exemplars answer.
+type exemplarsAnswer struct {
+	Status string
+	Error  string
+	Data   []struct {
+		SeriesLabels map[string]string `json:"seriesLabels"`
+		Exemplars    []struct {
+			Labels map[string]string `json:"labels"`
+			Value  string            `json:"value"`
+		} `json:"exemplars"`
+	}
+}
+
+// queryExemplars asks Prometheus for the exemplars of metric over the last
+// 15 minutes.
+func queryExemplars(t *testing.T, promURL, metric string) exemplarsAnswer {
+	t.Helper()
+	var r exemplarsAnswer
+	now := time.Now()
+	promGet(t, promURL, "/api/v1/query_exemplars?"+url.Values{
+		"query": {metric},
+		"start": {strconv.FormatInt(now.Add(-15*time.Minute).Unix(), 10)},
+		"end":   {strconv.FormatInt(now.Unix(), 10)},
+	}.Encode(), &r)
+	if r.Status != "success" {
+		t.Fatalf("query_exemplars %s: %s", metric, r.Error)
+	}
+	return r
+}
+
 // checkExemplars: the pathway latency histogram's exemplars reach
 // Prometheus, and every exemplar of a latency the tail sampler keeps (over
 // twice its threshold) names a trace Jaeger returns.
 func checkExemplars(t *testing.T, tp *telemetryPath, policy samplingPolicy) {
 	t.Helper()
-	var r struct {
-		Status string
-		Error  string
-		Data   []struct {
-			SeriesLabels map[string]string `json:"seriesLabels"`
-			Exemplars    []struct {
-				Labels map[string]string `json:"labels"`
-				Value  string            `json:"value"`
-			} `json:"exemplars"`
-		}
-	}
-	now := time.Now()
-	promGet(t, tp.promURL, "/api/v1/query_exemplars?"+url.Values{
-		"query": {"kretrieve_pathway_latency_seconds_bucket"},
-		"start": {strconv.FormatInt(now.Add(-15*time.Minute).Unix(), 10)},
-		"end":   {strconv.FormatInt(now.Unix(), 10)},
-	}.Encode(), &r)
-	if r.Status != "success" {
-		t.Fatalf("query_exemplars: %s", r.Error)
-	}
+	r := queryExemplars(t, tp.promURL, "kretrieve_pathway_latency_seconds_bucket")
 	total, slow, found := 0, 0, 0
 	for _, series := range r.Data {
 		for _, ex := range series.Exemplars {
