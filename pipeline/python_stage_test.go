@@ -4,13 +4,11 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
 	"github.com/kretrieve/kretrieve/internal/testutil/syncbuf"
 	"github.com/kretrieve/kretrieve/messages"
+	"github.com/kretrieve/kretrieve/ops/spans"
 	"github.com/kretrieve/kretrieve/pathway"
 	"github.com/kretrieve/kretrieve/pipeline"
 )
@@ -37,94 +36,28 @@ type otlpJSONSink struct {
 	spans []span
 }
 
-// otlpJSON is the part of an OTLP/JSON trace export the test reads.
-type otlpJSON struct {
-	ResourceSpans []struct {
-		Resource struct {
-			Attributes []otlpJSONAttr `json:"attributes"`
-		} `json:"resource"`
-		ScopeSpans []struct {
-			Spans []struct {
-				TraceID      string         `json:"traceId"`
-				SpanID       string         `json:"spanId"`
-				ParentSpanID string         `json:"parentSpanId"`
-				Name         string         `json:"name"`
-				Kind         int            `json:"kind"`
-				Start        string         `json:"startTimeUnixNano"`
-				End          string         `json:"endTimeUnixNano"`
-				Attributes   []otlpJSONAttr `json:"attributes"`
-				Links        []struct {
-					SpanID string `json:"spanId"`
-				} `json:"links"`
-			} `json:"spans"`
-		} `json:"scopeSpans"`
-	} `json:"resourceSpans"`
-}
-
-type otlpJSONAttr struct {
-	Key   string `json:"key"`
-	Value struct {
-		String *string  `json:"stringValue"`
-		Int    *string  `json:"intValue"`
-		Double *float64 `json:"doubleValue"`
-		Bool   *bool    `json:"boolValue"`
-	} `json:"value"`
-}
-
-func (a otlpJSONAttr) value() any {
-	v := a.Value
-	switch {
-	case v.String != nil:
-		return *v.String
-	case v.Int != nil:
-		n, _ := strconv.ParseInt(*v.Int, 10, 64)
-		return n
-	case v.Double != nil:
-		return *v.Double
-	case v.Bool != nil:
-		return *v.Bool
-	}
-	return nil
-}
-
-func unixNano(s string) time.Time {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return time.Unix(0, n)
-}
-
 func (s *otlpJSONSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req otlpJSON
 	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/json" {
 		http.Error(w, "want a JSON trace export on /v1/traces", http.StatusBadRequest)
 		return
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&req); err != nil {
+	read, err := spans.ReadOTLPJSON(http.MaxBytesReader(w, r.Body, 8<<20))
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	kinds := map[int]string{1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		service := ""
-		for _, a := range rs.Resource.Attributes {
-			if a.Key == "service.name" {
-				service, _ = a.value().(string)
-			}
+	for _, in := range read {
+		sp := span{TraceID: in.TraceID, SpanID: in.SpanID, ParentID: in.ParentSpanID, Name: in.Name, Kind: in.Kind,
+			Attrs: map[string]any{}, Start: time.Unix(0, in.StartTimeUnixNano), End: time.Unix(0, in.EndTimeUnixNano), Service: in.Service}
+		for _, a := range in.Attributes {
+			sp.Attrs[a.Key] = a.Value
 		}
-		for _, ss := range rs.ScopeSpans {
-			for _, in := range ss.Spans {
-				sp := span{TraceID: in.TraceID, SpanID: in.SpanID, ParentID: in.ParentSpanID, Name: in.Name, Kind: kinds[in.Kind],
-					Attrs: map[string]any{}, Start: unixNano(in.Start), End: unixNano(in.End), Service: service}
-				for _, a := range in.Attributes {
-					sp.Attrs[a.Key] = a.value()
-				}
-				for _, l := range in.Links {
-					sp.Links = append(sp.Links, l.SpanID)
-				}
-				s.spans = append(s.spans, sp)
-			}
+		for _, l := range in.Links {
+			sp.Links = append(sp.Links, l.SpanID)
 		}
+		s.spans = append(s.spans, sp)
 	}
 	w.WriteHeader(http.StatusOK)
 }

@@ -5,6 +5,7 @@ package spans
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,27 @@ func TestOTLPJSONVariants(t *testing.T) {
 	var bad jaegerV3Response
 	if err := json.Unmarshal([]byte(`{"result":{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"aa","spanId":"01","startTimeUnixNano":"soon"}]}]}]}}`), &bad); err == nil {
 		t.Fatal("a malformed integer accepted")
+	}
+}
+
+// TestReadOTLPJSON reads an OTLP/HTTP JSON trace export as an exporter
+// posts it: the service, kind, times, parent, attributes and links.
+func TestReadOTLPJSON(t *testing.T) {
+	body := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"py"}}]},
+	"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","parentSpanId":"00f067aa0ba902b7",
+	"name":"process retrieval.candidates","kind":5,"startTimeUnixNano":"1000","endTimeUnixNano":"3000",
+	"attributes":[{"key":"messaging.kafka.offset","value":{"intValue":"42"}}],"links":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"00f067aa0ba902b7"}]}]}]}]}`
+	got, err := ReadOTLPJSON(strings.NewReader(body))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ReadOTLPJSON: %v, %d spans", err, len(got))
+	}
+	s := got[0]
+	off, _ := s.Attr("messaging.kafka.offset")
+	if s.Service != "py" || s.Kind != "consumer" || s.ParentSpanID != "00f067aa0ba902b7" || s.StartTimeUnixNano != 1000 || s.EndTimeUnixNano != 3000 ||
+		off != int64(42) || len(s.Links) != 1 || s.Links[0].SpanID != "00f067aa0ba902b7" {
+		t.Errorf("span %+v", s)
+	}
+	if _, err := ReadOTLPJSON(strings.NewReader(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"x"}]}]}]}`)); err == nil {
+		t.Error("a span without ids was read")
 	}
 }

@@ -3,7 +3,9 @@
 package spans
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -91,6 +93,18 @@ type otlpEnum string
 func (e *otlpEnum) UnmarshalJSON(b []byte) error {
 	*e = otlpEnum(strings.Trim(string(b), `"`))
 	return nil
+}
+
+// ReadOTLPJSON reads an OTLP/JSON trace export (the body an OTLP/HTTP
+// exporter with http/json posts to /v1/traces, or a TracesData file).
+func ReadOTLPJSON(r io.Reader) ([]Span, error) {
+	var req struct {
+		ResourceSpans []otlpResourceSpans `json:"resourceSpans"`
+	}
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		return nil, fmt.Errorf("OTLP JSON traces: %w", err)
+	}
+	return fromOTLPJSON(req.ResourceSpans)
 }
 
 // otlpKinds are the span kinds by their OTLP enum number.
