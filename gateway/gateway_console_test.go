@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kretrieve/kretrieve/gateway"
 	"github.com/kretrieve/kretrieve/internal/testutil/poll"
@@ -99,7 +100,8 @@ func TestConsoleSearchesCountInMaxInFlight(t *testing.T) {
 		}))
 	base := "http://" + addr
 	// Searches that hold the API's slots until the test ends (before the
-	// server drains).
+	// server drains). Nothing else is sent until both are in: a request
+	// sent between them would take the second one's slot.
 	hold, stopHolding := context.WithCancel(context.Background())
 	defer stopHolding()
 	for i := range maxInFlight {
@@ -111,17 +113,27 @@ func TestConsoleSearchesCountInMaxInFlight(t *testing.T) {
 			}
 		}()
 	}
-	// Full once a malformed request is refused before its body is read.
-	full := poll.Wait(20*time.Second, func() bool {
-		resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader("{"))
-		if err != nil {
-			return false
+	// Full once both searches were admitted and sent (the broker never
+	// acknowledges them, so each waits its timeout in its slot).
+	sent := func() int {
+		n := 0
+		for _, s := range sg.spans.Started() {
+			if s.SpanKind() == trace.SpanKindProducer {
+				n++
+			}
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusServiceUnavailable
-	})
-	if !full {
-		t.Fatal("the API never reached its in-flight limit")
+		return n
+	}
+	if !poll.Wait(20*time.Second, func() bool { return sent() >= maxInFlight }) {
+		t.Fatalf("%d of the %d searches were sent", sent(), maxInFlight)
+	}
+	resp, err := http.Post(base+"/v1/search", "application/json", strings.NewReader("{"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a search with %d searches in flight (--max-in-flight %d): %d; want 503", maxInFlight, maxInFlight, resp.StatusCode)
 	}
 	for i := range 5 {
 		req, _ := http.NewRequest(http.MethodPost, base+"/console/api/search", strings.NewReader(`{"query":"gzip"}`))
