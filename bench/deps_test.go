@@ -10,8 +10,8 @@ import (
 )
 
 // TestImportsOfKretrieve backs the package doc: the benchmarks import, of
-// kretrieve, only kafkatrace, pathway, tracing, internal/otlpwire and
-// broker/brokertest, and nothing in the module imports the package.
+// kretrieve, only bench/relay, kafkatrace, pathway and broker/brokertest,
+// and nothing in the module imports the package.
 func TestImportsOfKretrieve(t *testing.T) {
 	var ours []string
 	for _, imp := range depcheck.Imports(t, true) {
@@ -20,8 +20,8 @@ func TestImportsOfKretrieve(t *testing.T) {
 		}
 	}
 	depcheck.OnlyImports(t, ours, "",
-		depcheck.Module+"/kafkatrace", depcheck.Module+"/pathway", depcheck.Module+"/tracing",
-		depcheck.Module+"/internal/otlpwire", depcheck.Module+"/broker/brokertest",
+		depcheck.Module+"/bench/relay", depcheck.Module+"/kafkatrace", depcheck.Module+"/pathway",
+		depcheck.Module+"/broker/brokertest",
 		depcheck.Module+"/internal/testutil/depcheck") // this test
 	depcheck.NotImportedBy(t, depcheck.Module+"/bench", depcheck.Module+"/...")
 }

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kretrieve/kretrieve/bench/relay"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/pathway"
 )
@@ -22,11 +24,11 @@ func TestRelayTraceLinkage(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())), sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 
-	r := newRelay(t, kretrieveInstrumentation(tp, kafkatrace.NewMetrics(), false), n)
-	if err := r.run(t.Context()); err != nil {
+	r := relay.New(t, brokertest.NewBroker(t, relay.Partitions).Addr(), relay.Kretrieve(tp, kafkatrace.NewMetrics(), false), n)
+	if err := r.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r.close() // no span is started once the worker and the consumer stop
+	r.Close() // no span is started once the worker and the consumer stop
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	spans := map[trace.SpanID]sdktrace.ReadOnlySpan{}
@@ -34,14 +36,14 @@ func TestRelayTraceLinkage(t *testing.T) {
 		byName[s.Name()] = append(byName[s.Name()], s)
 		spans[s.SpanContext().SpanID()] = s
 	}
-	for _, name := range []string{"send " + r.topicA, "wait " + r.topicA, "process " + r.topicA, "send " + r.topicB, "wait " + r.topicB, "process " + r.topicB} {
+	for _, name := range []string{"send " + r.TopicA, "wait " + r.TopicA, "process " + r.TopicA, "send " + r.TopicB, "wait " + r.TopicB, "process " + r.TopicB} {
 		if got := len(byName[name]); got != n {
 			t.Errorf("%d %q spans, want %d", got, name, n)
 		}
 	}
 
 	roots := map[trace.TraceID]bool{}
-	for _, s := range byName["send "+r.topicA] {
+	for _, s := range byName["send "+r.TopicA] {
 		if s.Parent().IsValid() {
 			t.Errorf("producer send span has parent %v, want a root", s.Parent())
 		}
@@ -50,9 +52,9 @@ func TestRelayTraceLinkage(t *testing.T) {
 	if len(roots) != n {
 		t.Fatalf("%d distinct traces from the producer, want %d", len(roots), n)
 	}
-	for _, s := range byName["process "+r.topicB] {
+	for _, s := range byName["process "+r.TopicB] {
 		// process B ← send B ← process A ← send A, all in the producer's trace.
-		chain := []string{"send " + r.topicB, "process " + r.topicA, "send " + r.topicA}
+		chain := []string{"send " + r.TopicB, "process " + r.TopicA, "send " + r.TopicA}
 		cur := s
 		for _, want := range chain {
 			parent, ok := spans[cur.Parent().SpanID()]
@@ -82,20 +84,20 @@ func TestRelayPathways(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 	m := kafkatrace.NewMetrics()
 
-	r := newRelay(t, kretrieveInstrumentation(tp, m, true), n)
-	if err := r.run(t.Context()); err != nil {
+	r := relay.New(t, brokertest.NewBroker(t, relay.Partitions).Addr(), relay.Kretrieve(tp, m, true), n)
+	if err := r.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r.close()
+	r.Close()
 
 	if ended := len(rec.Ended()); ended != 0 {
 		t.Errorf("%d spans ended at 0%% sampling", ended)
 	}
 	want := []pathway.Checkpoint{
-		{Service: "relay-" + roleProducer, Topic: r.topicA, Direction: pathway.Out},
-		{Service: "relay-" + roleWorker, Group: relayGroup, Topic: r.topicA, Direction: pathway.In},
-		{Service: "relay-" + roleWorker, Group: relayGroup, Topic: r.topicB, Direction: pathway.Out},
-		{Service: "relay-" + roleConsumer, Topic: r.topicB, Direction: pathway.In},
+		{Service: "relay-" + relay.RoleProducer, Topic: r.TopicA, Direction: pathway.Out},
+		{Service: "relay-" + relay.RoleWorker, Group: relay.Group, Topic: r.TopicA, Direction: pathway.In},
+		{Service: "relay-" + relay.RoleWorker, Group: relay.Group, Topic: r.TopicB, Direction: pathway.Out},
+		{Service: "relay-" + relay.RoleConsumer, Topic: r.TopicB, Direction: pathway.In},
 	}
 	got := map[pathway.Checkpoint]kafkatrace.PathwayStats{}
 	for _, s := range m.Pathways() {

@@ -11,6 +11,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kretrieve/kretrieve/bench/relay"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 )
 
 const (
@@ -27,7 +30,7 @@ const (
 	pacedMaxLatency = time.Minute
 )
 
-// pacedVariants are the relayVariants BenchmarkRelayPaced runs.
+// pacedVariants are the relay.Variants BenchmarkRelayPaced runs.
 var pacedVariants = []string{"untraced", "kotel", "kretrieve-100"}
 
 // BenchmarkRelayPaced relays b.N records (after pacedWarmup unmeasured ones)
@@ -35,21 +38,12 @@ var pacedVariants = []string{"untraced", "kotel", "kretrieve-100"}
 // percentiles of each record's end-to-end latency; see the package doc.
 func BenchmarkRelayPaced(b *testing.B) {
 	for _, name := range pacedVariants {
-		v, ok := relayVariantNamed(name)
+		v, ok := relay.VariantNamed(name)
 		if !ok {
 			b.Fatalf("no relay variant %q", name)
 		}
-		b.Run(v.name, func(b *testing.B) { benchmarkRelayPaced(b, v, PacedRate) })
+		b.Run(v.Name, func(b *testing.B) { benchmarkRelayPaced(b, v, PacedRate) })
 	}
-}
-
-func relayVariantNamed(name string) (relayVariant, bool) {
-	for _, v := range relayVariants {
-		if v.name == name {
-			return v, true
-		}
-	}
-	return relayVariant{}, false
 }
 
 // monoBase is the origin of the stamps: durations since it are read from
@@ -98,7 +92,7 @@ func pacer(rate int, onMeasureStart func(due time.Time)) func(ctx context.Contex
 		if i == pacedWarmup {
 			onMeasureStart(start.Add(time.Duration(i) * interval))
 		}
-		value := make([]byte, relayValueSize)
+		value := make([]byte, relay.ValueSize)
 		stamp(value, i, time.Now())
 		return value, nil
 	}
@@ -114,11 +108,11 @@ type pacedResult struct {
 // runPaced relays r.n records, the first pacedWarmup of them unmeasured, at
 // rate records per second. onMeasureStart is called when the measurement
 // starts (to reset a benchmark's timer).
-func runPaced(ctx context.Context, tb testing.TB, r *relay, rate int, onMeasureStart func()) (pacedResult, error) {
+func runPaced(ctx context.Context, tb testing.TB, r *relay.Relay, rate int, onMeasureStart func()) (pacedResult, error) {
 	res := pacedResult{latency: hdrhistogram.New(1, pacedMaxLatency.Microseconds(), 3)}
 	var last time.Time // when the last record was received
 	var stampErr error
-	r.observe = func(rec *kgo.Record, received time.Time) {
+	r.Observe = func(rec *kgo.Record, received time.Time) {
 		seq, sent, err := unstamp(rec.Value)
 		if err != nil {
 			stampErr = err
@@ -131,7 +125,7 @@ func runPaced(ctx context.Context, tb testing.TB, r *relay, rate int, onMeasureS
 	}
 	var start time.Time
 	var cpu0 time.Duration
-	err := r.runWith(ctx, pacer(rate, func(due time.Time) {
+	err := r.RunWith(ctx, pacer(rate, func(due time.Time) {
 		onMeasureStart()
 		// The measurement starts when record pacedWarmup was due, not when
 		// it went out: a producer behind schedule catches up faster than
@@ -147,25 +141,16 @@ func runPaced(ctx context.Context, tb testing.TB, r *relay, rate int, onMeasureS
 	if stampErr != nil {
 		return res, stampErr
 	}
-	if got, want := res.latency.TotalCount(), int64(r.n-pacedWarmup); got != want {
+	if got, want := res.latency.TotalCount(), int64(r.N-pacedWarmup); got != want {
 		return res, fmt.Errorf("%d latencies recorded, want %d", got, want)
 	}
 	return res, nil
 }
 
-func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
-	inst := untraced
-	var p *providers
-	if v.sampler != nil {
-		p = newProviders(b, v)
-		if v.kotel {
-			inst = kotelInstrumentation(p.tp, p.mp)
-		} else {
-			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways)
-		}
-	}
-	r := newRelay(b, inst, pacedWarmup+b.N)
-	ctx, cancel := context.WithTimeout(b.Context(), relayTimeout)
+func benchmarkRelayPaced(b *testing.B, v relay.Variant, rate int) {
+	inst, p := v.Instrument(b)
+	r := relay.New(b, brokertest.NewBroker(b, relay.Partitions).Addr(), inst, pacedWarmup+b.N)
+	ctx, cancel := context.WithTimeout(b.Context(), relay.Timeout)
 	defer cancel()
 
 	b.ResetTimer()
@@ -183,11 +168,20 @@ func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
 	b.ReportMetric(float64(res.latency.ValueAtQuantile(99.9)), "p99.9-µs")
 	b.ReportMetric(float64(res.latency.Max()), "max-µs")
 	if p != nil {
-		if err := p.shutdown(); err != nil {
+		if err := p.Shutdown(); err != nil {
 			b.Fatalf("shutdown tracer provider: %v", err)
 		}
-		ended, exported := p.counts.ended.Load(), p.counts.exported.Load()
-		b.ReportMetric(float64(ended)/float64(r.n), "spans/msg")
+		ended, exported := p.Counts.Ended.Load(), p.Counts.Exported.Load()
+		b.ReportMetric(float64(ended)/float64(r.N), "spans/msg")
 		b.ReportMetric(float64(ended-exported), "dropped-spans")
 	}
+}
+
+// cpuTime returns the user+system CPU time of the whole process.
+func cpuTime(tb testing.TB) time.Duration {
+	cpu, err := relay.ProcessCPU()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cpu
 }

@@ -5,10 +5,13 @@ package bench
 import (
 	"testing"
 	"time"
+
+	"github.com/kretrieve/kretrieve/bench/relay"
+	"github.com/kretrieve/kretrieve/broker/brokertest"
 )
 
 func TestStampRoundTrip(t *testing.T) {
-	value := make([]byte, relayValueSize)
+	value := make([]byte, relay.ValueSize)
 	at := time.Now()
 	stamp(value, 12345, at)
 	seq, got, err := unstamp(value)
@@ -24,7 +27,7 @@ func TestStampRoundTrip(t *testing.T) {
 // each record after the warm-up has one latency and that the rate held.
 func TestRelayPacedMeasuresEveryRecord(t *testing.T) {
 	const n, rate = 300, 5000
-	r := newRelay(t, untraced, pacedWarmup+n)
+	r := relay.New(t, brokertest.NewBroker(t, relay.Partitions).Addr(), relay.Untraced, pacedWarmup+n)
 	measuring := false
 	res, err := runPaced(t.Context(), t, r, rate, func() { measuring = true })
 	if err != nil {

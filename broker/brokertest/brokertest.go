@@ -14,12 +14,19 @@ import (
 // partition count (0: 6) and returns its address.
 func NewBroker(tb testing.TB, partitions int) *broker.Broker {
 	tb.Helper()
-	// No retention: tests seed records with old timestamps (an hour or
-	// more, to measure lag) that the broker's default would delete.
-	b, err := broker.Start(broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: partitions, Retention: -1, RetentionBytes: -1})
+	b, err := broker.Start(Config(partitions))
 	if err != nil {
 		tb.Fatalf("start broker: %v", err)
 	}
 	tb.Cleanup(b.Close)
 	return b
+}
+
+// Config is the configuration NewBroker starts its broker with: a free
+// 127.0.0.1 port, the given default partition count (0: 6) and no
+// retention (tests seed records with old timestamps, an hour or more, to
+// measure lag, which the broker's default would delete). A test that runs
+// its broker in another process starts it with the same.
+func Config(partitions int) broker.Config {
+	return broker.Config{Listen: "127.0.0.1:0", DefaultPartitions: partitions, Retention: -1, RetentionBytes: -1}
 }
