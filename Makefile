@@ -16,10 +16,12 @@ all: lint test build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/kretrieve
 
-## test: every test, with the race detector (needs no Docker), and the
+## test: every test, with the race detector (needs no Docker), of the main
+## module and of bench/peers (the peers' benchmark module), and the
 ## alerting rules' unit tests (alerts)
 test: alerts
 	$(GO) test -race -count=1 ./...
+	cd bench/peers && $(GO) test -race -count=1 ./...
 
 ## chaos: the chaos test (chaos/, build tag chaos): kretrieve processes under
 ## load through SIGKILLs and SIGTERMs of every stage, partitions added, a broker
@@ -65,23 +67,25 @@ GOVULNDB            ?= https://vuln.go.dev
 # 1: fail when GOVULNDB cannot be reached instead of using the snapshot.
 GOVULNCHECK_REQUIRED ?= 0
 
-## lint: gofmt, go vet and staticcheck on both modules (the main one and
-## integration/, with its build tag), go mod tidy (see tidy), then
+## lint: gofmt, go vet and staticcheck on the main module, integration/
+## (with its build tag) and bench/peers, go mod tidy (see tidy), then
 ## govulncheck (see vulncheck)
 lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags chaos ./chaos/
 	cd integration && $(GO) vet -tags integration ./...
+	cd bench/peers && $(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags chaos ./chaos/
 	cd integration && $(STATICCHECK) -tags integration ./...
+	cd bench/peers && $(STATICCHECK) ./...
 	@$(MAKE) --no-print-directory tidy
 	@$(MAKE) --no-print-directory vulncheck
 
 # GO_MODULES: every Go module of the repository (internal/repocheck checks
 # that .github/dependabot.yml lists each go.mod, and that this list does).
-GO_MODULES ?= . integration tools/jaeger tools/prometheus tools/release
+GO_MODULES ?= . integration tools/jaeger tools/prometheus tools/release bench/peers
 
 ## tidy: fails when `go mod tidy` would change any module's go.mod or go.sum
 ## (go mod tidy -diff, Go 1.23+, prints the change and changes nothing)
@@ -146,7 +150,8 @@ bench-ab: $(BENCHSTAT)
 	tools/bench-ab.sh $(BASE) $(BENCHSTAT) $(BENCH_ROUNDS) $(BENCH_AB_OUT)
 
 ## bench: the hot paths' micro-benchmarks (-benchmem), then BENCH_ROUNDS rounds
-## of the relay, paced relay, pipeline, paced pipeline and idle latency benchmarks (each
+## of the relay, paced relay, peers (bench/peers: the relay against kotel and Datadog's
+## Data Streams, broker out of process), pipeline, paced pipeline and idle latency benchmarks (each
 ## round runs every variant side by side; the paced pipeline's two each in its own
 ## process, their order alternating from round to round), all saved to BENCH_OUT; then the
 ## performance targets from the medians (bench/benchratio). See bench/doc.go.
@@ -155,6 +160,7 @@ bench:
 	for i in $$(seq $(BENCH_ROUNDS)); do \
 		$(GO) test -run='^$$' -bench='^BenchmarkRelay$$' -benchtime=20000x ./bench/ 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkRelayPaced$$' -benchtime=10000x ./bench/ 2>&1 | tee -a $(BENCH_OUT); \
+		(cd bench/peers && $(GO) test -run='^$$' -bench='^BenchmarkPeers$$' -benchtime=20000x .) 2>&1 | tee -a $(BENCH_OUT); \
 		$(GO) test -run='^$$' -bench='^BenchmarkPipeline$$' -benchtime=3000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \
 		for v in $$(if [ $$((i % 2)) = 1 ]; then echo $(PACED_VARIANTS); else echo $(PACED_VARIANTS) | tr ' ' '\n' | tac; fi); do \
 			$(GO) test -run='^$$' -bench="^BenchmarkPipelinePaced\$$/^$$v\$$" -benchtime=1000x ./pipeline/ 2>&1 | tee -a $(BENCH_OUT); \

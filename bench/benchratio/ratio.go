@@ -27,6 +27,9 @@ type Target struct {
 	// a lower bound (for throughput).
 	Bound  float64
 	AtMost bool
+	// Strict makes the bound strict: the value must be below it (with
+	// AtMost) or above it, not equal.
+	Strict bool
 	// Hops makes the target a difference shared out: (Num's median −
 	// Den's median) / Hops, compared with Bound as an absolute value (what
 	// each Kafka hop adds to a request, say).
@@ -95,7 +98,32 @@ var Targets = []Target{
 	{Label: "OTLP/JSON metric export / SDK's protobuf", Num: "BenchmarkOTLPMetricExport/kretrieve-json", Den: "BenchmarkOTLPMetricExport/sdk-protobuf", Unit: "ns/op", Info: true},
 	{Label: "OTLP/JSON log export / SDK's protobuf", Num: "BenchmarkOTLPLogExport/kretrieve-json", Den: "BenchmarkOTLPLogExport/sdk-protobuf", Unit: "ns/op", Info: true},
 	{Label: "Tracer.Inject / the library's propagators", Num: "BenchmarkInject/span/kretrieve", Den: "BenchmarkInject/span/library", Unit: "allocs/op", Bound: 1, AtMost: true},
+	// Issue 28: kretrieve against its peers at production sampling, the
+	// CPU of the client process alone per record, the broker in a process
+	// of its own (bench/peers BenchmarkPeers, side by side).
+	{Label: "client CPU, broker apart: kretrieve-1-pathways / untraced", Num: "BenchmarkPeers/kretrieve-1-pathways", Den: "BenchmarkPeers/untraced", Unit: "client-cpu-µs/msg", Bound: 1.15, AtMost: true},
+	{Label: "client CPU, broker apart: kretrieve-0-pathways / untraced", Num: "BenchmarkPeers/kretrieve-0-pathways", Den: "BenchmarkPeers/untraced", Unit: "client-cpu-µs/msg", Bound: 1.10, AtMost: true},
+	{Label: "client CPU, broker apart: kretrieve-1-pathways / kotel-1", Num: "BenchmarkPeers/kretrieve-1-pathways", Den: "BenchmarkPeers/kotel-1", Unit: "client-cpu-µs/msg", Bound: 1, AtMost: true, Strict: true},
+	{Label: "client CPU, broker apart: kretrieve-1-pathways / dsm", Num: "BenchmarkPeers/kretrieve-1-pathways", Den: "BenchmarkPeers/dsm", Unit: "client-cpu-µs/msg", Bound: 1, AtMost: true},
+	{Label: "client CPU, broker apart: kretrieve-0-pathways / dsm", Num: "BenchmarkPeers/kretrieve-0-pathways", Den: "BenchmarkPeers/dsm", Unit: "client-cpu-µs/msg", Bound: 1, AtMost: true},
+	{Label: "client CPU, broker apart: kotel-1 / untraced", Num: "BenchmarkPeers/kotel-1", Den: "BenchmarkPeers/untraced", Unit: "client-cpu-µs/msg", Info: true},
+	{Label: "client CPU, broker apart: kotel-0 / untraced", Num: "BenchmarkPeers/kotel-0", Den: "BenchmarkPeers/untraced", Unit: "client-cpu-µs/msg", Info: true},
+	{Label: "client CPU, broker apart: dsm / untraced", Num: "BenchmarkPeers/dsm", Den: "BenchmarkPeers/untraced", Unit: "client-cpu-µs/msg", Info: true},
 	{Label: "Tracer.Inject / the library's, with tracestate and baggage", Num: "BenchmarkInject/span+state+baggage/kretrieve", Den: "BenchmarkInject/span+state+baggage/library", Unit: "allocs/op", Bound: 1, AtMost: true},
+}
+
+// met reports whether value meets the target's bound.
+func (t Target) met(value float64) bool {
+	switch {
+	case t.AtMost && t.Strict:
+		return value < t.Bound
+	case t.AtMost:
+		return value <= t.Bound
+	case t.Strict:
+		return value > t.Bound
+	default:
+		return value >= t.Bound
+	}
 }
 
 // Status of one evaluated target.
@@ -140,7 +168,7 @@ func Evaluate(medians map[string]Summary, targets []Target) []Outcome {
 			o.Status = Info
 		} else if !math.IsNaN(o.Ratio) {
 			o.Status = Miss
-			if t.AtMost && o.Ratio <= t.Bound || !t.AtMost && o.Ratio >= t.Bound {
+			if t.met(o.Ratio) {
 				o.Status = Pass
 			}
 		}
@@ -155,8 +183,13 @@ func Print(w io.Writer, outcomes []Outcome) error {
 	fmt.Fprintln(tw, "ratio\tmetric\tvalue\ttarget\tresult\tmedians (runs)")
 	for _, o := range outcomes {
 		bound := "≥ "
-		if o.AtMost {
+		switch {
+		case o.AtMost && o.Strict:
+			bound = "< "
+		case o.AtMost:
 			bound = "≤ "
+		case o.Strict:
+			bound = "> "
 		}
 		switch {
 		case o.Info:

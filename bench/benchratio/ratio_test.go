@@ -34,8 +34,13 @@ func TestEvaluate(t *testing.T) {
 		{Label: "per hop, missing benchmark", Num: "C", Den: "A", Unit: "p99-µs", Hops: 2, Bound: 25, AtMost: true},
 		{Label: "informational ratio", Num: "B", Den: "A", Unit: "req/s", Info: true},
 		{Label: "informational, missing", Num: "B", Den: "C", Unit: "req/s", Info: true},
+		{Label: "strictly below, met", Num: "B", Den: "A", Unit: "req/s", Bound: 0.81, AtMost: true, Strict: true},
+		{Label: "strictly below, missed at the bound", Num: "B", Den: "A", Unit: "req/s", Bound: 0.8, AtMost: true, Strict: true},
+		{Label: "strictly above, met", Num: "B", Den: "A", Unit: "req/s", Bound: 0.79, Strict: true},
+		{Label: "strictly above, missed at the bound", Num: "B", Den: "A", Unit: "req/s", Bound: 0.8, Strict: true},
 	}
-	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing, Pass, Miss, Pass, Pass, Missing, Pass, Miss, Missing, Info, Missing}
+	want := []string{Pass, Miss, Pass, Miss, Missing, Missing, Missing, Pass, Miss, Pass, Pass, Missing, Pass, Miss, Missing, Info, Missing,
+		Pass, Miss, Pass, Miss}
 	for i, o := range Evaluate(medians, targets) {
 		if o.Status != want[i] {
 			t.Errorf("%s: %s (ratio %v), want %s", o.Label, o.Status, o.Ratio, want[i])
