@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package bench holds end-to-end benchmarks of kretrieve's Kafka tracing
-// against an in-process broker (kfake through broker/brokertest). It has no
-// non-test code; it imports kafkatrace, pathway (to check the relay's
-// pathway checkpoints), tracing (for its batch defaults and metric
-// producer), internal/otlpwire and broker/brokertest (and the test helper
+// against a kfake broker, in the benchmark's process (broker/brokertest)
+// or in a process of its own. It has no non-test code: the relay's harness
+// is the package bench/relay, which the nested module bench/peers uses
+// too. The tests import bench/relay, kafkatrace, pathway (to check the
+// relay's pathway checkpoints) and broker/brokertest (and the test helper
 // internal/testutil/depcheck, which checks this) and nothing else of
 // kretrieve, and nothing imports it.
 //
@@ -26,6 +27,10 @@
 //	                        gets), queue of 1<<20 spans so nothing drops
 //	kotel-otlpwire          kotel exporting with kretrieve's otlpwire: how
 //	                        much of the difference is the exporter
+//	kotel-1                 kotel with ParentBased(TraceIDRatioBased(0.01)),
+//	                        kretrieve-1's sampler: the peer at production
+//	                        sampling (no pathways: kotel has none)
+//	kotel-0                 kotel with ParentBased(TraceIDRatioBased(0))
 //	kretrieve-100           kafkatrace.Tracer hooks on producer and worker,
 //	                        StartProcess/EndProcess in worker and consumer;
 //	                        ParentBased(AlwaysSample), WithParentBasedSampling;
@@ -82,6 +87,55 @@
 // benchstat (golang.org/x/perf/cmd/benchstat) prints those medians per
 // sub-benchmark from the saved output, and `make bench` prints the targets'
 // ratios (see below).
+//
+// The relay's code (the relay, the instrumentations, the providers, the
+// variants and their measurement) is package bench/relay.
+//
+// # The relay with the broker apart: the client's own CPU
+//
+// BenchmarkRelayClient runs BenchmarkRelay's variants with the broker (the
+// same kfake configuration, topics and partitions) in a process of its
+// own: bench/relay.StartBrokerProcess re-executes the test binary, whose
+// TestMain serves a broker (relay.ServeBrokerIfAsked) and prints its
+// address; it stops when its standard input ends (the benchmark closes it
+// at cleanup, or the benchmark's process ended) and in any case after 30
+// minutes. Instead of cpu-µs/msg it reports
+//
+//	client-cpu-µs/msg  user+system CPU of the benchmark's process alone
+//	                   (getrusage RUSAGE_SELF: the three clients, their
+//	                   instrumentation, the SDK and the sink; not the
+//	                   broker) per record: what a user's process pays
+//	broker-cpu-µs/msg  the broker process's own, for comparison
+//
+//	go test -run '^$' -bench '^BenchmarkRelayClient$' -benchtime 20000x ./bench/
+//
+// # The peers benchmark (bench/peers)
+//
+// BenchmarkPeers, in the nested module bench/peers (its own go.mod, so
+// that kretrieve's never depends on Datadog's tracer), runs the relay with
+// the broker apart, as BenchmarkRelayClient, with the variants a user would
+// compare side by side: untraced, kotel, kotel-1, kotel-0, kretrieve-100,
+// kretrieve-1, kretrieve-1-pathways, kretrieve-0, kretrieve-0-pathways, and
+//
+//	dsm                     Datadog Data Streams Monitoring: dd-trace-go
+//	                        v2's datastreams checkpoints set by kgo hooks as
+//	                        its franz-go contrib sets them (out on every
+//	                        produce, in on every fetch with the group for
+//	                        the worker, the pathway carried in the
+//	                        dd-pathway-ctx-base64 header, the worker's
+//	                        commit offsets tracked), without the contrib's
+//	                        spans; the tracer runs only its Data Streams
+//	                        processor, sending to a discarding agent sink on
+//	                        127.0.0.1, with an intake queue of 1<<20 points
+//	                        so that none is dropped
+//
+// It reports msgs/s, client-cpu-µs/msg and broker-cpu-µs/msg (and, for the
+// OpenTelemetry variants, spans/msg and dropped-spans). TestDSMCheckpoints
+// checks that the dsm variant does checkpoint: every record of topic B has
+// the pathway header, and the payloads sent to the agent sink hold the four
+// checkpoints, chained. Intended invocation:
+//
+//	cd bench/peers && go test -run '^$' -bench '^BenchmarkPeers$' -benchtime 20000x .
 //
 // # The paced relay benchmark
 //
@@ -207,6 +261,7 @@
 //
 //	go test -run '^$' -bench '^BenchmarkRelay$' -benchtime 20000x ./bench/
 //	go test -run '^$' -bench '^BenchmarkRelayPaced$' -benchtime 10000x ./bench/
+//	(cd bench/peers && go test -run '^$' -bench '^BenchmarkPeers$' -benchtime 20000x .)
 //	go test -run '^$' -bench '^BenchmarkPipeline$' -benchtime 3000x ./pipeline/
 //	go test -run '^$' -bench '^BenchmarkPipelinePaced$/^<variant>$' -benchtime 1000x ./pipeline/  (each variant, their order alternating)
 //	go test -run '^$' -bench '^BenchmarkIdleLatency$' -benchtime 300x ./pipeline/
@@ -238,6 +293,13 @@
 //	  (both: allocs/op 0)
 //	OTLP/JSON metric, log export / SDK's protobuf, ns/op (information)
 //	Tracer.Inject / the library's propagators, allocs/op ≤ 1
+//	client CPU, broker apart (BenchmarkPeers, client-cpu-µs/msg):
+//	  kretrieve-1-pathways / untraced                    ≤ 1.15
+//	  kretrieve-0-pathways / untraced                    ≤ 1.10
+//	  kretrieve-1-pathways / kotel-1                     < 1
+//	  kretrieve-1-pathways / dsm                         ≤ 1
+//	  kretrieve-0-pathways / dsm                         ≤ 1
+//	  kotel-1, kotel-0, dsm / untraced                   (information)
 //
 // The last rows are the gates of the hand-written parts (issue 27): each
 // benchmark runs kretrieve's code and the OpenTelemetry SDK doing the same
