@@ -76,7 +76,7 @@ const dsmIntake = 1 << 20
 // StartTracer starts dd-trace-go's global tracer with Data Streams
 // Monitoring on, sending to the agent at agentURL, as the service
 // "relay", with its instrumentation telemetry, remote configuration,
-// startup logs and logging off, and stops it at tb's cleanup. No span is
+// AppSec, startup logs and logging off, and stops it at tb's cleanup. No span is
 // started by DSM: the tracer runs only its Data Streams processor, which
 // aggregates the checkpoints on its own goroutine and sends them every
 // 10 s and on tracer.Flush.
@@ -85,6 +85,7 @@ func StartTracer(tb testing.TB, agentURL string) {
 	tb.Setenv("DD_INSTRUMENTATION_TELEMETRY_ENABLED", "false")
 	tb.Setenv("DD_REMOTE_CONFIGURATION_ENABLED", "false")
 	tb.Setenv("DD_TRACE_STARTUP_LOGS", "false")
+	tb.Setenv("DD_APPSEC_ENABLED", "false")
 	err := tracer.Start(
 		tracer.WithAgentURL(agentURL),
 		tracer.WithService("relay"),
