@@ -217,3 +217,34 @@ func TestSDKGateTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPeersSample prints the table of three real rounds of
+// bench/peers BenchmarkPeers at -benchtime 20000x (testdata/peers.txt, on
+// a loaded 2-core machine) and checks the client-CPU rows against its
+// medians, worked out by hand: client-cpu-µs/msg untraced 3.285, 3.103,
+// 3.318; kotel-1 15.26, 17.32, 15.38; dsm 12.08, 12.23, 11.94;
+// kretrieve-1-pathways 7.476, 9.036, 7.629; kretrieve-0-pathways 8.338,
+// 9.063, 7.780; the strict bound prints as "<".
+func TestReportPeersSample(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"testdata/peers.txt"}, nil, &out, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	t.Log("\n" + out.String())
+	rows := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		rows[strings.Join(strings.Fields(line), " ")] = true
+	}
+	for _, want := range []string{
+		"client CPU, broker apart: kretrieve-1-pathways / untraced client-cpu-µs/msg 2.322 ≤ 1.15 MISS 7.63 / 3.29 (3, 3)",
+		"client CPU, broker apart: kretrieve-0-pathways / untraced client-cpu-µs/msg 2.538 ≤ 1.10 MISS 8.34 / 3.29 (3, 3)",
+		"client CPU, broker apart: kretrieve-1-pathways / kotel-1 client-cpu-µs/msg 0.496 < 1.00 PASS 7.63 / 15.4 (3, 3)",
+		"client CPU, broker apart: kretrieve-1-pathways / dsm client-cpu-µs/msg 0.632 ≤ 1.00 PASS 7.63 / 12.1 (3, 3)",
+		"client CPU, broker apart: kretrieve-0-pathways / dsm client-cpu-µs/msg 0.690 ≤ 1.00 PASS 8.34 / 12.1 (3, 3)",
+		"client CPU, broker apart: dsm / untraced client-cpu-µs/msg 3.677 - info 12.1 / 3.29 (3, 3)",
+	} {
+		if !rows[want] {
+			t.Errorf("no row %q", want)
+		}
+	}
+}
