@@ -132,20 +132,15 @@ func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p 
 // startProcess starts the process span under parent (whose remote span
 // context is remote) and records the wait span. The process span is a new
 // root at a trust boundary.
+//
+// Both spans start with the few attributes a sampler needs, prebuilt per
+// topic, and get the rest in one SetAttributes once they are known to be
+// recording: the SDK then copies each attribute once, and an unsampled
+// record builds none. The attribute slices are pooled: the SDK copies what
+// it is given.
 func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
-	// Under a sampled parent the process span will almost surely be
-	// sampled: all its attributes go in at start, in one slice. Otherwise
-	// only the few a sampler needs go in at start, and the rest once the
-	// span turns out to be recording, so an unsampled record builds none.
-	// The attribute slices are pooled: the SDK copies what it is given.
-	buf := getAttrs()
-	defer putAttrs(buf)
-	attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(r.Topic))
-	full := remote.IsSampled() && !t.boundary
-	if full {
-		attrs = t.appendProcessAttrs(attrs, p, r, remote)
-	}
-	startOpts := []trace.SpanStartOption{consumerKind, trace.WithTimestamp(now), trace.WithAttributes(attrs...)}
+	startOpts := make([]trace.SpanStartOption, 0, 5)
+	startOpts = append(startOpts, consumerKind, trace.WithTimestamp(now), p.names.processAttrs)
 	if remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
@@ -156,9 +151,15 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 	if !span.IsRecording() {
 		return ctx, span, qw
 	}
-	if !full {
-		span.SetAttributes(t.appendProcessAttrs(attrs[:0], p, r, remote)...)
+	buf := getAttrs()
+	defer putAttrs(buf)
+	// The record key's hash is shared by the process and wait spans.
+	var key attribute.KeyValue
+	if r.Key != nil {
+		key = keyHash(r.Key)
 	}
+	attrs := t.appendProcessAttrs(*buf, p, r, remote, key)
+	span.SetAttributes(attrs...)
 	if len(t.bagAttrs) > 0 {
 		t.setBaggageAttrs(parent, span)
 	}
@@ -170,19 +171,21 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 	if !remote.IsValid() || t.boundary {
 		waitParent = ctx
 	}
-	attrs = append(attrs[:0], semconv.MessagingSystemKafka, semconv.MessagingDestinationName(r.Topic))
-	attrs = t.appendConsumedAttrs(attrs, p, r)
-	attrs = append(attrs,
-		otelnames.QueueWaitTimestampType.String(qw.TimestampType),
-		otelnames.QueueWaitMS.Float64(float64(qw.Wait)/float64(time.Millisecond)),
-	)
-	if highWatermark >= 0 {
-		attrs = append(attrs, otelnames.QueueWaitOffsetLag.Int64(max(highWatermark-r.Offset-1, 0)))
+	_, wait := t.tracer.Start(waitParent, p.names.wait, internalKind, trace.WithTimestamp(qw.Start), p.names.waitAttrs)
+	if wait.IsRecording() {
+		attrs = t.appendConsumedAttrs(attrs[:0], p, r, key)
+		attrs = append(attrs,
+			otelnames.QueueWaitTimestampType.String(qw.TimestampType),
+			otelnames.QueueWaitMS.Float64(float64(qw.Wait)/float64(time.Millisecond)),
+		)
+		if highWatermark >= 0 {
+			attrs = append(attrs, otelnames.QueueWaitOffsetLag.Int64(max(highWatermark-r.Offset-1, 0)))
+		}
+		if qw.Skew > 0 {
+			attrs = append(attrs, otelnames.QueueWaitClockSkew.Bool(true), otelnames.QueueWaitClockSkewMS.Float64(float64(qw.Skew)/float64(time.Millisecond)))
+		}
+		wait.SetAttributes(attrs...)
 	}
-	if qw.Skew > 0 {
-		attrs = append(attrs, otelnames.QueueWaitClockSkew.Bool(true), otelnames.QueueWaitClockSkewMS.Float64(float64(qw.Skew)/float64(time.Millisecond)))
-	}
-	_, wait := t.tracer.Start(waitParent, p.names.wait, internalKind, trace.WithTimestamp(qw.Start), trace.WithAttributes(attrs...))
 	wait.End(trace.WithTimestamp(qw.End))
 	*buf = attrs[:0]
 	return ctx, span, qw
@@ -190,8 +193,8 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 
 // appendProcessAttrs appends the process span's attributes beyond the three
 // set at start.
-func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext) []attribute.KeyValue {
-	attrs = t.appendConsumedAttrs(attrs, p, r)
+func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext, key attribute.KeyValue) []attribute.KeyValue {
+	attrs = t.appendConsumedAttrs(attrs, p, r, key)
 	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpProcess))
 	if !remote.IsValid() && (tracecontext.HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
 		attrs = append(attrs, otelnames.TraceContextInvalid.Bool(true))
@@ -201,15 +204,16 @@ func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionStat
 
 // appendConsumedAttrs appends the attributes shared by wait and process
 // spans beyond messaging.system and the destination: the partition's cached
-// ones and the record's own.
-func (t *Tracer) appendConsumedAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record) []attribute.KeyValue {
+// ones and the record's own; key is the record key's hash attribute (the
+// zero KeyValue for a record without a key).
+func (t *Tracer) appendConsumedAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, key attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs, p.consumed...)
 	attrs = append(attrs,
 		semconv.MessagingKafkaOffset(int(r.Offset)),
 		semconv.MessagingMessageBodySize(len(r.Value)),
 	)
-	if r.Key != nil {
-		attrs = append(attrs, keyHash(r.Key))
+	if key.Valid() {
+		attrs = append(attrs, key)
 	}
 	return attrs
 }

@@ -33,11 +33,16 @@ var (
 // traceparent, tracestate and baggage headers already there) and stores the
 // span and the produce time in r.Context for OnProduceRecordUnbuffered.
 //
+// The span starts with the attributes a sampler needs (messaging.system,
+// the operation type and the destination) and gets all the others in one
+// go at the acknowledgement, when it is recording: the SDK then copies each
+// attribute once, and an unsampled record builds none.
+//
 // With [WithParentBasedSampling], a record whose Context is unsampled gets no
 // span: the Context's trace context is injected as it is. A record whose
 // Context has no span starts a new trace: its send span starts with only
-// its kind (the sampler decides on the trace id) and gets its attributes
-// once it turns out to be sampled.
+// its kind (the sampler decides on the trace id) and gets all its
+// attributes at the acknowledgement.
 func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	ctx := r.Context
 	if ctx == nil {
@@ -56,50 +61,28 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		// A new trace under a parent-based sampler, which decides on the
 		// trace id alone: the span starts with nothing but its kind, so
 		// that an unsampled root (99% of them at 1%) costs only the SDK's
-		// decision, and gets its attributes once it turns out to be
-		// recording.
+		// decision.
 		ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, rootSendOpts...)
-		if span.IsRecording() {
-			buf := getAttrs()
-			attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
-			attrs = t.appendSendAttrs(attrs, r)
-			span.SetAttributes(attrs...)
-			*buf = attrs[:0]
-			putAttrs(buf)
-		}
-		sc.Context, sc.span = ctx, span
+		sc.Context, sc.span, sc.bare = ctx, span, true
 		t.inject(ctx, r, sc)
 		r.Context = sc
 		return
 	}
-	// As in StartProcess: all attributes at start under a sampled parent,
-	// otherwise only once the span is known to be recording.
-	buf := getAttrs()
-	defer putAttrs(buf)
-	attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
-	full := trace.SpanContextFromContext(ctx).IsSampled()
-	if full {
-		attrs = t.appendSendAttrs(attrs, r)
-	}
 	// The span starts when the pathway checkpoint is taken, so that the
 	// two agree exactly.
-	opts := []trace.SpanStartOption{producerKind, trace.WithTimestamp(start), trace.WithAttributes(attrs...)}
+	opts := make([]trace.SpanStartOption, 0, 4)
+	opts = append(opts, producerKind, trace.WithTimestamp(start), t.namesFor(r.Topic).sendAttrs)
 	if links, ok := ctx.Value(linksKey{}).([]trace.Link); ok {
 		opts = append(opts, trace.WithLinks(links...))
 	}
 	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, opts...)
-	if !full && span.IsRecording() {
-		attrs = t.appendSendAttrs(attrs[:0], r)
-		span.SetAttributes(attrs...)
-	}
-	*buf = attrs[:0]
 	sc.Context, sc.span = ctx, span
 	t.inject(ctx, r, sc)
 	r.Context = sc
 }
 
-// appendSendAttrs appends the send span's attributes known before the ack,
-// beyond the three set at start.
+// appendSendAttrs appends the send span's attributes beyond the three it
+// starts with, known before the ack.
 func (t *Tracer) appendSendAttrs(attrs []attribute.KeyValue, r *kgo.Record) []attribute.KeyValue {
 	attrs = append(attrs, t.common...)
 	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
@@ -126,6 +109,10 @@ type sendContext struct {
 	context.Context
 	start time.Time
 	span  trace.Span
+	// bare: span started without any attribute (a new trace under a
+	// parent-based sampler), so the three start attributes go in at the
+	// ack with the others.
+	bare bool
 	// traceparent, pathway and headers are the storage of the headers
 	// the hook writes: a record without headers gets headers as its
 	// header slice.
@@ -167,16 +154,22 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	if span == nil || !span.IsRecording() {
 		return
 	}
+	buf := getAttrs()
+	attrs := *buf
+	if sc.bare {
+		attrs = append(attrs, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
+	}
+	attrs = t.appendSendAttrs(attrs, r)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 	} else {
-		span.SetAttributes(
-			t.partition(r.Topic, r.Partition).partitionID,
-			semconv.MessagingKafkaOffset(int(r.Offset)),
-		)
+		attrs = append(attrs, t.partition(r.Topic, r.Partition).partitionID, semconv.MessagingKafkaOffset(int(r.Offset)))
 	}
+	span.SetAttributes(attrs...)
+	*buf = attrs[:0]
+	putAttrs(buf)
 	span.End()
 }
 

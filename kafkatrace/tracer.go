@@ -172,6 +172,11 @@ type Tracer struct {
 
 type topicNames struct {
 	send, wait, process string
+	// sendAttrs, waitAttrs and processAttrs are the attributes each kind
+	// of span starts with (the ones a sampler needs), built once per
+	// topic so that passing them costs no allocation; the rest are set
+	// once the span is known to be recording.
+	sendAttrs, waitAttrs, processAttrs trace.SpanStartOption
 	// in and out are the topic's pathway checkpoints; nil without
 	// pathways.
 	in, out *checkpointInfo
@@ -258,10 +263,14 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 	if n, ok := t.topics.Load(topic); ok {
 		return n.(*topicNames)
 	}
+	dest := semconv.MessagingDestinationName(topic)
 	names := &topicNames{
-		send:    otelnames.SendSpan(topic),
-		wait:    otelnames.WaitSpan(topic),
-		process: otelnames.ProcessSpan(topic),
+		send:         otelnames.SendSpan(topic),
+		wait:         otelnames.WaitSpan(topic),
+		process:      otelnames.ProcessSpan(topic),
+		sendAttrs:    trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, dest),
+		waitAttrs:    trace.WithAttributes(semconv.MessagingSystemKafka, dest),
+		processAttrs: trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, dest),
 	}
 	if t.pathways {
 		names.in = newCheckpoint(t.service, t.group, topic, pathway.In)
