@@ -140,7 +140,7 @@ func (t *Tracer) started(ctx context.Context, span trace.Span, r *kgo.Record, p 
 // it is given.
 func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, r *kgo.Record, highWatermark int64, p *partitionState, qw QueueWait, now time.Time) (context.Context, trace.Span, QueueWait) {
 	startOpts := make([]trace.SpanStartOption, 0, 5)
-	startOpts = append(startOpts, consumerKind, trace.WithTimestamp(now), p.names.processAttrs)
+	startOpts = append(startOpts, consumerKind, trace.WithTimestamp(now), p.processStart)
 	if remote.IsValid() {
 		startOpts = append(startOpts, trace.WithLinks(trace.Link{SpanContext: remote}))
 	}
@@ -191,23 +191,29 @@ func (t *Tracer) startProcess(parent context.Context, remote trace.SpanContext, 
 	return ctx, span, qw
 }
 
-// appendProcessAttrs appends the process span's attributes beyond the three
-// set at start.
+// appendProcessAttrs appends the process span's attributes beyond those
+// it starts with (partitionState.processStart).
 func (t *Tracer) appendProcessAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, remote trace.SpanContext, key attribute.KeyValue) []attribute.KeyValue {
-	attrs = t.appendConsumedAttrs(attrs, p, r, key)
-	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpProcess))
+	attrs = append(attrs, p.processRest...)
+	attrs = t.appendRecordAttrs(attrs, r, key)
 	if !remote.IsValid() && (tracecontext.HeaderCarrier{Record: r}).Get(tracecontext.TraceparentHeader) != "" {
 		attrs = append(attrs, otelnames.TraceContextInvalid.Bool(true))
 	}
 	return attrs
 }
 
-// appendConsumedAttrs appends the attributes shared by wait and process
-// spans beyond messaging.system and the destination: the partition's cached
-// ones and the record's own; key is the record key's hash attribute (the
-// zero KeyValue for a record without a key).
+// appendConsumedAttrs appends the wait span's attributes shared with the
+// process span beyond messaging.system and the destination: the
+// partition's cached ones and the record's own; key is the record key's
+// hash attribute (the zero KeyValue for a record without a key).
 func (t *Tracer) appendConsumedAttrs(attrs []attribute.KeyValue, p *partitionState, r *kgo.Record, key attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs, p.consumed...)
+	return t.appendRecordAttrs(attrs, r, key)
+}
+
+// appendRecordAttrs appends a consumed record's own attributes: offset,
+// body size and key hash.
+func (t *Tracer) appendRecordAttrs(attrs []attribute.KeyValue, r *kgo.Record, key attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs,
 		semconv.MessagingKafkaOffset(int(r.Offset)),
 		semconv.MessagingMessageBodySize(len(r.Value)),

@@ -33,8 +33,9 @@ var (
 // traceparent, tracestate and baggage headers already there) and stores the
 // span and the produce time in r.Context for OnProduceRecordUnbuffered.
 //
-// The span starts with the attributes a sampler needs (messaging.system,
-// the operation type and the destination) and gets all the others in one
+// The span starts with the attributes a sampler needs (the messaging
+// conventions' sampling-relevant ones known before the partition: system,
+// operation name and type, destination, server) and gets all the others in one
 // go at the acknowledgement, when it is recording: the SDK then copies each
 // attribute once, and an unsampled record builds none.
 //
@@ -81,11 +82,11 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	r.Context = sc
 }
 
-// appendSendAttrs appends the send span's attributes beyond the three it
-// starts with, known before the ack.
+// appendSendAttrs appends the send span's attributes beyond those it
+// starts with (topicNames.sendStart), known before the ack.
 func (t *Tracer) appendSendAttrs(attrs []attribute.KeyValue, r *kgo.Record) []attribute.KeyValue {
-	attrs = append(attrs, t.common...)
-	attrs = append(attrs, semconv.MessagingOperationName(otelnames.OpSend), semconv.MessagingMessageBodySize(len(r.Value)))
+	attrs = append(attrs, t.client...)
+	attrs = append(attrs, semconv.MessagingMessageBodySize(len(r.Value)))
 	if r.Key != nil {
 		attrs = append(attrs, keyHash(r.Key))
 	}
@@ -157,7 +158,7 @@ func (t *Tracer) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	buf := getAttrs()
 	attrs := *buf
 	if sc.bare {
-		attrs = append(attrs, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
+		attrs = append(attrs, t.namesFor(r.Topic).sendStart...)
 	}
 	attrs = t.appendSendAttrs(attrs, r)
 	if err != nil {

@@ -80,15 +80,17 @@ func TestSpansStartWithSamplingAttributes(t *testing.T) {
 	in := &kgo.Record{Topic: "a", Partition: 2, Offset: 7, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers}
 	ctx, span, qw := tr.StartProcess(context.Background(), in, 10)
 	// Under the sampled process span, a produced record's send span
-	// starts with the three sampling attributes.
+	// starts with the sampling attributes.
 	out := &kgo.Record{Topic: "c", Value: []byte("v"), Context: ctx}
 	tr.OnProduceRecordBuffered(out)
 	tr.OnProduceRecordUnbuffered(out, nil)
 	tr.EndProcess(ctx, in, qw.End, span, nil, "")
 
+	// The messaging conventions' sampling-relevant attributes
+	// (model/messaging/spans.yaml), the partition where it is known.
 	wantStart := map[string][]string{
-		"send c":    {"messaging.system", "messaging.operation.type", "messaging.destination.name"},
-		"process a": {"messaging.system", "messaging.operation.type", "messaging.destination.name"},
+		"send c":    {"messaging.system", "messaging.operation.name", "messaging.operation.type", "messaging.destination.name", "server.address", "server.port"},
+		"process a": {"messaging.system", "messaging.operation.name", "messaging.operation.type", "messaging.destination.name", "messaging.destination.partition.id", "server.address", "server.port"},
 		"wait a":    {"messaging.system", "messaging.destination.name"},
 	}
 	for name, want := range wantStart {

@@ -142,6 +142,8 @@ type Tracer struct {
 	group       string
 	clusterID   string               // "": unknown
 	common      []attribute.KeyValue // client id, cluster id, server address/port
+	client      []attribute.KeyValue // client id, cluster id
+	server      []attribute.KeyValue // server address/port
 	metrics     *Metrics             // nil: no metrics
 	parentBased bool
 	// boundary: process spans are new roots linked to the record's
@@ -172,11 +174,15 @@ type Tracer struct {
 
 type topicNames struct {
 	send, wait, process string
-	// sendAttrs, waitAttrs and processAttrs are the attributes each kind
-	// of span starts with (the ones a sampler needs), built once per
-	// topic so that passing them costs no allocation; the rest are set
-	// once the span is known to be recording.
-	sendAttrs, waitAttrs, processAttrs trace.SpanStartOption
+	// sendStart are the attributes a send span starts with: the messaging
+	// conventions' sampling-relevant ones known before the partition
+	// (system, operation name and type, destination, server). sendAttrs
+	// and waitAttrs are the send and wait spans' start options, built once
+	// per topic so that passing them costs no allocation; the rest are set
+	// once the span is known to be recording. A process span's start
+	// attributes are its partition's (partitionState.processStart).
+	sendStart            []attribute.KeyValue
+	sendAttrs, waitAttrs trace.SpanStartOption
 	// in and out are the topic's pathway checkpoints; nil without
 	// pathways.
 	in, out *checkpointInfo
@@ -200,6 +206,12 @@ type partitionState struct {
 	consumed []attribute.KeyValue
 	// partitionID is messaging.destination.partition.id.
 	partitionID attribute.KeyValue
+	// processStart is the process span's start option: the messaging
+	// conventions' sampling-relevant attributes (system, operation name
+	// and type, destination, partition, server). processRest are the
+	// partition's other process span attributes: client id, group.
+	processStart trace.SpanStartOption
+	processRest  []attribute.KeyValue
 	// inCache and outCache are the pathway series last used by the
 	// partition's consumed and produced records.
 	inCache, outCache atomic.Pointer[pathwaySeries]
@@ -239,17 +251,18 @@ func New(opts ...Option) *Tracer {
 		t.bagAttrs = append(t.bagAttrs, baggageAttr{k, otelnames.Baggage(k)})
 	}
 	if c.clientID != "" {
-		t.common = append(t.common, semconv.MessagingClientID(c.clientID))
+		t.client = append(t.client, semconv.MessagingClientID(c.clientID))
 	}
 	if c.clusterID != "" {
-		t.common = append(t.common, otelnames.KafkaClusterID.String(c.clusterID))
+		t.client = append(t.client, otelnames.KafkaClusterID.String(c.clusterID))
 	}
 	if host, port, err := net.SplitHostPort(c.server); err == nil {
-		t.common = append(t.common, semconv.ServerAddress(host))
+		t.server = append(t.server, semconv.ServerAddress(host))
 		if p, err := strconv.Atoi(port); err == nil {
-			t.common = append(t.common, semconv.ServerPort(p))
+			t.server = append(t.server, semconv.ServerPort(p))
 		}
 	}
+	t.common = append(slices.Clip(t.client), t.server...)
 	return t
 }
 
@@ -265,13 +278,13 @@ func (t *Tracer) namesFor(topic string) *topicNames {
 	}
 	dest := semconv.MessagingDestinationName(topic)
 	names := &topicNames{
-		send:         otelnames.SendSpan(topic),
-		wait:         otelnames.WaitSpan(topic),
-		process:      otelnames.ProcessSpan(topic),
-		sendAttrs:    trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, dest),
-		waitAttrs:    trace.WithAttributes(semconv.MessagingSystemKafka, dest),
-		processAttrs: trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess, dest),
+		send:      otelnames.SendSpan(topic),
+		wait:      otelnames.WaitSpan(topic),
+		process:   otelnames.ProcessSpan(topic),
+		sendStart: append([]attribute.KeyValue{semconv.MessagingSystemKafka, semconv.MessagingOperationName(otelnames.OpSend), semconv.MessagingOperationTypeSend, dest}, t.server...),
+		waitAttrs: trace.WithAttributes(semconv.MessagingSystemKafka, dest),
 	}
+	names.sendAttrs = trace.WithAttributes(names.sendStart...)
 	if t.pathways {
 		names.in = newCheckpoint(t.service, t.group, topic, pathway.In)
 		names.out = newCheckpoint(t.service, t.group, topic, pathway.Out)
@@ -328,8 +341,13 @@ func (t *Tracer) partitionSlow(topic string, partition int32) *partitionState {
 	}
 	p.consumed = append(p.consumed, t.common...)
 	p.consumed = append(p.consumed, p.partitionID)
+	p.processStart = trace.WithAttributes(append([]attribute.KeyValue{semconv.MessagingSystemKafka, semconv.MessagingOperationName(otelnames.OpProcess),
+		semconv.MessagingOperationTypeProcess, semconv.MessagingDestinationName(topic), p.partitionID}, t.server...)...)
+	p.processRest = append(p.processRest, t.client...)
 	if t.group != "" {
-		p.consumed = append(p.consumed, semconv.MessagingConsumerGroupName(t.group))
+		group := semconv.MessagingConsumerGroupName(t.group)
+		p.consumed = append(p.consumed, group)
+		p.processRest = append(p.processRest, group)
 	}
 	if t.metrics != nil {
 		p.send = t.metrics.seriesFor(seriesKey{op: otelnames.OpSend, cluster: t.clusterID, topic: topic, partition: partition})
