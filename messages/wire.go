@@ -173,8 +173,8 @@ func (d *decoder) string(obj object, l loc, key string, required bool) string {
 		d.fail(l.field(key), reasonUTF8)
 		return ""
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1])
+	if s, ok := unquote(raw); ok {
+		return s
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
