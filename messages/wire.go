@@ -36,7 +36,7 @@ func decodeObject(payload string, b []byte) (object, error) {
 	if len(b) == 0 {
 		return nil, &DecodeError{Payload: payload, Err: errEmptyBody}
 	}
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		// Decode again only to learn what is wrong, as a *json.SyntaxError.
 		var raw json.RawMessage
 		err := json.Unmarshal(b, &raw)
