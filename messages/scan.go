@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 )
 
-// The functions in this file walk JSON that json.Valid has accepted, so
-// they need not detect syntax errors. They split objects and arrays into
-// raw member values without decoding them, in one pass and without the
-// case-insensitive name matching of encoding/json's struct decoding.
+// The functions in this file walk JSON that validJSON (json.Valid's
+// grammar) has accepted, so they need not detect syntax errors. They split
+// objects and arrays into raw member values without decoding them, in one
+// pass and without the case-insensitive name matching of encoding/json's
+// struct decoding.
 
 // member is one member of a JSON object: its unescaped name and its raw
 // value.

@@ -36,7 +36,7 @@ func decodeObject(payload string, b []byte) (object, error) {
 	if len(b) == 0 {
 		return nil, &DecodeError{Payload: payload, Err: errEmptyBody}
 	}
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		// Decode again only to learn what is wrong, as a *json.SyntaxError.
 		var raw json.RawMessage
 		err := json.Unmarshal(b, &raw)
@@ -173,8 +173,8 @@ func (d *decoder) string(obj object, l loc, key string, required bool) string {
 		d.fail(l.field(key), reasonUTF8)
 		return ""
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1])
+	if s, ok := unquote(raw); ok {
+		return s
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

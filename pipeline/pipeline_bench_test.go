@@ -421,14 +421,16 @@ func benchmarkKafkaPipeline(b *testing.B, v kafkaVariant, rate int) {
 }
 
 // reportLatency reports the median and 99th percentile of the requests'
-// latencies, in microseconds.
-func reportLatency(b *testing.B, latencies []time.Duration) {
+// latencies, in microseconds, and returns them.
+func reportLatency(b *testing.B, latencies []time.Duration) (p50, p99 time.Duration) {
 	slices.Sort(latencies)
-	b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds()), "p99-µs")
-	if p50 := percentile(latencies, 0.50); p50 > 0 {
-		b.ReportMetric(float64(percentile(latencies, 0.99))/float64(p50), "p99/p50")
+	p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
+	if p50 > 0 {
+		b.ReportMetric(float64(p99)/float64(p50), "p99/p50")
 	}
+	return p50, p99
 }
 
 // percentile returns the q-quantile (0 < q ≤ 1) of sorted by the

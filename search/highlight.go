@@ -28,6 +28,9 @@ const (
 type Highlighted struct {
 	// Document is the stored document.
 	Document Document
+	// Version is Document's version (Document.Hash) as stored with it,
+	// read at the same time; empty when the loader does not know it.
+	Version string
 	// Snippet is an HTML fragment of about maxRunes runes of the body: the
 	// text is HTML-escaped (as by html.EscapeString, so "<" is "&lt;" and
 	// "&" is "&amp;"), terms matching the query are wrapped in
@@ -69,8 +72,8 @@ func (ix *Index) Highlight(ctx context.Context, query string, ids []string, maxR
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("highlight: %w", err)
 		}
-		if d, ok := ix.Document(id); ok {
-			out[id] = Highlighted{Document: d, Snippet: html.EscapeString(Snippet(d.Body, query, maxRunes))}
+		if d, version, ok := ix.document(id); ok {
+			out[id] = Highlighted{Document: d, Version: version, Snippet: html.EscapeString(Snippet(d.Body, query, maxRunes))}
 		}
 	}
 	return out, nil
@@ -112,7 +115,7 @@ func (ix *Index) highlightMatches(ctx context.Context, query string, ids []strin
 			continue // changed since the search: Highlight falls back to Snippet
 		}
 		if frag := hl.BestFragmentInField(dm, stored, fieldBody); frag != "" {
-			out[dm.ID] = Highlighted{Document: doc, Snippet: frag}
+			out[dm.ID] = Highlighted{Document: doc, Version: version, Snippet: frag}
 		}
 	}
 	return nil

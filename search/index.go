@@ -55,6 +55,9 @@ type Index struct {
 	digest            Digest
 	rawPos, rawDigest []byte
 
+	// versions caches Version's reads until the next Apply.
+	versions versionCache
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -243,15 +246,21 @@ func (ix *Index) Len() int {
 // Document returns the stored document with the given id. It reports false
 // if there is no such document or it could not be read.
 func (ix *Index) Document(id string) (Document, bool) {
+	doc, _, ok := ix.document(id)
+	return doc, ok
+}
+
+// document returns the stored document id and its stored version.
+func (ix *Index) document(id string) (doc Document, version string, ok bool) {
 	if id == "" {
-		return Document{}, false
+		return Document{}, "", false
 	}
 	d, err := ix.idx.Document(id)
 	if err != nil || d == nil {
-		return Document{}, false
+		return Document{}, "", false
 	}
-	doc, _ := fromStored(d)
-	return doc, true
+	doc, version = fromStored(d)
+	return doc, version, true
 }
 
 // newIndex wraps idx, checking its format and reading its name, position
@@ -364,6 +373,17 @@ func checkEmptyDir(dir string) error {
 		return fmt.Errorf("%s is not empty", dir)
 	}
 	return nil
+}
+
+// storedVersion returns the stored version of d, without rebuilding the
+// rest of the document.
+func storedVersion(d index.Document) (version string) {
+	d.VisitFields(func(f index.Field) {
+		if f.Name() == fieldVersion {
+			version = string(f.Value())
+		}
+	})
+	return version
 }
 
 // fromStored rebuilds a Document from its stored fields and returns it

@@ -119,6 +119,9 @@ func (ix *Index) Apply(ctx context.Context, changes []Change, pos Position) (App
 	if err := ctx.Err(); err != nil {
 		return Applied{}, fmt.Errorf("apply: %w", err)
 	}
+	// Once the batch is searchable (or may be, if it failed), the versions
+	// read before it are forgotten.
+	defer ix.versions.invalidate()
 	if err := ix.idx.Batch(b); err != nil {
 		// The batch may be searchable and not on disk: Position and
 		// Digest say what the index itself now holds.
@@ -239,16 +242,22 @@ func (ix *Index) readRawState(fn func(pos, digest []byte)) error {
 }
 
 // Version returns the version (Document.Hash) of the stored document id. It
-// reports false if there is no such document or it could not be read.
+// reports false if there is no such document or it could not be read. The
+// versions read are kept until the next Apply (see versionCache).
 func (ix *Index) Version(id string) (string, bool) {
 	if id == "" {
 		return "", false
+	}
+	version, gen, ok := ix.versions.get(id)
+	if ok {
+		return version, true
 	}
 	d, err := ix.idx.Document(id)
 	if err != nil || d == nil {
 		return "", false
 	}
-	_, version := fromStored(d)
+	version = storedVersion(d)
+	ix.versions.put(id, version, gen)
 	return version, true
 }
 

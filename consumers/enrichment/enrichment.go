@@ -249,7 +249,12 @@ func load(ctx context.Context, tracer trace.Tracer, store Store, c messages.Cand
 			if _, ok := versions.Version(cand.DocID); !ok {
 				continue // deleted since it was highlighted: left out
 			}
-			m := mark{version: h.Document.Hash()}
+			// The version stored with the document read, if the store
+			// says; otherwise worked out from its content.
+			m := mark{version: h.Version}
+			if m.version == "" {
+				m.version = h.Document.Hash()
+			}
 			if m.stale = cand.Version != "" && cand.Version != m.version; m.stale {
 				changed++
 			}
