@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,6 +21,7 @@ import (
 	"github.com/kretrieve/kretrieve/broker/brokertest"
 	"github.com/kretrieve/kretrieve/consumers/enrichment"
 	"github.com/kretrieve/kretrieve/corpus"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkaclient"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/messages"
@@ -266,7 +265,7 @@ func startKafkaPipeline(b *testing.B, v kafkaVariant) *kafkaPipeline {
 	traced := v.traced()
 	if traced {
 		b.Setenv("OTEL_SDK_DISABLED", "false")
-		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", newDiscardSink(b).URL)
+		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlptest.NewDiscardSink(b).URL)
 		b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 		b.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 		b.Setenv("OTEL_TRACES_SAMPLER", v.sampler)
@@ -458,18 +457,6 @@ func cpuTime(tb testing.TB) time.Duration {
 		tb.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// newDiscardSink starts an OTLP/HTTP endpoint that reads and discards every
-// request and answers 200 with an empty (zero-byte) export response.
-func newDiscardSink(tb testing.TB) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.WriteHeader(http.StatusOK)
-	}))
-	tb.Cleanup(srv.Close)
-	return srv
 }
 
 // TestInProcessServesWhatThePipelineServes checks that BenchmarkPipeline's

@@ -4,9 +4,6 @@ package relay
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -15,23 +12,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/kretrieve/kretrieve/internal/otlpwire"
+	"github.com/kretrieve/kretrieve/internal/testutil/otlptest"
 	"github.com/kretrieve/kretrieve/kafkatrace"
 	"github.com/kretrieve/kretrieve/tracing"
 )
-
-// NewDiscardSink starts an HTTP endpoint on 127.0.0.1 that reads every
-// request body, throws it away and answers 200 with an empty body (for
-// OTLP/HTTP, an empty ExportTraceServiceResponse: an empty protobuf
-// message is zero bytes). It is closed by tb's cleanup.
-func NewDiscardSink(tb testing.TB) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.WriteHeader(http.StatusOK)
-	}))
-	tb.Cleanup(srv.Close)
-	return srv
-}
 
 // SpanCounts counts spans ended and spans the exporter accepted.
 type SpanCounts struct {
@@ -81,7 +65,7 @@ type Providers struct {
 // Both are shut down by tb's cleanup.
 func NewProviders(tb testing.TB, v Variant) *Providers {
 	tb.Helper()
-	sink := NewDiscardSink(tb)
+	sink := otlptest.NewDiscardSink(tb)
 	var exp sdktrace.SpanExporter
 	var err error
 	if v.OTLPWire {
