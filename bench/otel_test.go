@@ -70,6 +70,17 @@ type providers struct {
 	// tracing.WithMetricProducer makes it).
 	metrics *kafkatrace.Metrics
 	counts  *spanCounts
+	// root is the variant's RootSampler (nil: none).
+	root *tracing.RootSampler
+}
+
+// kafkatraceOptions returns the Tracer options the providers call for:
+// WithRootSampler with their RootSampler.
+func (p *providers) kafkatraceOptions() []kafkatrace.Option {
+	if p.root == nil {
+		return nil
+	}
+	return []kafkatrace.Option{kafkatrace.WithRootSampler(p.root)}
 }
 
 // newProviders builds a tracer provider exporting over OTLP/HTTP to a
@@ -92,11 +103,17 @@ func newProviders(tb testing.TB, v relayVariant) *providers {
 	c := &spanCounts{}
 	bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: exp, c: c}, v.bspOpts...)
 	metrics := kafkatrace.NewMetrics()
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(v.sampler)}
+	var root *tracing.RootSampler
+	if v.rootRatio != "" {
+		if root, err = tracing.NewRootSampler("parentbased_traceidratio", v.rootRatio); err != nil {
+			tb.Fatalf("root sampler: %v", err)
+		}
+		tpOpts = root.TracerProviderOptions()
+	}
 	p := &providers{
-		tp: sdktrace.NewTracerProvider(
-			sdktrace.WithSampler(v.sampler),
-			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
-		),
+		tp:      sdktrace.NewTracerProvider(append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}))...),
+		root:    root,
 		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics))))),
 		metrics: metrics,
 		counts:  c,

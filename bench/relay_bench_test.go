@@ -26,6 +26,12 @@ type relayVariant struct {
 	bspOpts  []sdktrace.BatchSpanProcessorOption
 	// pathways turns kafkatrace's pathway checkpoints on (WithPathways).
 	pathways bool
+	// rootRatio, when set, builds the sampler as tracing.Setup does for
+	// OTEL_TRACES_SAMPLER=parentbased_traceidratio with this
+	// OTEL_TRACES_SAMPLER_ARG: a tracing.RootSampler, which kafkatrace
+	// decides root send spans with (WithRootSampler). sampler is then the
+	// same sampler.
+	rootRatio string
 }
 
 // bigQueue keeps the batch span processor from dropping spans, so that the
@@ -41,10 +47,10 @@ var relayVariants = []relayVariant{
 	{name: "kotel", kotel: true, sampler: sdktrace.AlwaysSample(), bspOpts: bigQueue},
 	{name: "kotel-otlpwire", kotel: true, sampler: sdktrace.AlwaysSample(), otlpwire: true, bspOpts: bigQueue},
 	{name: "kretrieve-100", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true, bspOpts: bigQueue},
-	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue},
-	{name: "kretrieve-1-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue, pathways: true},
-	{name: "kretrieve-0", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue},
-	{name: "kretrieve-0-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue, pathways: true},
+	{name: "kretrieve-1", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue, rootRatio: "0.01"},
+	{name: "kretrieve-1-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)), otlpwire: true, bspOpts: bigQueue, pathways: true, rootRatio: "0.01"},
+	{name: "kretrieve-0", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue, rootRatio: "0"},
+	{name: "kretrieve-0-pathways", sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)), otlpwire: true, bspOpts: bigQueue, pathways: true, rootRatio: "0"},
 	{name: "kretrieve-100-setup-batch", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true, bspOpts: kretrieveBatch},
 	{name: "kretrieve-100-sdk-batch", sampler: sdktrace.ParentBased(sdktrace.AlwaysSample()), otlpwire: true},
 }
@@ -66,7 +72,7 @@ func benchmarkRelay(b *testing.B, v relayVariant) {
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {
-			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways)
+			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways, p.kafkatraceOptions()...)
 		}
 	}
 	r := newRelay(b, inst, b.N)

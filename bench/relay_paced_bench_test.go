@@ -161,7 +161,7 @@ func benchmarkRelayPaced(b *testing.B, v relayVariant, rate int) {
 		if v.kotel {
 			inst = kotelInstrumentation(p.tp, p.mp)
 		} else {
-			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways)
+			inst = kretrieveInstrumentation(p.tp, p.metrics, v.pathways, p.kafkatraceOptions()...)
 		}
 	}
 	r := newRelay(b, inst, pacedWarmup+b.N)

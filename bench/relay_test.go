@@ -84,8 +84,9 @@ func kotelInstrumentation(tp trace.TracerProvider, mp metric.MeterProvider) inst
 // three clients aggregate their messaging metrics in m, as the clients of one
 // kretrieve process do. The tracer provider's sampler must be parent-based.
 // With pathways, each client takes pathway checkpoints as the service
-// "relay-"+role (kafkatrace.WithPathways), recorded in m.
-func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool) instrumentation {
+// "relay-"+role (kafkatrace.WithPathways), recorded in m. extra are more
+// options of every client's Tracer.
+func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool, extra ...kafkatrace.Option) instrumentation {
 	return func(role string) stage {
 		opts := []kafkatrace.Option{
 			kafkatrace.WithTracerProvider(tp), kafkatrace.WithMetrics(m), kafkatrace.WithParentBasedSampling(),
@@ -97,7 +98,7 @@ func kretrieveInstrumentation(tp trace.TracerProvider, m *kafkatrace.Metrics, pa
 		if pathways {
 			opts = append(opts, kafkatrace.WithPathways("relay-"+role))
 		}
-		tr := kafkatrace.New(opts...)
+		tr := kafkatrace.New(append(opts, extra...)...)
 		s := stage{process: func(ctx context.Context, r *kgo.Record, hw int64, handle func(context.Context)) {
 			pctx, span, qw := tr.StartProcess(ctx, r, hw)
 			handle(pctx)

@@ -37,7 +37,8 @@ var (
 // span: the Context's trace context is injected as it is. A record whose
 // Context has no span starts a new trace: its send span starts with only
 // its kind (the sampler decides on the trace id) and gets its attributes
-// once it turns out to be sampled.
+// once it turns out to be sampled; with [WithRootSampler] an unsampled one
+// is not started at all.
 func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	ctx := r.Context
 	if ctx == nil {
@@ -53,23 +54,7 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		return
 	}
 	if t.parentBased && !trace.SpanContextFromContext(ctx).IsValid() && ctx.Value(linksKey{}) == nil {
-		// A new trace under a parent-based sampler, which decides on the
-		// trace id alone: the span starts with nothing but its kind, so
-		// that an unsampled root (99% of them at 1%) costs only the SDK's
-		// decision, and gets its attributes once it turns out to be
-		// recording.
-		ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, rootSendOpts...)
-		if span.IsRecording() {
-			buf := getAttrs()
-			attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
-			attrs = t.appendSendAttrs(attrs, r)
-			span.SetAttributes(attrs...)
-			*buf = attrs[:0]
-			putAttrs(buf)
-		}
-		sc.Context, sc.span = ctx, span
-		t.inject(ctx, r, sc)
-		r.Context = sc
+		t.startRoot(ctx, r, sc)
 		return
 	}
 	// As in StartProcess: all attributes at start under a sampled parent,
@@ -93,6 +78,40 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 		span.SetAttributes(attrs...)
 	}
 	*buf = attrs[:0]
+	sc.Context, sc.span = ctx, span
+	t.inject(ctx, r, sc)
+	r.Context = sc
+}
+
+// startRoot starts the send span of r as the root of a new trace under a
+// parent-based sampler, which decides on the trace id alone: the span
+// starts with nothing but its kind, so that an unsampled root (99% of them
+// at 1%) costs only the decision, and gets its attributes once it turns
+// out to be recording. With a RootSampler an unsampled root starts no span
+// at all: sc carries the non-recording span the provider would have
+// returned.
+func (t *Tracer) startRoot(ctx context.Context, r *kgo.Record, sc *sendContext) {
+	name := t.namesFor(r.Topic).send
+	if t.root != nil && !trace.SpanContextFromContext(ctx).TraceID().IsValid() {
+		root, sctx, sampled := t.root.SampleRoot(ctx, name, trace.SpanKindProducer)
+		if !sampled {
+			sc.Context, sc.root = ctx, remoteSpan{sc: root, tp: t.tp}
+			sc.span = &sc.root
+			t.inject(sc, r, sc)
+			r.Context = sc
+			return
+		}
+		ctx = sctx
+	}
+	ctx, span := t.tracer.Start(ctx, name, rootSendOpts...)
+	if span.IsRecording() {
+		buf := getAttrs()
+		attrs := append(*buf, semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend, semconv.MessagingDestinationName(r.Topic))
+		attrs = t.appendSendAttrs(attrs, r)
+		span.SetAttributes(attrs...)
+		*buf = attrs[:0]
+		putAttrs(buf)
+	}
 	sc.Context, sc.span = ctx, span
 	t.inject(ctx, r, sc)
 	r.Context = sc
@@ -136,6 +155,19 @@ type sendContext struct {
 	// counts the record by its origin once acknowledged.
 	out    *pathwaySeries
 	origin int64
+	// root is the non-recording span of a root that a RootSampler did
+	// not sample (a zero span context: none), the context's current
+	// span then.
+	root remoteSpan
+}
+
+// Value answers the current span for an unsampled root (see root), and
+// leaves every other key to the parent.
+func (c *sendContext) Value(key any) any {
+	if key == spanKey && c.root.sc.IsValid() {
+		return &c.root
+	}
+	return c.Context.Value(key)
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)

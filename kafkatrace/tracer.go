@@ -46,6 +46,7 @@ type config struct {
 	bagAttrs    []string // baggage keys copied onto process spans
 	pathways    bool
 	service     string
+	root        RootSampler
 }
 
 // WithTracerProvider sets the tracer provider; nil is ignored. Default: the
@@ -144,6 +145,11 @@ type Tracer struct {
 	common      []attribute.KeyValue // client id, cluster id, server address/port
 	metrics     *Metrics             // nil: no metrics
 	parentBased bool
+	// root takes the decision of root send spans without the provider
+	// (WithRootSampler), and tp is the provider their non-recording
+	// spans report; nil without.
+	root RootSampler
+	tp   trace.TracerProvider
 	// boundary: process spans are new roots linked to the record's
 	// context, whose baggage keeps only the trusted keys.
 	boundary bool
@@ -217,6 +223,9 @@ func New(opts ...Option) *Tracer {
 		parentBased: c.parentBased,
 		pathways:    c.pathways,
 		service:     c.service,
+	}
+	if c.root != nil && spanKey != nil {
+		t.root, t.tp = c.root, c.tp
 	}
 	t.w3c, t.baggage = tracecontext.W3CFields(t.propKeys)
 	t.ownKeys = t.propKeys
