@@ -191,12 +191,10 @@ func (c *recordContext) span() trace.Span { return &c.remote }
 
 // remoteSpan is a non-recording span standing for a remote span context,
 // as trace.ContextWithRemoteSpanContext makes: a no-op span (the noop
-// package's) that reports sc. For a root a RootSampler did not sample it
-// stands for the tracer provider's non-recording span, and reports tp.
+// package's) that reports sc.
 type remoteSpan struct {
 	embedded.Span
 	sc trace.SpanContext
-	tp trace.TracerProvider // nil: a no-op provider
 }
 
 func (s *remoteSpan) SpanContext() trace.SpanContext        { return s.sc }
@@ -208,14 +206,17 @@ func (*remoteSpan) RecordError(error, ...trace.EventOption) {}
 func (*remoteSpan) SetStatus(codes.Code, string)            {}
 func (*remoteSpan) SetName(string)                          {}
 func (*remoteSpan) SetAttributes(...attribute.KeyValue)     {}
+func (*remoteSpan) TracerProvider() trace.TracerProvider    { return noop.NewTracerProvider() }
 
-// TracerProvider returns tp, or a no-op provider.
-func (s *remoteSpan) TracerProvider() trace.TracerProvider {
-	if s.tp != nil {
-		return s.tp
-	}
-	return noop.NewTracerProvider()
+// rootSpan is the non-recording span of a root a RootSampler did not
+// sample: as the tracer provider's own, it reports the provider.
+type rootSpan struct {
+	remoteSpan
+	t *Tracer
 }
+
+// TracerProvider returns the Tracer's tracer provider.
+func (s *rootSpan) TracerProvider() trace.TracerProvider { return s.t.tp }
 
 // spanKey is the trace package's (unexported) context key of the current
 // span, learnt once by asking trace.SpanFromContext to look it up in a

@@ -137,3 +137,38 @@ func TestCustomSamplerGoesThroughTheSDK(t *testing.T) {
 		t.Fatalf("the custom sampler was asked %d times for 10 roots", got)
 	}
 }
+
+// BenchmarkRootSendHooks: the produce hooks of a record that starts an
+// unsampled trace (ratio 0, pathways on), its root decided by the SDK's
+// span start ("sdk") or by a RootSampler ("root-sampler").
+func BenchmarkRootSendHooks(b *testing.B) {
+	rs, err := tracing.NewRootSampler("parentbased_traceidratio", "0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, withRoot := range []bool{false, true} {
+		name := "sdk"
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(rs.Sampler()))
+		opts := []kafkatrace.Option{
+			kafkatrace.WithTracerProvider(tp), kafkatrace.WithParentBasedSampling(), kafkatrace.WithPathways("svc"),
+			kafkatrace.WithPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+			kafkatrace.WithMetrics(kafkatrace.NewMetrics()),
+		}
+		if withRoot {
+			name = "root-sampler"
+			tp = sdktrace.NewTracerProvider(rs.TracerProviderOptions()...)
+			opts = append(opts, kafkatrace.WithTracerProvider(tp), kafkatrace.WithRootSampler(rs))
+		}
+		b.Run(name, func(b *testing.B) {
+			tr := kafkatrace.New(opts...)
+			r := &kgo.Record{Topic: "a", Partition: 1, Value: make([]byte, 300)}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Headers, r.Context = nil, nil
+				tr.OnProduceRecordBuffered(r)
+				tr.OnProduceRecordUnbuffered(r, nil)
+			}
+		})
+		_ = tp.Shutdown(context.Background())
+	}
+}

@@ -91,12 +91,13 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 // at all: sc carries the non-recording span the provider would have
 // returned.
 func (t *Tracer) startRoot(ctx context.Context, r *kgo.Record, sc *sendContext) {
-	name := t.namesFor(r.Topic).send
+	name := t.partition(r.Topic, r.Partition).names.send // cached, unlike namesFor
 	if t.root != nil && !trace.SpanContextFromContext(ctx).TraceID().IsValid() {
 		root, sctx, sampled := t.root.SampleRoot(ctx, name, trace.SpanKindProducer)
 		if !sampled {
-			sc.Context, sc.root = ctx, remoteSpan{sc: root, tp: t.tp}
-			sc.span = &sc.root
+			rs := t.roots.get()
+			rs.sc, rs.t = root, t
+			sc.Context, sc.root, sc.span = ctx, rs, rs
 			t.inject(sc, r, sc)
 			r.Context = sc
 			return
@@ -156,16 +157,15 @@ type sendContext struct {
 	out    *pathwaySeries
 	origin int64
 	// root is the non-recording span of a root that a RootSampler did
-	// not sample (a zero span context: none), the context's current
-	// span then.
-	root remoteSpan
+	// not sample (nil: none), the context's current span then.
+	root *rootSpan
 }
 
 // Value answers the current span for an unsampled root (see root), and
 // leaves every other key to the parent.
 func (c *sendContext) Value(key any) any {
-	if key == spanKey && c.root.sc.IsValid() {
-		return &c.root
+	if key == spanKey && c.root != nil {
+		return c.root
 	}
 	return c.Context.Value(key)
 }

@@ -165,8 +165,10 @@ type Tracer struct {
 	// checkpoints of service (see WithPathways).
 	pathways bool
 	service  string
-	// sends hands out the produce hooks' per-record state.
+	// sends hands out the produce hooks' per-record state, and roots the
+	// non-recording spans of roots a RootSampler did not sample.
 	sends slabs[sendContext]
+	roots slabs[rootSpan]
 
 	topics     sync.Map // topic -> *topicNames
 	partitions sync.Map // partitionKey -> *partitionState
