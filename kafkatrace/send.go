@@ -47,14 +47,17 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	start := clockNow()
 	sc := t.sends.get()
 	sc.start = start
-	if t.skip(ctx) {
+	// The record's span, looked up once for both checks.
+	parent := trace.SpanFromContext(ctx)
+	if t.skip(parent) {
 		sc.Context = ctx
 		t.inject(ctx, r, sc)
 		r.Context = sc
 		return
 	}
-	if t.parentBased && !trace.SpanContextFromContext(ctx).IsValid() && ctx.Value(linksKey{}) == nil {
-		t.startRoot(ctx, r, sc)
+	psc := parent.SpanContext()
+	if t.parentBased && !psc.IsValid() && ctx.Value(linksKey{}) == nil {
+		t.startRoot(ctx, psc, r, sc)
 		return
 	}
 	// As in StartProcess: all attributes at start under a sampled parent,
@@ -90,9 +93,10 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 // out to be recording. With a RootSampler an unsampled root starts no span
 // at all: sc carries the non-recording span the provider would have
 // returned.
-func (t *Tracer) startRoot(ctx context.Context, r *kgo.Record, sc *sendContext) {
+// psc is ctx's span context.
+func (t *Tracer) startRoot(ctx context.Context, psc trace.SpanContext, r *kgo.Record, sc *sendContext) {
 	name := t.partition(r.Topic, r.Partition).names.send // cached, unlike namesFor
-	if t.root != nil && !trace.SpanContextFromContext(ctx).TraceID().IsValid() {
+	if t.root != nil && !psc.TraceID().IsValid() {
 		root, sctx, sampled := t.root.SampleRoot(ctx, name, trace.SpanKindProducer)
 		if !sampled {
 			rs := t.roots.get()

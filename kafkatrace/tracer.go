@@ -3,7 +3,6 @@
 package kafkatrace
 
 import (
-	"context"
 	"net"
 	"slices"
 	"strconv"
@@ -382,14 +381,13 @@ func (t *Tracer) remember(topic string, partition int32, p *partitionState) {
 	rt.parts.Store(&parts)
 }
 
-// skip reports whether spans under ctx need not be started: the Tracer
-// trusts a parent-based sampler and ctx's span is valid, unsampled and not
-// recording.
-func (t *Tracer) skip(ctx context.Context) bool {
+// skip reports whether spans under span (a context's current span) need
+// not be started: the Tracer trusts a parent-based sampler and span is
+// valid, unsampled and not recording.
+func (t *Tracer) skip(span trace.Span) bool {
 	if !t.parentBased {
 		return false
 	}
-	span := trace.SpanFromContext(ctx)
 	sc := span.SpanContext()
 	return sc.IsValid() && !sc.IsSampled() && !span.IsRecording()
 }
