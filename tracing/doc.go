@@ -16,7 +16,12 @@
 //     information: the module version, or the VCS revision of a (devel)
 //     build).
 //   - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: sampler (default
-//     parentbased_always_on).
+//     parentbased_always_on). For always_off, traceidratio,
+//     parentbased_always_off and parentbased_traceidratio with a valid
+//     argument this package builds the same sampler itself, as a
+//     [RootSampler] with the tracer provider's ID generator, so that
+//     kafkatrace decides root send spans without starting the unsampled
+//     ones ([Providers.RootSampler]).
 //   - OTEL_BSP_*: batch span processor; OTEL_BLRP_*: batch log record
 //     processor; OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT:
 //     periodic metric reader.
