@@ -36,16 +36,22 @@
 //	                        ParentBased(AlwaysSample), WithParentBasedSampling;
 //	                        otlpwire, queue of 1<<20 spans as for kotel
 //	kretrieve-1             the same with ParentBased(TraceIDRatioBased(0.01))
+//	                        built as tracing.Setup builds it for
+//	                        OTEL_TRACES_SAMPLER=parentbased_traceidratio
+//	                        (a tracing.RootSampler, with
+//	                        kafkatrace.WithRootSampler: the producer's
+//	                        unsampled roots start no SDK span)
 //	kretrieve-1-pathways    kretrieve-1 with pathways on: every client is
 //	                        kafkatrace.WithPathways("relay-"+role), so each
 //	                        record passes four checkpoints (producer out to
 //	                        A, worker in from A and out to B, consumer in
 //	                        from B), each writing or reading the pathway
 //	                        header and recording two latencies
-//	kretrieve-0             ParentBased(TraceIDRatioBased(0)): no record is
-//	                        sampled, the producer's root spans are started
-//	                        and dropped by the sampler, the worker and the
-//	                        consumer take the unsampled fast path
+//	kretrieve-0             ParentBased(TraceIDRatioBased(0)), as kretrieve-1:
+//	                        no record is sampled, the producer's roots are
+//	                        decided by the RootSampler without a span, the
+//	                        worker and the consumer take the unsampled fast
+//	                        path
 //	kretrieve-0-pathways    kretrieve-0 with pathways on, as kretrieve-1-pathways
 //	kretrieve-100-setup-batch  kretrieve-100 with tracing.Setup's batch
 //	                        defaults (65,536-span queue): what `kretrieve`

@@ -208,6 +208,16 @@ func (*remoteSpan) SetName(string)                          {}
 func (*remoteSpan) SetAttributes(...attribute.KeyValue)     {}
 func (*remoteSpan) TracerProvider() trace.TracerProvider    { return noop.NewTracerProvider() }
 
+// rootSpan is the non-recording span of a root a RootSampler did not
+// sample: as the tracer provider's own, it reports the provider.
+type rootSpan struct {
+	remoteSpan
+	t *Tracer
+}
+
+// TracerProvider returns the Tracer's tracer provider.
+func (s *rootSpan) TracerProvider() trace.TracerProvider { return s.t.tp }
+
 // spanKey is the trace package's (unexported) context key of the current
 // span, learnt once by asking trace.SpanFromContext to look it up in a
 // context that records the key it is asked for. Nil when that did not

@@ -43,7 +43,8 @@ var (
 // span: the Context's trace context is injected as it is. A record whose
 // Context has no span starts a new trace: its send span starts with only
 // its kind (the sampler decides on the trace id) and gets all its
-// attributes at the acknowledgement.
+// attributes at the acknowledgement; with [WithRootSampler] an unsampled
+// one is not started at all.
 func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	ctx := r.Context
 	if ctx == nil {
@@ -52,21 +53,16 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	start := clockNow()
 	sc := t.sends.get()
 	sc.start = start
-	if t.skip(ctx) {
+	// The record's span, looked up once for both checks.
+	parent := trace.SpanFromContext(ctx)
+	if t.skip(parent) {
 		sc.Context = ctx
 		t.inject(ctx, r, sc)
 		r.Context = sc
 		return
 	}
-	if t.parentBased && !trace.SpanContextFromContext(ctx).IsValid() && ctx.Value(linksKey{}) == nil {
-		// A new trace under a parent-based sampler, which decides on the
-		// trace id alone: the span starts with nothing but its kind, so
-		// that an unsampled root (99% of them at 1%) costs only the SDK's
-		// decision.
-		ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, rootSendOpts...)
-		sc.Context, sc.span, sc.bare = ctx, span, true
-		t.inject(ctx, r, sc)
-		r.Context = sc
+	if psc := parent.SpanContext(); t.parentBased && !psc.IsValid() && ctx.Value(linksKey{}) == nil {
+		t.startRoot(ctx, psc, r, sc)
 		return
 	}
 	// The span starts when the pathway checkpoint is taken, so that the
@@ -78,6 +74,33 @@ func (t *Tracer) OnProduceRecordBuffered(r *kgo.Record) {
 	}
 	ctx, span := t.tracer.Start(ctx, t.namesFor(r.Topic).send, opts...)
 	sc.Context, sc.span = ctx, span
+	t.inject(ctx, r, sc)
+	r.Context = sc
+}
+
+// startRoot starts the send span of r as the root of a new trace under a
+// parent-based sampler, which decides on the trace id alone: the span
+// starts with nothing but its kind, so that an unsampled root (99% of them
+// at 1%) costs only the decision, and gets all its attributes at the
+// acknowledgement when it is recording. With a RootSampler an unsampled
+// root starts no span at all: sc carries the non-recording span the
+// provider would have returned. psc is ctx's span context.
+func (t *Tracer) startRoot(ctx context.Context, psc trace.SpanContext, r *kgo.Record, sc *sendContext) {
+	name := t.partition(r.Topic, r.Partition).names.send // cached, unlike namesFor
+	if t.root != nil && !psc.TraceID().IsValid() {
+		root, sctx, sampled := t.root.SampleRoot(ctx, name, trace.SpanKindProducer)
+		if !sampled {
+			rs := t.roots.get()
+			rs.sc, rs.t = root, t
+			sc.Context, sc.root, sc.span = ctx, rs, rs
+			t.inject(sc, r, sc)
+			r.Context = sc
+			return
+		}
+		ctx = sctx
+	}
+	ctx, span := t.tracer.Start(ctx, name, rootSendOpts...)
+	sc.Context, sc.span, sc.bare = ctx, span, true
 	t.inject(ctx, r, sc)
 	r.Context = sc
 }
@@ -124,6 +147,18 @@ type sendContext struct {
 	// counts the record by its origin once acknowledged.
 	out    *pathwaySeries
 	origin int64
+	// root is the non-recording span of a root that a RootSampler did
+	// not sample (nil: none), the context's current span then.
+	root *rootSpan
+}
+
+// Value answers the current span for an unsampled root (see root), and
+// leaves every other key to the parent.
+func (c *sendContext) Value(key any) any {
+	if key == spanKey && c.root != nil {
+		return c.root
+	}
+	return c.Context.Value(key)
 }
 
 var producerKind = trace.WithSpanKind(trace.SpanKindProducer)

@@ -3,7 +3,6 @@
 package kafkatrace
 
 import (
-	"context"
 	"net"
 	"slices"
 	"strconv"
@@ -46,6 +45,7 @@ type config struct {
 	bagAttrs    []string // baggage keys copied onto process spans
 	pathways    bool
 	service     string
+	root        RootSampler
 }
 
 // WithTracerProvider sets the tracer provider; nil is ignored. Default: the
@@ -146,6 +146,11 @@ type Tracer struct {
 	server      []attribute.KeyValue // server address/port
 	metrics     *Metrics             // nil: no metrics
 	parentBased bool
+	// root takes the decision of root send spans without the provider
+	// (WithRootSampler), and tp is the provider their non-recording
+	// spans report; nil without.
+	root RootSampler
+	tp   trace.TracerProvider
 	// boundary: process spans are new roots linked to the record's
 	// context, whose baggage keeps only the trusted keys.
 	boundary bool
@@ -161,8 +166,10 @@ type Tracer struct {
 	// checkpoints of service (see WithPathways).
 	pathways bool
 	service  string
-	// sends hands out the produce hooks' per-record state.
+	// sends hands out the produce hooks' per-record state, and roots the
+	// non-recording spans of roots a RootSampler did not sample.
 	sends slabs[sendContext]
+	roots slabs[rootSpan]
 
 	topics     sync.Map // topic -> *topicNames
 	partitions sync.Map // partitionKey -> *partitionState
@@ -234,6 +241,9 @@ func New(opts ...Option) *Tracer {
 		parentBased: c.parentBased,
 		pathways:    c.pathways,
 		service:     c.service,
+	}
+	if c.root != nil && spanKey != nil {
+		t.root, t.tp = c.root, c.tp
 	}
 	t.w3c, t.baggage = tracecontext.W3CFields(t.propKeys)
 	t.ownKeys = t.propKeys
@@ -398,14 +408,13 @@ func (t *Tracer) remember(topic string, partition int32, p *partitionState) {
 	rt.parts.Store(&parts)
 }
 
-// skip reports whether spans under ctx need not be started: the Tracer
-// trusts a parent-based sampler and ctx's span is valid, unsampled and not
-// recording.
-func (t *Tracer) skip(ctx context.Context) bool {
+// skip reports whether spans under span (a context's current span) need
+// not be started: the Tracer trusts a parent-based sampler and span is
+// valid, unsampled and not recording.
+func (t *Tracer) skip(span trace.Span) bool {
 	if !t.parentBased {
 		return false
 	}
-	span := trace.SpanFromContext(ctx)
 	sc := span.SpanContext()
 	return sc.IsValid() && !sc.IsSampled() && !span.IsRecording()
 }

@@ -66,6 +66,10 @@ type Config struct {
 	// parent's sampled flag (the SDK default), so unsampled records start no
 	// spans at all; see kafkatrace.WithParentBasedSampling.
 	ParentBasedSampling bool
+	// RootSampler, the tracer provider's (tracing.Providers.RootSampler),
+	// takes the sampling decision of root send spans without starting
+	// the unsampled ones; see kafkatrace.WithRootSampler. Default: none.
+	RootSampler kafkatrace.RootSampler
 	// RetrievalTrustBoundary makes the first stage's workers (retrieval's
 	// in the default pipeline), which consume the requests topic that
 	// outside producers write to, a trust boundary: each request's process span starts a new trace sampled by
@@ -186,6 +190,9 @@ func (p *Pipeline) tracer(group string, boundary bool) *kafkatrace.Tracer {
 	}
 	if c.ParentBasedSampling {
 		opts = append(opts, kafkatrace.WithParentBasedSampling())
+	}
+	if c.RootSampler != nil {
+		opts = append(opts, kafkatrace.WithRootSampler(c.RootSampler))
 	}
 	if boundary {
 		opts = append(opts, kafkatrace.WithTrustBoundary(c.TrustedBaggage...))

@@ -16,7 +16,12 @@
 //     information: the module version, or the VCS revision of a (devel)
 //     build).
 //   - OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: sampler (default
-//     parentbased_always_on).
+//     parentbased_always_on). For always_off, traceidratio,
+//     parentbased_always_off and parentbased_traceidratio with a valid
+//     argument this package builds the same sampler itself, as a
+//     [RootSampler] with the tracer provider's ID generator, so that
+//     kafkatrace decides root send spans without starting the unsampled
+//     ones ([Providers.RootSampler]).
 //   - OTEL_BSP_*: batch span processor; OTEL_BLRP_*: batch log record
 //     processor; OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT:
 //     periodic metric reader.
@@ -113,8 +118,9 @@
 // Of kretrieve's data path, only this package imports the OTel SDK (with
 // internal/otlpwire, its trace exporter); the rest uses the OTel API. The
 // operator's wing imports it too: ops/runsummary's Recorder is a span
-// processor and ops/spans keeps the SDK's spans (its Store, the console's). A test checks
-// both. This package imports no other kretrieve package than
+// processor and ops/spans keeps the SDK's spans (its Store, the console's).
+// So does bench/relay, the benchmarks' harness, which builds the providers
+// each variant measures. A test checks all of it. This package imports no other kretrieve package than
 // internal/otlpwire, the API-only kafkatrace and pathway (for
 // [MetricsProducer]) and otelnames (metric names), which a test checks too.
 package tracing

@@ -28,6 +28,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/kretrieve/kretrieve/kafkatrace"
 )
 
 // Providers holds what [Setup] installed. Its fields are OTel API types so
@@ -61,6 +63,11 @@ type Providers struct {
 	// sampled flag: OTEL_TRACES_SAMPLER is unset (the default
 	// parentbased_always_on) or one of the parentbased_* samplers.
 	ParentBasedSampling bool
+	// RootSampler takes root sampling decisions without starting spans
+	// (kafkatrace.WithRootSampler) when OTEL_TRACES_SAMPLER is one of the
+	// samplers a [RootSampler] holds, with a valid argument; nil
+	// otherwise (and when Enabled is false).
+	RootSampler kafkatrace.RootSampler
 	// ServiceName is the effective service.name: OTEL_SERVICE_NAME, else
 	// the one given with WithServiceName. Pathway checkpoints are
 	// identified by it.
@@ -189,6 +196,12 @@ func (p *Providers) newProviders(cfg config, pl plan, exps exporters) {
 	spanLimits := sdktrace.NewSpanLimits()
 	spanLimits.AttributeValueLengthLimit = pl.spanValueLimit
 	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(pl.res), sdktrace.WithRawSpanLimits(spanLimits)}
+	if rs := rootSamplerFromEnv(cfg.getenv); rs != nil {
+		// The same sampler the SDK would build from the variables, and
+		// the ID generator that lets kafkatrace decide roots with it.
+		tpOpts = append(tpOpts, rs.TracerProviderOptions()...)
+		p.RootSampler = rs
+	}
 	if exps.span != nil {
 		exp := countingExporter{SpanExporter: exps.span, c: p.counters, report: p.report}
 		bsp := sdktrace.NewBatchSpanProcessor(exp, batchDefaults(cfg.getenv)...)

@@ -28,7 +28,7 @@ func TestImportsOfKretrieve(t *testing.T) {
 		depcheck.Module+"/kafkatrace", depcheck.Module+"/tracing", depcheck.Module+"/internal/otlpwire",
 		depcheck.Module+"/broker", depcheck.Module+"/broker/brokertest",
 		depcheck.Module+"/internal/testutil/syncbuf", depcheck.Module+"/internal/testutil/otlptest",
-		depcheck.Module+"/internal/testutil/poll", // the tests
+		depcheck.Module+"/internal/testutil/poll",     // the tests
 		depcheck.Module+"/internal/testutil/depcheck") // this test
 	depcheck.NotImportedBy(t, depcheck.Module+"/bench/relay", depcheck.Module+"/...")
 }

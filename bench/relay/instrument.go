@@ -74,8 +74,9 @@ func Kotel(tp trace.TracerProvider, mp metric.MeterProvider) Instrumentation {
 // aggregate their messaging metrics in m, as the clients of one kretrieve
 // process do. The tracer provider's sampler must be parent-based. With
 // pathways, each client takes pathway checkpoints as the service
-// "relay-"+role (kafkatrace.WithPathways), recorded in m.
-func Kretrieve(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool) Instrumentation {
+// "relay-"+role (kafkatrace.WithPathways), recorded in m. extra are more
+// options of every client's Tracer.
+func Kretrieve(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool, extra ...kafkatrace.Option) Instrumentation {
 	return func(role string) Stage {
 		opts := []kafkatrace.Option{
 			kafkatrace.WithTracerProvider(tp), kafkatrace.WithMetrics(m), kafkatrace.WithParentBasedSampling(),
@@ -87,7 +88,7 @@ func Kretrieve(tp trace.TracerProvider, m *kafkatrace.Metrics, pathways bool) In
 		if pathways {
 			opts = append(opts, kafkatrace.WithPathways("relay-"+role))
 		}
-		tr := kafkatrace.New(opts...)
+		tr := kafkatrace.New(append(opts, extra...)...)
 		s := Stage{Process: func(ctx context.Context, r *kgo.Record, hw int64, handle func(context.Context)) {
 			pctx, span, qw := tr.StartProcess(ctx, r, hw)
 			handle(pctx)

@@ -55,9 +55,21 @@ type Providers struct {
 	// tracing.WithMetricProducer makes it).
 	Metrics *kafkatrace.Metrics
 	Counts  *SpanCounts
+	// Root is the variant's RootSampler (nil: none; see Variant.RootRatio).
+	Root *tracing.RootSampler
 }
 
-// NewProviders builds a tracer provider with v's sampler, exporting over
+// KafkatraceOptions returns the Tracer options the providers call for:
+// WithRootSampler with their RootSampler.
+func (p *Providers) KafkatraceOptions() []kafkatrace.Option {
+	if p.Root == nil {
+		return nil
+	}
+	return []kafkatrace.Option{kafkatrace.WithRootSampler(p.Root)}
+}
+
+// NewProviders builds a tracer provider with v's sampler (a
+// tracing.RootSampler's with v.RootRatio), exporting over
 // OTLP/HTTP (v.OTLPWire: kretrieve's internal/otlpwire, otherwise the
 // SDK's otlptracehttp) to a discarding sink through a counted batch span
 // processor with v.BatchOptions, and a meter provider whose metrics
@@ -79,11 +91,17 @@ func NewProviders(tb testing.TB, v Variant) *Providers {
 	c := &SpanCounts{}
 	bsp := sdktrace.NewBatchSpanProcessor(countingExporter{SpanExporter: exp, c: c}, v.BatchOptions...)
 	metrics := kafkatrace.NewMetrics()
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(v.Sampler)}
+	var root *tracing.RootSampler
+	if v.RootRatio != "" {
+		if root, err = tracing.NewRootSampler("parentbased_traceidratio", v.RootRatio); err != nil {
+			tb.Fatalf("root sampler: %v", err)
+		}
+		tpOpts = root.TracerProviderOptions()
+	}
 	p := &Providers{
-		TP: sdktrace.NewTracerProvider(
-			sdktrace.WithSampler(v.Sampler),
-			sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}),
-		),
+		TP:      sdktrace.NewTracerProvider(append(tpOpts, sdktrace.WithSpanProcessor(countingProcessor{SpanProcessor: bsp, c: c}))...),
+		Root:    root,
 		MP:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader(sdkmetric.WithProducer(tracing.NewMetricsProducer(metrics))))),
 		Metrics: metrics,
 		Counts:  c,

@@ -27,6 +27,12 @@ type Variant struct {
 	BatchOptions []sdktrace.BatchSpanProcessorOption
 	// Pathways turns kafkatrace's pathway checkpoints on (WithPathways).
 	Pathways bool
+	// RootRatio, when set, builds the sampler as tracing.Setup does for
+	// OTEL_TRACES_SAMPLER=parentbased_traceidratio with this
+	// OTEL_TRACES_SAMPLER_ARG: a tracing.RootSampler, with which kafkatrace
+	// decides root send spans (WithRootSampler). Sampler is then the same
+	// sampler, for the record.
+	RootRatio string
 }
 
 // bigQueue keeps the batch span processor from dropping spans, so that the
@@ -50,10 +56,10 @@ var Variants = []Variant{
 	{Name: "kotel-1", Kotel: true, Sampler: sample1, BatchOptions: bigQueue},
 	{Name: "kotel-0", Kotel: true, Sampler: sample0, BatchOptions: bigQueue},
 	{Name: "kretrieve-100", Sampler: sample100, OTLPWire: true, BatchOptions: bigQueue},
-	{Name: "kretrieve-1", Sampler: sample1, OTLPWire: true, BatchOptions: bigQueue},
-	{Name: "kretrieve-1-pathways", Sampler: sample1, OTLPWire: true, BatchOptions: bigQueue, Pathways: true},
-	{Name: "kretrieve-0", Sampler: sample0, OTLPWire: true, BatchOptions: bigQueue},
-	{Name: "kretrieve-0-pathways", Sampler: sample0, OTLPWire: true, BatchOptions: bigQueue, Pathways: true},
+	{Name: "kretrieve-1", Sampler: sample1, OTLPWire: true, BatchOptions: bigQueue, RootRatio: "0.01"},
+	{Name: "kretrieve-1-pathways", Sampler: sample1, OTLPWire: true, BatchOptions: bigQueue, Pathways: true, RootRatio: "0.01"},
+	{Name: "kretrieve-0", Sampler: sample0, OTLPWire: true, BatchOptions: bigQueue, RootRatio: "0"},
+	{Name: "kretrieve-0-pathways", Sampler: sample0, OTLPWire: true, BatchOptions: bigQueue, Pathways: true, RootRatio: "0"},
 	{Name: "kretrieve-100-setup-batch", Sampler: sample100, OTLPWire: true, BatchOptions: tracing.BatchSpanProcessorDefaults()},
 	{Name: "kretrieve-100-sdk-batch", Sampler: sample100, OTLPWire: true},
 }
@@ -78,7 +84,7 @@ func (v Variant) Instrument(tb testing.TB) (Instrumentation, *Providers) {
 	if v.Kotel {
 		return Kotel(p.TP, p.MP), p
 	}
-	return Kretrieve(p.TP, p.Metrics, v.Pathways), p
+	return Kretrieve(p.TP, p.Metrics, v.Pathways, p.KafkatraceOptions()...), p
 }
 
 // Mode says where the relay's broker runs.

@@ -219,6 +219,7 @@ func (c commonConfig) pipelineConfig(comp *component) pipeline.Config {
 		ServiceName: p.ServiceName,
 		// Unsampled records start no spans when the sampler is parent-based.
 		ParentBasedSampling:    p.ParentBasedSampling,
+		RootSampler:            p.RootSampler,
 		RetrievalTrustBoundary: c.retrievalTrustBoundary,
 		TrustedBaggage:         splitList(c.trustedBaggage),
 		BaggageAttributes:      splitList(c.baggageAttributes),
