@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
@@ -13,12 +12,7 @@ import (
 // kretrieve, only bench/relay, kafkatrace, pathway and broker/brokertest,
 // and nothing in the module imports the package.
 func TestImportsOfKretrieve(t *testing.T) {
-	var ours []string
-	for _, imp := range depcheck.Imports(t, true) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
+	ours := depcheck.OwnImports(t, true)
 	depcheck.OnlyImports(t, ours, "",
 		depcheck.Module+"/bench/relay", depcheck.Module+"/kafkatrace", depcheck.Module+"/pathway",
 		depcheck.Module+"/broker/brokertest",

@@ -130,14 +130,14 @@ func runPaced(ctx context.Context, tb testing.TB, r *relay.Relay, rate int, onMe
 		// The measurement starts when record pacedWarmup was due, not when
 		// it went out: a producer behind schedule catches up faster than
 		// the pace, and elapsed must still cover the schedule.
-		start, cpu0 = due, cpuTime(tb)
+		start, cpu0 = due, relay.CPUTime(tb)
 	}))
 	if err != nil {
 		return res, err
 	}
 	// The consumer's last observe happened before it closed done, which
 	// runWith waited for.
-	res.elapsed, res.cpu = last.Sub(start), cpuTime(tb)-cpu0
+	res.elapsed, res.cpu = last.Sub(start), relay.CPUTime(tb)-cpu0
 	if stampErr != nil {
 		return res, stampErr
 	}
@@ -168,20 +168,6 @@ func benchmarkRelayPaced(b *testing.B, v relay.Variant, rate int) {
 	b.ReportMetric(float64(res.latency.ValueAtQuantile(99.9)), "p99.9-µs")
 	b.ReportMetric(float64(res.latency.Max()), "max-µs")
 	if p != nil {
-		if err := p.Shutdown(); err != nil {
-			b.Fatalf("shutdown tracer provider: %v", err)
-		}
-		ended, exported := p.Counts.Ended.Load(), p.Counts.Exported.Load()
-		b.ReportMetric(float64(ended)/float64(r.N), "spans/msg")
-		b.ReportMetric(float64(ended-exported), "dropped-spans")
+		p.ReportSpans(b, r.N)
 	}
-}
-
-// cpuTime returns the user+system CPU time of the whole process.
-func cpuTime(tb testing.TB) time.Duration {
-	cpu, err := relay.ProcessCPU()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return cpu
 }

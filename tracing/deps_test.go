@@ -13,12 +13,7 @@ import (
 // TestImportsOfKretrieve backs the package doc: of kretrieve, tracing
 // imports only internal/otlpwire, kafkatrace, pathway and otelnames.
 func TestImportsOfKretrieve(t *testing.T) {
-	var ours []string
-	for _, imp := range depcheck.Imports(t, false) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
+	ours := depcheck.OwnImports(t, false)
 	depcheck.OnlyImports(t, ours, "", depcheck.Module+"/internal/otlpwire", depcheck.Module+"/kafkatrace",
 		depcheck.Module+"/pathway", depcheck.Module+"/otelnames")
 }

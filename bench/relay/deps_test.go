@@ -3,7 +3,6 @@
 package relay
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
@@ -18,12 +17,7 @@ import (
 // module imports it: only the benchmarks' tests do (bench) and the nested
 // module bench/peers.
 func TestImportsOfKretrieve(t *testing.T) {
-	var ours []string
-	for _, imp := range depcheck.Imports(t, true) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
+	ours := depcheck.OwnImports(t, true)
 	depcheck.OnlyImports(t, ours, "",
 		depcheck.Module+"/kafkatrace", depcheck.Module+"/tracing", depcheck.Module+"/internal/otlpwire",
 		depcheck.Module+"/broker", depcheck.Module+"/broker/brokertest",

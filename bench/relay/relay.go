@@ -158,6 +158,16 @@ func (r *Relay) work(ctx context.Context, cl *kgo.Client, process ProcessFunc) {
 			r.fail(fmt.Errorf("produce to %s: %w", r.TopicB, err))
 		}
 	}
+	r.poll(ctx, cl, func(rec *kgo.Record, hw int64) {
+		process(ctx, rec, hw, func(pctx context.Context) {
+			cl.Produce(pctx, &kgo.Record{Topic: r.TopicB, Key: rec.Key, Value: rec.Value, Context: pctx}, onProduced)
+		})
+	})
+}
+
+// poll polls cl until ctx ends, calling each for every record fetched
+// with its partition's high watermark; fetch errors fail the relay.
+func (r *Relay) poll(ctx context.Context, cl *kgo.Client, each func(rec *kgo.Record, highWatermark int64)) {
 	for {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -168,9 +178,7 @@ func (r *Relay) work(ctx context.Context, cl *kgo.Client, process ProcessFunc) {
 		})
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 			for _, rec := range p.Records {
-				process(ctx, rec, p.HighWatermark, func(pctx context.Context) {
-					cl.Produce(pctx, &kgo.Record{Topic: r.TopicB, Key: rec.Key, Value: rec.Value, Context: pctx}, onProduced)
-				})
+				each(rec, p.HighWatermark)
 			}
 		})
 	}
@@ -180,26 +188,15 @@ func (r *Relay) work(ctx context.Context, cl *kgo.Client, process ProcessFunc) {
 func (r *Relay) consume(ctx context.Context, cl *kgo.Client, process ProcessFunc) {
 	defer r.wg.Done()
 	nop := func(context.Context) {}
-	for {
-		fetches := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return
+	r.poll(ctx, cl, func(rec *kgo.Record, hw int64) {
+		process(ctx, rec, hw, nop)
+		if r.Observe != nil {
+			r.Observe(rec, time.Now())
 		}
-		fetches.EachError(func(t string, p int32, err error) {
-			r.fail(fmt.Errorf("fetch %s[%d]: %w", t, p, err))
-		})
-		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-			for _, rec := range p.Records {
-				process(ctx, rec, p.HighWatermark, nop)
-				if r.Observe != nil {
-					r.Observe(rec, time.Now())
-				}
-				if r.consumed.Add(1) == int64(r.N) {
-					close(r.done)
-				}
-			}
-		})
-	}
+		if r.consumed.Add(1) == int64(r.N) {
+			close(r.done)
+		}
+	})
 }
 
 // Run produces N records to A as fast as it can, all with the same value

@@ -112,13 +112,20 @@ func Bench(b *testing.B, m Mode, v Variant) {
 	}
 	Measure(b, m, inst, flush)
 	if p != nil {
-		if err := p.Shutdown(); err != nil {
-			b.Fatalf("shutdown tracer provider: %v", err)
-		}
-		ended, exported := p.Counts.Ended.Load(), p.Counts.Exported.Load()
-		b.ReportMetric(float64(ended)/float64(b.N), "spans/msg")
-		b.ReportMetric(float64(ended-exported), "dropped-spans")
+		p.ReportSpans(b, b.N)
 	}
+}
+
+// ReportSpans shuts the providers down (flushing every span) and reports
+// spans/msg over n messages and dropped-spans (spans ended but never
+// received by the exporter).
+func (p *Providers) ReportSpans(b *testing.B, n int) {
+	if err := p.Shutdown(); err != nil {
+		b.Fatalf("shutdown tracer provider: %v", err)
+	}
+	ended, exported := p.Counts.Ended.Load(), p.Counts.Exported.Load()
+	b.ReportMetric(float64(ended)/float64(n), "spans/msg")
+	b.ReportMetric(float64(ended-exported), "dropped-spans")
 }
 
 // Measure starts a broker in mode m and a relay of b.N records
@@ -144,7 +151,7 @@ func Measure(b *testing.B, m Mode, inst Instrumentation, flush func(context.Cont
 	defer cancel()
 
 	b.ResetTimer()
-	cpu0, bcpu0 := cpuTime(b), readCPU(b, brokerCPU)
+	cpu0, bcpu0 := CPUTime(b), readCPU(b, brokerCPU)
 	start := time.Now()
 	if err := r.Run(ctx); err != nil {
 		b.Fatal(err)
@@ -155,7 +162,7 @@ func Measure(b *testing.B, m Mode, inst Instrumentation, flush func(context.Cont
 		}
 	}
 	elapsed := time.Since(start)
-	cpu, bcpu := cpuTime(b)-cpu0, readCPU(b, brokerCPU)-bcpu0
+	cpu, bcpu := CPUTime(b)-cpu0, readCPU(b, brokerCPU)-bcpu0
 	b.StopTimer()
 
 	n := float64(b.N)
@@ -168,8 +175,8 @@ func Measure(b *testing.B, m Mode, inst Instrumentation, flush func(context.Cont
 	}
 }
 
-// cpuTime is ProcessCPU, failing tb on error.
-func cpuTime(tb testing.TB) time.Duration {
+// CPUTime is ProcessCPU, failing tb on error.
+func CPUTime(tb testing.TB) time.Duration {
 	cpu, err := ProcessCPU()
 	if err != nil {
 		tb.Fatal(err)

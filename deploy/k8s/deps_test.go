@@ -3,7 +3,6 @@
 package k8s
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
@@ -12,12 +11,7 @@ import (
 // TestImportsOfTheModule backs the package doc: of the module, the tests
 // import only pipeline, messages, pathwaytopic and configdoc.
 func TestImportsOfTheModule(t *testing.T) {
-	var ours []string
-	for _, imp := range depcheck.Imports(t, true) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
+	ours := depcheck.OwnImports(t, true)
 	depcheck.OnlyImports(t, ours, "", depcheck.Module+"/pipeline", depcheck.Module+"/messages",
 		depcheck.Module+"/pathwaytopic", depcheck.Module+"/internal/testutil/configdoc",
 		depcheck.Module+"/internal/testutil/depcheck")

@@ -3,7 +3,6 @@
 package dlq
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kretrieve/kretrieve/internal/testutil/depcheck"
@@ -15,12 +14,7 @@ import (
 // messages, otelnames and internal/global.
 func TestImportsOnlyTheOTelAPI(t *testing.T) {
 	depcheck.OTelAPIOnly(t, depcheck.Module+"/producer", depcheck.Module+"/consumers", depcheck.Module+"/pipeline")
-	var ours []string
-	for _, imp := range depcheck.Imports(t, false) {
-		if strings.HasPrefix(imp, depcheck.Module+"/") {
-			ours = append(ours, imp)
-		}
-	}
+	ours := depcheck.OwnImports(t, false)
 	depcheck.OnlyImports(t, ours, "", depcheck.Module+"/deadletters", depcheck.Module+"/kafkatrace",
 		depcheck.Module+"/messages", depcheck.Module+"/otelnames", depcheck.Module+"/internal/global")
 }

@@ -62,6 +62,19 @@ func Imports(t testing.TB, tests bool) []string {
 	return strings.Fields(string(out))
 }
 
+// OwnImports returns the imports of Imports that are packages of
+// kretrieve's main module.
+func OwnImports(t testing.TB, tests bool) []string {
+	t.Helper()
+	var ours []string
+	for _, imp := range Imports(t, tests) {
+		if strings.HasPrefix(imp, Module+"/") {
+			ours = append(ours, imp)
+		}
+	}
+	return ours
+}
+
 // Standard reports whether path is a standard library package: its first
 // element has no dot.
 func Standard(path string) bool {
