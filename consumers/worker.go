@@ -330,15 +330,16 @@ func (w *Worker) dispatch(ctx context.Context, fetches kgo.Fetches) {
 // applyRewinds rewinds the partitions that asked for it (between a poll and
 // AllowRebalance, as SetOffsets asks) and returns them.
 func (w *Worker) applyRewinds() map[partKey]int64 {
+	// Decided under the lock: with nothing to rewind the map stays the
+	// Worker's, which partitions write to.
 	w.rmu.Lock()
 	rewinds := w.rewinds
-	if len(rewinds) > 0 {
-		w.rewinds = make(map[partKey]int64)
-	}
-	w.rmu.Unlock()
 	if len(rewinds) == 0 {
+		w.rmu.Unlock()
 		return nil
 	}
+	w.rewinds = make(map[partKey]int64)
+	w.rmu.Unlock()
 	offsets := make(map[string]map[int32]kgo.EpochOffset)
 	for k, offset := range rewinds {
 		setOffset(offsets, k.topic, k.partition, kgo.EpochOffset{Epoch: -1, Offset: offset})
